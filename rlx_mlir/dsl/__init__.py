@@ -1,0 +1,36 @@
+"""The dialect-definition layer: ops as Python classes, IRDL underneath."""
+
+from .constraints import (
+    AnyTensor,
+    AttrConstraint,
+    DenseI64ArrayAttr,
+    F64Attr,
+    FloatTensor,
+    I64Attr,
+    StrEnumAttr,
+    TensorOf,
+    TypeConstraint,
+    element_type_from_name,
+)
+from .dialect import Dialect
+from .fields import attribute, operand, result
+from .operation import Operation, VerifyError
+
+__all__ = [
+    "AnyTensor",
+    "AttrConstraint",
+    "DenseI64ArrayAttr",
+    "Dialect",
+    "F64Attr",
+    "FloatTensor",
+    "I64Attr",
+    "Operation",
+    "StrEnumAttr",
+    "TensorOf",
+    "TypeConstraint",
+    "VerifyError",
+    "attribute",
+    "element_type_from_name",
+    "operand",
+    "result",
+]

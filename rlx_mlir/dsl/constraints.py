@@ -1,0 +1,143 @@
+"""Type and attribute constraints of the definition layer.
+
+A constraint has two halves: the part IRDL can state (emitted into the dialect's
+IRDL module, so plain `mlir-opt --irdl-file=...` checks it too) and a Python
+check for what IRDL in LLVM 22 cannot say (element types of builtin tensors,
+enumerated string values).  Each constraint also renders a one-line summary for
+the op reference.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Optional, Sequence
+
+from mlir import ir
+from mlir.dialects import irdl
+
+
+# --- types -----------------------------------------------------------------
+
+_ELEMENT_TYPE_NAMES = {
+    "f32": lambda: ir.F32Type.get(),
+    "f16": lambda: ir.F16Type.get(),
+    "bf16": lambda: ir.BF16Type.get(),
+    "f64": lambda: ir.F64Type.get(),
+    "i1": lambda: ir.IntegerType.get_signless(1),
+    "i32": lambda: ir.IntegerType.get_signless(32),
+    "i64": lambda: ir.IntegerType.get_signless(64),
+}
+
+
+class TypeConstraint:
+    """Base of type constraints on operands and results."""
+
+    summary = "any type"
+
+    def emit_irdl(self) -> ir.Value:
+        return irdl.any()
+
+    def check(self, type_: ir.Type) -> Optional[str]:
+        """Returns an error message when `type_` violates the constraint."""
+        return None
+
+
+@dataclass(frozen=True)
+class TensorOf(TypeConstraint):
+    """A ranked tensor whose element type is one of `element_types` (any if empty)."""
+
+    element_types: tuple[str, ...] = ()
+
+    @property
+    def summary(self) -> str:
+        if not self.element_types:
+            return "ranked tensor"
+        names = list(self.element_types)
+        listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+        return f"ranked tensor of {listed}"
+
+    def emit_irdl(self) -> ir.Value:
+        return irdl.base(base_name="!builtin.tensor")
+
+    def check(self, type_: ir.Type) -> Optional[str]:
+        if not isinstance(type_, ir.RankedTensorType):
+            return f"must be a {self.summary}, but got {type_}"
+        if self.element_types:
+            element = str(ir.RankedTensorType(type_).element_type)
+            if element not in self.element_types:
+                return f"must be a {self.summary}, but got {type_}"
+        return None
+
+
+AnyTensor = TensorOf()
+FloatTensor = TensorOf(("f32", "f16", "bf16"))
+
+
+# --- attributes ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AttrConstraint:
+    """An attribute kind: its IRDL base, Python conversions and a summary."""
+
+    summary: str
+    irdl_base: str
+    to_python: Callable[[ir.Attribute], Any]
+    from_python: Callable[[Any], ir.Attribute]
+    allowed: tuple[Any, ...] = ()
+
+    def emit_irdl(self) -> ir.Value:
+        return irdl.base(base_name=self.irdl_base)
+
+    def check(self, attr: ir.Attribute) -> Optional[str]:
+        try:
+            value = self.to_python(attr)
+        except (ValueError, TypeError):
+            return f"must be {self.summary}, but got {attr}"
+        if self.allowed and value not in self.allowed:
+            choices = ", ".join(repr(v) for v in self.allowed)
+            return f"must be one of {choices}, but got {value!r}"
+        return None
+
+
+I64Attr = AttrConstraint(
+    "a 64-bit integer attribute",
+    "#builtin.integer",
+    lambda a: ir.IntegerAttr(a).value,
+    lambda v: ir.IntegerAttr.get(ir.IntegerType.get_signless(64), int(v)),
+)
+
+F64Attr = AttrConstraint(
+    "a 64-bit float attribute",
+    "#builtin.float",
+    lambda a: ir.FloatAttr(a).value,
+    lambda v: ir.FloatAttr.get(ir.F64Type.get(), float(v)),
+)
+
+DenseI64ArrayAttr = AttrConstraint(
+    "a dense i64 array attribute",
+    "#builtin.dense_array",
+    lambda a: list(ir.DenseI64ArrayAttr(a)),
+    lambda v: ir.DenseI64ArrayAttr.get([int(x) for x in v]),
+)
+
+
+def StrEnumAttr(*values: str) -> AttrConstraint:
+    """A string attribute restricted to `values`."""
+    return AttrConstraint(
+        "a string attribute, one of " + ", ".join(f'"{v}"' for v in values),
+        "#builtin.string",
+        lambda a: ir.StringAttr(a).value,
+        lambda v: ir.StringAttr.get(str(v)),
+        allowed=tuple(values),
+    )
+
+
+def element_type_from_name(name: str) -> ir.Type:
+    """The MLIR element type for a dtype name such as "f32" (needs a Context)."""
+    try:
+        return _ELEMENT_TYPE_NAMES[name]()
+    except KeyError:
+        raise ValueError(
+            f"unknown dtype '{name}'; expected one of {', '.join(_ELEMENT_TYPE_NAMES)}"
+        ) from None

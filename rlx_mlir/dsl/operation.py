@@ -1,0 +1,185 @@
+"""`Operation`: the base of every op class defined in Python.
+
+Subclassing with a `name=` keyword turns a class into an MLIR op: its field
+specifiers become accessors, a builder `__init__` with a real signature is
+synthesised, and the class is registered with the MLIR Python bindings so that
+IR walks hand back instances of it.  A subclass without `name=` is an abstract
+base that contributes fields and checks to its subclasses.
+
+Verification has three layers, run in this order by `verify_invariants()`:
+the field constraints, then result-type inference (`infer_result_type`, when the
+op defines it, must agree with the result types in the IR), then the op's own
+`verify()` for anything else.  Each raises `VerifyError`; the verifier driver
+turns it into an MLIR diagnostic at the op's location.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, ClassVar, Optional, Sequence
+
+from mlir import ir
+from mlir._mlir_libs._mlir import register_operation
+
+from .fields import AttributeDef, FieldDef, OperandDef, ResultDef
+
+
+class VerifyError(Exception):
+    """An op violates its semantics; the message reads after "'<op name>' op "."""
+
+
+class Operation(ir.OpView):
+    DIALECT: ClassVar[Any] = None
+    OPERATION_NAME: ClassVar[str]
+    _ODS_REGIONS = (0, True)
+    _ODS_OPERAND_SEGMENTS = None
+    _ODS_RESULT_SEGMENTS = None
+
+    _operand_defs: ClassVar[tuple[OperandDef, ...]] = ()
+    _attribute_defs: ClassVar[tuple[AttributeDef, ...]] = ()
+    _result_defs: ClassVar[tuple[ResultDef, ...]] = ()
+
+    def __init_subclass__(cls, name: Optional[str] = None, **kwargs):
+        super().__init_subclass__(**kwargs)
+        _collect_fields(cls)
+        if name is None:
+            return  # an abstract base: fields and checks only
+        if cls.DIALECT is None:
+            raise TypeError(f"{cls.__name__} must derive from a dialect's Operation base")
+        cls.OPERATION_NAME = f"{cls.DIALECT.name}.{name}"
+        cls.__init__ = _make_builder(cls)
+        register_operation(cls.DIALECT.python_dialect)(cls)
+        cls.DIALECT.ops.append(cls)
+
+    # -- hooks for op classes ---------------------------------------------
+
+    # An op that can infer its result type defines
+    #     @classmethod
+    #     def infer_result_type(cls, *operand_types, **attributes) -> ir.Type
+    # raising VerifyError when the operands do not fit together.
+
+    def verify(self) -> None:
+        """Checks beyond constraints and inference; raise VerifyError."""
+
+    # -- verification ------------------------------------------------------
+
+    def verify_invariants(self) -> None:
+        """Runs every check of this op; raises VerifyError on the first failure."""
+        operation = self.operation
+        for index, operand_def in enumerate(self._operand_defs):
+            problem = operand_def.constraint.check(operation.operands[index].type)
+            if problem:
+                raise VerifyError(f"operand #{index} ('{operand_def.name}') {problem}")
+        for index, result_def in enumerate(self._result_defs):
+            problem = result_def.constraint.check(operation.results[index].type)
+            if problem:
+                raise VerifyError(f"result #{index} ('{result_def.name}') {problem}")
+        for attr_def in self._attribute_defs:
+            if attr_def.name not in operation.attributes:
+                raise VerifyError(f"requires attribute '{attr_def.name}'")
+            problem = attr_def.constraint.check(operation.attributes[attr_def.name])
+            if problem:
+                raise VerifyError(f"attribute '{attr_def.name}' {problem}")
+        infer = getattr(type(self), "infer_result_type", None)
+        if infer is not None:
+            expected = infer(*[v.type for v in operation.operands], **self.attribute_values())
+            actual = operation.results[0].type
+            if expected != actual:
+                raise VerifyError(f"result type {actual} does not match the inferred type {expected}")
+        self.verify()
+
+    def attribute_values(self) -> dict[str, Any]:
+        """The op's declared attributes as Python values, by name."""
+        attrs = self.operation.attributes
+        return {d.name: d.constraint.to_python(attrs[d.name]) for d in self._attribute_defs}
+
+
+def _collect_fields(cls) -> None:
+    operands = list(cls._operand_defs)
+    attributes = list(cls._attribute_defs)
+    results = list(cls._result_defs)
+    for attr_name, value in list(vars(cls).items()):
+        if not isinstance(value, FieldDef):
+            continue
+        value.name = attr_name
+        if isinstance(value, OperandDef):
+            index = len(operands)
+            operands.append(value)
+            setattr(cls, attr_name, property(lambda self, i=index: self.operation.operands[i], doc=value.doc))
+        elif isinstance(value, ResultDef):
+            index = len(results)
+            results.append(value)
+            setattr(cls, attr_name, property(lambda self, i=index: self.operation.results[i], doc=value.doc))
+        else:
+            attributes.append(value)
+            setattr(
+                cls,
+                attr_name,
+                property(
+                    lambda self, d=value: d.constraint.to_python(self.operation.attributes[d.name]),
+                    doc=value.doc,
+                ),
+            )
+    cls._operand_defs = tuple(operands)
+    cls._attribute_defs = tuple(attributes)
+    cls._result_defs = tuple(results)
+
+
+def _make_builder(cls):
+    """A builder `__init__(operands..., attributes..., *, result_type, loc, ip)`."""
+    P = inspect.Parameter
+    params = [P("self", P.POSITIONAL_OR_KEYWORD)]
+    params += [P(d.name, P.POSITIONAL_OR_KEYWORD) for d in cls._operand_defs]
+    params += [P(d.name, P.POSITIONAL_OR_KEYWORD) for d in cls._attribute_defs if d.required]
+    params += [P(d.name, P.KEYWORD_ONLY, default=d.default) for d in cls._attribute_defs if not d.required]
+    infers = hasattr(cls, "infer_result_type") and len(cls._result_defs) == 1
+    result_param = "result_type" if len(cls._result_defs) == 1 else "result_types"
+    params.append(P(result_param, P.KEYWORD_ONLY, **({"default": None} if infers else {})))
+    params += [P("loc", P.KEYWORD_ONLY, default=None), P("ip", P.KEYWORD_ONLY, default=None)]
+    signature = inspect.Signature(params)
+
+    def __init__(self, *args, **kwargs):
+        bound = signature.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        values = bound.arguments
+        operands = [_as_value(values[d.name], d.name, cls) for d in cls._operand_defs]
+        attr_values = {d.name: values[d.name] for d in cls._attribute_defs}
+        attributes = {}
+        for d in cls._attribute_defs:
+            value = attr_values[d.name]
+            attributes[d.name] = value if isinstance(value, ir.Attribute) else d.constraint.from_python(value)
+        if result_param == "result_type":
+            result_type = values["result_type"]
+            if result_type is None:
+                try:
+                    result_type = cls.infer_result_type(*[v.type for v in operands], **attr_values)
+                except VerifyError as error:
+                    raise ValueError(f"'{cls.OPERATION_NAME}' op {error}") from None
+            results = [result_type]
+        else:
+            results = list(values["result_types"])
+        super(cls, self).__init__(
+            self.OPERATION_NAME,
+            self._ODS_REGIONS,
+            self._ODS_OPERAND_SEGMENTS,
+            self._ODS_RESULT_SEGMENTS,
+            attributes=attributes,
+            results=results,
+            operands=operands,
+            successors=None,
+            regions=None,
+            loc=values["loc"],
+            ip=values["ip"],
+        )
+
+    __init__.__signature__ = signature
+    __init__.__doc__ = f"Builds '{cls.OPERATION_NAME}'."
+    return __init__
+
+
+def _as_value(value, name: str, cls) -> ir.Value:
+    if isinstance(value, ir.Value):
+        return value
+    if isinstance(value, ir.OpView) or isinstance(value, ir.Operation):
+        return value.result
+    raise TypeError(f"{cls.__name__}: operand '{name}' must be an MLIR Value, got {type(value).__name__}")

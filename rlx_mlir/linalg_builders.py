@@ -1,0 +1,104 @@
+"""Small builders for linalg-on-tensors IR, used by the lowerings.
+
+All functions build at the current insertion point and location.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from mlir import ir
+from mlir.dialects import arith, linalg, tensor
+
+PARALLEL = "parallel"
+REDUCTION = "reduction"
+
+
+def empty(shape: Sequence[int], element: ir.Type) -> ir.Value:
+    return tensor.EmptyOp(list(shape), element).result
+
+
+def zeros(shape: Sequence[int], element: ir.Type) -> ir.Value:
+    """A tensor of zeros (linalg.fill of tensor.empty), e.g. a matmul accumulator."""
+    zero = arith.ConstantOp(element, 0.0).result
+    return linalg.fill(zero, outs=[empty(shape, element)])
+
+
+def broadcast_map(in_shape: Sequence[int], out_shape: Sequence[int]) -> ir.AffineMap:
+    """Maps output indices to input indices under NumPy broadcasting.
+
+    Missing leading dimensions are dropped and size-1 dimensions that stretch
+    read index 0.
+    """
+    offset = len(out_shape) - len(in_shape)
+    results = []
+    for i, size in enumerate(in_shape):
+        if size == 1 and out_shape[offset + i] != 1:
+            results.append(ir.AffineConstantExpr.get(0))
+        else:
+            results.append(ir.AffineDimExpr.get(offset + i))
+    return ir.AffineMap.get(len(out_shape), 0, results)
+
+
+def generic(
+    inputs: Sequence[ir.Value],
+    init: ir.Value,
+    indexing_maps: Sequence[ir.AffineMap],
+    iterator_types: Sequence[str],
+    body: Callable[..., ir.Value],
+) -> ir.Value:
+    """A single-result linalg.generic; `body(*input_elements, out_element)` returns the yield."""
+    iterators = [ir.Attribute.parse(f"#linalg.iterator_type<{kind}>") for kind in iterator_types]
+    op = linalg.GenericOp(
+        result_tensors=[init.type],
+        inputs=list(inputs),
+        outputs=[init],
+        indexing_maps=ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in indexing_maps]),
+        iterator_types=ir.ArrayAttr.get(iterators),
+    )
+    element_types = [ir.ShapedType(v.type).element_type for v in (*inputs, init)]
+    block = op.regions[0].blocks.append(*element_types)
+    with ir.InsertionPoint(block):
+        linalg.YieldOp([body(*block.arguments)])
+    return op.result
+
+
+def elementwise(
+    inputs: Sequence[ir.Value], result_type: ir.Type, body: Callable[..., ir.Value]
+) -> ir.Value:
+    """An elementwise map over broadcast inputs; `body(*input_elements)` returns the result element."""
+    out_shape = list(ir.RankedTensorType(result_type).shape)
+    maps = [broadcast_map(ir.RankedTensorType(v.type).shape, out_shape) for v in inputs]
+    maps.append(ir.AffineMap.get_identity(len(out_shape)))
+    init = empty(out_shape, ir.RankedTensorType(result_type).element_type)
+    return generic(
+        inputs, init, maps, [PARALLEL] * len(out_shape), lambda *args: body(*args[:-1])
+    )
+
+
+def reshape(value: ir.Value, result_type: ir.Type) -> ir.Value:
+    """Reshape through collapse_shape / expand_shape (views after bufferization)."""
+    source = list(ir.RankedTensorType(value.type).shape)
+    target = list(ir.RankedTensorType(result_type).shape)
+    if source == target:
+        return value
+    element = ir.RankedTensorType(result_type).element_type
+    if not source or not target:
+        # Rank 0 on either side: every dimension is 1, one reassociation group or none.
+        if not source:
+            return tensor.expand_shape(result_type, value, [], [], target)
+        return tensor.collapse_shape(result_type, value, [])
+    flat = value
+    if len(source) > 1:
+        flat_type = ir.RankedTensorType.get([_product(source)], element)
+        flat = tensor.collapse_shape(flat_type, value, [list(range(len(source)))])
+    if len(target) == 1:
+        return flat
+    return tensor.expand_shape(result_type, flat, [list(range(len(target)))], [], target)
+
+
+def _product(shape: Sequence[int]) -> int:
+    count = 1
+    for d in shape:
+        count *= d
+    return count

@@ -1,0 +1,1 @@
+"""RLX passes, one per module, and the registry from command-line name to pass."""

@@ -1,0 +1,1 @@
+"""Named pipelines: sequences of RLX passes and upstream passes."""

@@ -1,0 +1,47 @@
+"""rlx-lower-to-llvm: MIR (or linalg on tensors) to the LLVM dialect for CPU.
+
+Bufferizes whole functions, turns memref results into caller-provided output
+buffers (destination passing: the caller owns every result, so nothing leaks),
+frees internal buffers, and converts everything to LLVM.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ..passes.base import RlxPipeline, option
+from ..passes.emit_c_interface import EmitCInterface
+from ..passes.mir_to_linalg import MirToLinalg
+
+BUFFERIZE = (
+    "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}"
+)
+OUT_PARAMS = "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}"
+DEALLOCATE = "buffer-deallocation-pipeline"
+TO_LLVM = (
+    "convert-linalg-to-loops",
+    "lower-affine",
+    "convert-scf-to-cf",
+    "expand-strided-metadata",
+    "finalize-memref-to-llvm",
+    "convert-math-to-llvm",
+    "convert-math-to-libm",
+    "convert-arith-to-llvm",
+    "convert-func-to-llvm",
+    "convert-cf-to-llvm",
+    "reconcile-unrealized-casts",
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class LowerToLLVM(RlxPipeline):
+    name = "rlx-lower-to-llvm"
+    summary = "Lower MIR to the LLVM dialect for CPU: linalg, bufferization, out-params, LLVM"
+    out_params: bool = option(True, "return results through caller-allocated buffers (needed by the JIT)")
+
+    def elements(self):
+        steps = [MirToLinalg(), "canonicalize", BUFFERIZE]
+        if self.out_params:
+            steps.append(OUT_PARAMS)
+        steps += [DEALLOCATE, "canonicalize", EmitCInterface(), *TO_LLVM]
+        return steps

@@ -1,0 +1,30 @@
+"""Every RLX pass and pipeline by its command-line name.
+
+Python passes cannot be named in `PassManager.parse` strings in LLVM 22, so
+rlx-opt and the Python API resolve RLX names here and hand everything else to
+MLIR's own pipeline parser.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Optional
+
+from .passes.base import Configurable
+from .passes.emit_c_interface import EmitCInterface
+from .passes.mir_to_linalg import MirToLinalg
+from .passes.verify import Verify
+from .pipelines.lower_to_llvm import LowerToLLVM
+
+PASSES: dict[str, type[Configurable]] = {
+    cls.name: cls for cls in (MirToLinalg, EmitCInterface, Verify)
+}
+PIPELINES: dict[str, type[Configurable]] = {cls.name: cls for cls in (LowerToLLVM,)}
+
+
+def lookup(name: str) -> Optional[type[Configurable]]:
+    return PASSES.get(name) or PIPELINES.get(name)
+
+
+def closest_names(name: str, candidates) -> list[str]:
+    return difflib.get_close_matches(name, list(candidates), n=3, cutoff=0.6)

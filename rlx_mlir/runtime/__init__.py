@@ -1,0 +1,1 @@
+"""Running compiled RLX functions on numpy arrays."""

@@ -1,0 +1,163 @@
+"""JIT execution through MLIR's ExecutionEngine, numpy arrays in and out.
+
+`compile()` lowers a module with `rlx-lower-to-llvm` (results become
+caller-provided output buffers), JIT-compiles it once, and returns an
+`Executable`.  Calling it checks every argument against the signature, fills
+preallocated memref descriptors with the arrays' data pointers and calls the
+function's C interface; outputs are numpy arrays allocated per call, so no
+memory is owned by compiled code between calls.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import threading
+from typing import Optional, Sequence, Union
+
+import numpy as np
+from mlir import ir
+from mlir.execution_engine import ExecutionEngine
+
+from ..context import make_context
+from ..diagnostics import CompileError, DiagnosticCollector
+from ..parsing import parse_source
+from ..pass_pipeline import run_pipeline
+from ..pipelines.lower_to_llvm import LowerToLLVM
+from ..toolchain import runtime_library
+from .. import verifier
+from .signature import Signature, TensorSpec, find_function, signature_of
+
+TARGETS = ("cpu",)
+
+
+@functools.lru_cache(maxsize=None)
+def _descriptor_class(rank: int) -> type:
+    """MLIR's ranked memref descriptor; its layout does not depend on the element type."""
+    fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p), ("offset", ctypes.c_int64)]
+    if rank:
+        fields += [("shape", ctypes.c_int64 * rank), ("strides", ctypes.c_int64 * rank)]
+    return type(f"MemRefDescriptor{rank}D", (ctypes.Structure,), {"_fields_": fields})
+
+
+class _Slot:
+    """A memref descriptor reused across calls; only its data pointers change."""
+
+    def __init__(self, spec: TensorSpec):
+        rank = len(spec.shape)
+        self.descriptor = _descriptor_class(rank)()
+        if rank:
+            strides, running = [], 1
+            for size in reversed(spec.shape):
+                strides.append(running)
+                running *= size
+            self.descriptor.shape[:] = list(spec.shape)
+            self.descriptor.strides[:] = list(reversed(strides))
+        self.descriptor.offset = 0
+        self.pointer = ctypes.pointer(self.descriptor)
+
+    def bind(self, array: np.ndarray) -> None:
+        address = array.ctypes.data
+        self.descriptor.allocated = address
+        self.descriptor.aligned = address
+
+
+class Executable:
+    """A compiled function: call it with numpy arrays, get a numpy array (or a tuple)."""
+
+    def __init__(self, engine: ExecutionEngine, signature: Signature, module_asm: str, context: ir.Context):
+        self.signature = signature
+        self.llvm_ir = module_asm
+        self._engine = engine
+        self._context = context  # keeps the engine's MLIR objects alive
+        address = engine.raw_lookup("_mlir_ciface_" + signature.entry)
+        if not address:
+            raise CompileError(f"compiled module has no C interface for '@{signature.entry}'")
+        self._function = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
+        self._slots = [_Slot(spec) for spec in (*signature.inputs, *signature.outputs)]
+        self._packed = (ctypes.c_void_p * len(self._slots))(
+            *[ctypes.addressof(slot.pointer) for slot in self._slots]
+        )
+        self._lock = threading.Lock()
+
+    @property
+    def input_names(self) -> list[str]:
+        return [spec.name for spec in self.signature.inputs]
+
+    def __call__(self, *args: np.ndarray, **kwargs: np.ndarray):
+        arrays = self._check_arguments(self._arrange(args, kwargs))
+        outputs = [np.empty(spec.shape, spec.dtype) for spec in self.signature.outputs]
+        with self._lock:
+            for slot, array in zip(self._slots, (*arrays, *outputs)):
+                slot.bind(array)
+            self._function(self._packed)
+        if len(outputs) == 1:
+            return outputs[0]
+        return tuple(outputs)
+
+    def _arrange(self, args: Sequence, kwargs: dict) -> list:
+        inputs = self.signature.inputs
+        if len(args) > len(inputs):
+            raise TypeError(f"@{self.signature.entry} takes {len(inputs)} arguments, got {len(args)}")
+        arranged = list(args) + [None] * (len(inputs) - len(args))
+        for key, value in kwargs.items():
+            positions = [i for i, spec in enumerate(inputs) if spec.name == key]
+            if not positions:
+                raise TypeError(f"@{self.signature.entry} has no argument named '{key}' (arguments: {', '.join(self.input_names)})")
+            if arranged[positions[0]] is not None:
+                raise TypeError(f"argument '{key}' given twice")
+            arranged[positions[0]] = value
+        missing = [spec.name for spec, value in zip(inputs, arranged) if value is None]
+        if missing:
+            raise TypeError(f"@{self.signature.entry} is missing arguments: {', '.join(missing)}")
+        return arranged
+
+    def _check_arguments(self, values: list) -> list[np.ndarray]:
+        arrays = []
+        for spec, value in zip(self.signature.inputs, values):
+            array = np.asarray(value)
+            if array.dtype != spec.dtype or array.shape != spec.shape:
+                raise ValueError(
+                    f"argument '{spec.name}' of @{self.signature.entry}: expected {spec.describe()}, "
+                    f"got numpy {array.dtype.name} {list(array.shape)}"
+                )
+            arrays.append(np.ascontiguousarray(array))
+        return arrays
+
+
+def compile(
+    module: Union[str, ir.Module],
+    entry: Optional[str] = None,
+    target: str = "cpu",
+    *,
+    opt_level: int = 3,
+    filename: str = "<string>",
+) -> Executable:
+    """Compiles `entry` of an MLIR module (text or ir.Module) and returns a callable.
+
+    Raises CompileError (with MLIR diagnostics) when the module does not parse,
+    verify or lower, and ValueError for an unknown target or entry.
+    """
+    if target not in TARGETS:
+        raise ValueError(f"unknown target '{target}'; available: {', '.join(TARGETS)}")
+    if isinstance(module, ir.Module):
+        # Compile a copy in a Context of our own: the caller's IR is never mutated.
+        text = module.operation.get_asm(enable_debug_info=True)
+    else:
+        text = module
+    context = make_context()
+    sources = {filename: text}
+    with context, DiagnosticCollector(context) as diagnostics:
+        parsed = parse_source(text, filename, context, diagnostics)
+        if not verifier.verify(parsed.operation):
+            raise CompileError("module does not verify", diagnostics.errors, sources)
+        signature = signature_of(find_function(parsed, entry))
+        try:
+            run_pipeline(parsed.operation, LowerToLLVM().elements())
+        except ir.MLIRError:
+            raise CompileError("lowering to LLVM failed", diagnostics.errors, sources) from None
+        engine = ExecutionEngine(
+            parsed, opt_level=opt_level, shared_libs=[runtime_library("mlir_c_runner_utils")]
+        )
+        return Executable(engine, signature, str(parsed), context)
+

@@ -1,0 +1,96 @@
+"""The numpy-facing signature of a function: names, shapes and dtypes of its
+arguments and results, read from the `func.func` before lowering."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+from mlir import ir
+
+_NUMPY_DTYPES = {
+    "f32": np.float32,
+    "f64": np.float64,
+    "f16": np.float16,
+    "i1": np.bool_,
+    "i8": np.int8,
+    "i16": np.int16,
+    "i32": np.int32,
+    "i64": np.int64,
+}
+
+NAME_ATTR = "rlx.name"
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    name: str
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    mlir_type: str
+
+    def describe(self) -> str:
+        return f"{self.mlir_type} (numpy {self.dtype.name} {list(self.shape)})"
+
+
+@dataclass(frozen=True)
+class Signature:
+    entry: str
+    inputs: tuple[TensorSpec, ...]
+    outputs: tuple[TensorSpec, ...]
+    named_inputs: bool  # True when every argument carries an `rlx.name`
+
+
+def numpy_dtype(element: ir.Type, where: str) -> np.dtype:
+    try:
+        return np.dtype(_NUMPY_DTYPES[str(element)])
+    except KeyError:
+        raise ValueError(f"{where}: element type {element} has no numpy equivalent") from None
+
+
+def _spec(type_: ir.Type, name: str, where: str) -> TensorSpec:
+    if not isinstance(type_, ir.RankedTensorType):
+        raise ValueError(f"{where}: only ranked tensors cross the numpy boundary, got {type_}")
+    if not type_.has_static_shape:
+        raise ValueError(f"{where}: dynamic dimensions are not supported at the numpy boundary yet ({type_})")
+    return TensorSpec(name, tuple(type_.shape), numpy_dtype(type_.element_type, where), str(type_))
+
+
+def find_function(module: ir.Module, entry: Optional[str]):
+    """The `func.func` named `entry`, or the only public function when entry is None."""
+    functions = [op for op in module.body.operations if op.operation.name == "func.func"]
+    if entry is None:
+        public = [f for f in functions if not f.is_external and "sym_visibility" not in f.attributes]
+        if len(public) != 1:
+            names = ", ".join(ir.StringAttr(f.sym_name).value for f in public) or "none"
+            raise ValueError(f"name the entry function (public functions: {names})")
+        return public[0]
+    for f in functions:
+        if ir.StringAttr(f.sym_name).value == entry:
+            if f.is_external:
+                raise ValueError(f"entry function '@{entry}' is only a declaration")
+            return f
+    names = ", ".join(ir.StringAttr(f.sym_name).value for f in functions) or "none"
+    raise ValueError(f"no function '@{entry}' in the module (functions: {names})")
+
+
+def signature_of(function) -> Signature:
+    entry = ir.StringAttr(function.sym_name).value
+    function_type = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)
+    arg_attrs = list(function.arg_attrs) if "arg_attrs" in function.attributes else []
+    names, named = [], True
+    for index in range(len(function_type.inputs)):
+        attrs = ir.DictAttr(arg_attrs[index]) if index < len(arg_attrs) else None
+        if attrs is not None and NAME_ATTR in attrs:
+            names.append(ir.StringAttr(attrs[NAME_ATTR]).value)
+        else:
+            names.append(f"arg{index}")
+            named = False
+    inputs = tuple(
+        _spec(t, names[i], f"@{entry} argument #{i}") for i, t in enumerate(function_type.inputs)
+    )
+    outputs = tuple(
+        _spec(t, f"result{i}", f"@{entry} result #{i}") for i, t in enumerate(function_type.results)
+    )
+    return Signature(entry, inputs, outputs, named and bool(inputs))

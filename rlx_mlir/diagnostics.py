@@ -122,5 +122,9 @@ class CompileError(Exception):
     def __init__(self, summary: str, diagnostics: list[Diagnostic] = (), sources=None):
         self.summary = summary
         self.diagnostics = list(diagnostics)
-        rendered = "\n".join(d.render(sources) for d in self.diagnostics)
+        self._sources = sources
+        rendered = self.render_diagnostics()
         super().__init__(f"{summary}\n{rendered}" if rendered else summary)
+
+    def render_diagnostics(self) -> str:
+        return "\n".join(d.render(self._sources) for d in self.diagnostics)

@@ -40,6 +40,14 @@ def _descriptor_class(rank: int) -> type:
     return type(f"MemRefDescriptor{rank}D", (ctypes.Structure,), {"_fields_": fields})
 
 
+class ArgumentError(ValueError):
+    """An argument whose shape or dtype does not match the function signature."""
+
+    def __init__(self, message: str, spec: TensorSpec):
+        super().__init__(message)
+        self.spec = spec
+
+
 class _Slot:
     """A memref descriptor reused across calls; only its data pointers change."""
 
@@ -117,9 +125,10 @@ class Executable:
         for spec, value in zip(self.signature.inputs, values):
             array = np.asarray(value)
             if array.dtype != spec.dtype or array.shape != spec.shape:
-                raise ValueError(
+                raise ArgumentError(
                     f"argument '{spec.name}' of @{self.signature.entry}: expected {spec.describe()}, "
-                    f"got numpy {array.dtype.name} {list(array.shape)}"
+                    f"got numpy {array.dtype.name} {list(array.shape)}",
+                    spec,
                 )
             arrays.append(np.ascontiguousarray(array))
         return arrays

@@ -3,11 +3,13 @@ arguments and results, read from the `func.func` before lowering."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
 from mlir import ir
+
+from ..diagnostics import SourcePosition, position_of
 
 _NUMPY_DTYPES = {
     "f32": np.float32,
@@ -29,6 +31,7 @@ class TensorSpec:
     shape: tuple[int, ...]
     dtype: np.dtype
     mlir_type: str
+    position: Optional[SourcePosition] = field(default=None, compare=False)
 
     def describe(self) -> str:
         return f"{self.mlir_type} (numpy {self.dtype.name} {list(self.shape)})"
@@ -49,12 +52,13 @@ def numpy_dtype(element: ir.Type, where: str) -> np.dtype:
         raise ValueError(f"{where}: element type {element} has no numpy equivalent") from None
 
 
-def _spec(type_: ir.Type, name: str, where: str) -> TensorSpec:
+def _spec(type_: ir.Type, name: str, where: str, location: Optional[ir.Location] = None) -> TensorSpec:
     if not isinstance(type_, ir.RankedTensorType):
         raise ValueError(f"{where}: only ranked tensors cross the numpy boundary, got {type_}")
     if not type_.has_static_shape:
         raise ValueError(f"{where}: dynamic dimensions are not supported at the numpy boundary yet ({type_})")
-    return TensorSpec(name, tuple(type_.shape), numpy_dtype(type_.element_type, where), str(type_))
+    position = position_of(location) if location is not None else None
+    return TensorSpec(name, tuple(type_.shape), numpy_dtype(type_.element_type, where), str(type_), position)
 
 
 def find_function(module: ir.Module, entry: Optional[str]):
@@ -87,8 +91,10 @@ def signature_of(function) -> Signature:
         else:
             names.append(f"arg{index}")
             named = False
+    arguments = function.regions[0].blocks[0].arguments
     inputs = tuple(
-        _spec(t, names[i], f"@{entry} argument #{i}") for i, t in enumerate(function_type.inputs)
+        _spec(t, names[i], f"@{entry} argument #{i}", arguments[i].location)
+        for i, t in enumerate(function_type.inputs)
     )
     outputs = tuple(
         _spec(t, f"result{i}", f"@{entry} result #{i}") for i, t in enumerate(function_type.results)

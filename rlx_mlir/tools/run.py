@@ -1,0 +1,135 @@
+"""rlx-run: JIT-compile a function of an MLIR file and run it on .npy inputs.
+
+    rlx-run mlp.mlir --entry mlp --input x=x.npy --input w=w.npy --input b=b.npy --output out.npy
+    rlx-run mlp.mlir --random-inputs --seed 0
+
+Inputs go by position (`--input x.npy`, in argument order) or by name
+(`--input x=x.npy`) where the function names its arguments with `rlx.name`.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Optional
+
+import numpy as np
+
+from ..diagnostics import CompileError
+from ..runtime.jit import ArgumentError, compile as jit_compile
+from ..runtime.signature import TensorSpec
+from .cli import ArgumentParser, ToolError, guarded, read_source
+
+
+def _parser() -> ArgumentParser:
+    parser = ArgumentParser(
+        prog="rlx-run",
+        description="JIT-compile (MLIR ExecutionEngine) and run a function of an RLX MLIR file.",
+    )
+    parser.add_argument("input_file", metavar="FILE", help="MLIR file, '-' for standard input")
+    parser.add_argument("--entry", help="function to run (default: the only public function)")
+    parser.add_argument(
+        "--input", action="append", default=[], metavar="[NAME=]FILE.npy",
+        help="an argument from a .npy file, by position or by name; repeat per argument",
+    )
+    parser.add_argument("--random-inputs", action="store_true", help="generate the arguments not given with --input")
+    parser.add_argument("--seed", type=int, default=0, help="seed for --random-inputs (default 0)")
+    parser.add_argument(
+        "--output", action="append", default=[], metavar="FILE.npy",
+        help="write a result to a .npy file; repeat per result, in result order",
+    )
+    parser.add_argument("--print", dest="print_results", action="store_true", help="print results even with --output")
+    parser.add_argument("--repeat", type=int, default=1, metavar="N", help="run N times (the last results are kept)")
+    return parser
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    return guarded("rlx-run", _main, sys.argv[1:] if argv is None else argv)
+
+
+def _main(argv: list[str]) -> int:
+    args = _parser().parse_args(argv)
+    text, filename = read_source(args.input_file)
+    try:
+        executable = jit_compile(text, entry=args.entry, filename=filename)
+    except CompileError as error:
+        print(error.render_diagnostics() or f"{filename}: error: {error.summary}", file=sys.stderr)
+        return 1
+    except ValueError as error:
+        raise ToolError(str(error)) from None
+    specs = executable.signature.inputs
+    arguments = _gather_inputs(args, specs, executable.signature.named_inputs)
+    outputs = executable.signature.outputs
+    if args.output and len(args.output) != len(outputs):
+        raise ToolError(f"@{executable.signature.entry} has {len(outputs)} results but {len(args.output)} --output files were given")
+    if args.repeat < 1:
+        raise ToolError("--repeat must be at least 1")
+    try:
+        for _ in range(args.repeat):
+            results = executable(*arguments)
+    except ArgumentError as error:
+        position = error.spec.position
+        if position is None:
+            raise ToolError(str(error)) from None
+        print(f"{position.filename}:{position.line}:{position.column}: error: {error}", file=sys.stderr)
+        return 1
+    results = results if isinstance(results, tuple) else (results,)
+    for path, value in zip(args.output, results):
+        try:
+            np.save(path, value)
+        except OSError as error:
+            raise ToolError(f"could not write '{path}': {error.strerror}") from None
+    if args.print_results or not args.output:
+        with np.printoptions(threshold=200, edgeitems=4):
+            for spec, value in zip(outputs, results):
+                print(f"{spec.name}: {spec.mlir_type}\n{value}")
+    return 0
+
+
+def _gather_inputs(args, specs: tuple[TensorSpec, ...], named: bool) -> list[np.ndarray]:
+    values: list = [None] * len(specs)
+    position = 0
+    for item in args.input:
+        name, sep, path = item.partition("=")
+        if sep:
+            index = next((i for i, s in enumerate(specs) if s.name == name), None)
+            if index is None:
+                known = ", ".join(s.name for s in specs)
+                hint = "" if named else " (the function does not name its arguments; give inputs by position)"
+                raise ToolError(f"--input {item}: no argument named '{name}' (arguments: {known}){hint}")
+        else:
+            path = item
+            while position < len(specs) and values[position] is not None:
+                position += 1
+            index = position
+            if index >= len(specs):
+                raise ToolError(f"--input {item}: the function takes only {len(specs)} arguments")
+        if values[index] is not None:
+            raise ToolError(f"argument '{specs[index].name}' given twice")
+        values[index] = _load(path, specs[index])
+    missing = [s for s, v in zip(specs, values) if v is None]
+    if missing and not args.random_inputs:
+        listed = ", ".join(f"{s.name}: {s.mlir_type}" for s in missing)
+        raise ToolError(f"missing inputs ({listed}); pass --input for each or use --random-inputs")
+    rng = np.random.default_rng(args.seed)
+    return [v if v is not None else _random(s, rng) for s, v in zip(specs, values)]
+
+
+def _load(path: str, spec: TensorSpec) -> np.ndarray:
+    try:
+        return np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise ToolError(f"input '{spec.name}': no such file '{path}'") from None
+    except (OSError, ValueError) as error:
+        raise ToolError(f"input '{spec.name}': cannot read '{path}' as a .npy array ({error})") from None
+
+
+def _random(spec: TensorSpec, rng: np.random.Generator) -> np.ndarray:
+    if spec.dtype == np.bool_:
+        return rng.integers(0, 2, spec.shape).astype(np.bool_)
+    if np.issubdtype(spec.dtype, np.integer):
+        return rng.integers(0, 10, spec.shape).astype(spec.dtype)
+    return rng.standard_normal(spec.shape).astype(spec.dtype)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

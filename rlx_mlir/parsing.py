@@ -6,14 +6,11 @@ wrapped in an implicit module.
 
 from __future__ import annotations
 
-import re
-
 from mlir import ir
 
 from .diagnostics import CompileError, DiagnosticCollector
 
 _SEVERAL_TOP_LEVEL_OPS = "source must contain a single top-level operation"
-_NO_IR = re.compile(r"^\s*(//.*)?$")
 
 
 def parse_source(text: str, filename: str, context: ir.Context, diagnostics: DiagnosticCollector) -> ir.Module:
@@ -31,7 +28,7 @@ def parse_source(text: str, filename: str, context: ir.Context, diagnostics: Dia
             del diagnostics.diagnostics[seen:]
             return _parse_wrapped(text, filename, diagnostics)
         if op.operation.name == "builtin.module":
-            return ir.Module(op.operation) if not isinstance(op, ir.Module) else op
+            return _as_module(op.operation)
         module = ir.Module.create(ir.Location.file(filename, 1, 1))
         module.body.append(op.operation)
         return module
@@ -40,15 +37,29 @@ def parse_source(text: str, filename: str, context: ir.Context, diagnostics: Dia
 def _parse_wrapped(text: str, filename: str, diagnostics: DiagnosticCollector) -> ir.Module:
     """Zero or several top-level ops: parse them inside `module { ... }`.
 
-    The opening brace goes on the first line without IR (a comment or a blank
-    line), so line and column numbers of the ops stay those of the file.
+    The opening brace goes on the first line when it holds no IR (a comment or
+    a blank line), so line and column numbers of the ops stay those of the
+    file; otherwise only columns on line 1 shift.
     """
     lines = text.split("\n")
-    at = next((i for i, line in enumerate(lines) if _NO_IR.match(line)), 0)
-    lines[at] = "module {" + lines[at]
+    lines[0] = "module {" + lines[0]
     op = None
     try:
         op = ir.Operation.parse("\n".join(lines) + "\n}", source_name=filename)
     except ir.MLIRError:
         raise CompileError(f"failed to parse {filename}", diagnostics.errors, {filename: text}) from None
-    return ir.Module(op.operation) if not isinstance(op, ir.Module) else op
+    return _as_module(op.operation)
+
+
+def _as_module(module_op: ir.Operation) -> ir.Module:
+    """An ir.Module holding the contents of a parsed `builtin.module` op.
+
+    The bindings cannot wrap an existing module op as ir.Module (which the
+    ExecutionEngine needs), so the ops and attributes move into a new one.
+    """
+    module = ir.Module.create(module_op.location)
+    for attribute in module_op.attributes:
+        module.operation.attributes[attribute.name] = attribute.attr
+    for op in list(module_op.regions[0].blocks[0].operations):
+        module.body.append(op.operation)
+    return module

@@ -164,7 +164,7 @@ def _lower_reshape(op) -> ir.Value:
 def _lower_transpose(op) -> ir.Value:
     result_type = ir.RankedTensorType(op.result.type)
     init = lb.empty(result_type.shape, result_type.element_type)
-    return linalg.transpose(op.input, outs=[init], permutation=op.perm)
+    return linalg.transpose(op.input, outs=[init], permutation=op.perm).results[0]
 
 
 LOWERINGS: dict[type, Callable] = {

@@ -218,9 +218,10 @@ def build_pass_manager(
                 pm.add(_python_pass(element), name=element.name, argument=element.name, description=element.summary)
         flush()
         if print_ir_after_all or print_ir_after_failure:
+            # MLIR's "after failure" filter only applies on top of "after all".
             pm.enable_ir_printing(
-                print_after_all=print_ir_after_all,
-                print_after_failure=print_ir_after_failure,
+                print_after_all=True,
+                print_after_failure=print_ir_after_failure and not print_ir_after_all,
                 print_module_scope=True,
             )
     return pm

@@ -1,0 +1,46 @@
+// rlx-lower-to-llvm takes MIR (or linalg on tensors) all the way to the LLVM
+// dialect: results become caller-provided out-params, internal buffers are
+// freed before returning, and public functions get a C interface.
+// RUN: rlx-opt %s --split-input-file --rlx-lower-to-llvm | FileCheck %s
+// RUN: rlx-opt %s --split-input-file --pass-pipeline='builtin.module(rlx-lower-to-llvm{out-params=false})' | FileCheck %s --check-prefix=RESULTS
+
+// CHECK-LABEL: llvm.func @mlp(
+// CHECK-SAME: attributes {llvm.emit_c_interface}
+// CHECK-NOT: func.func
+// CHECK-NOT: memref.
+// CHECK: %[[TMP:.*]] = llvm.call @malloc
+// CHECK: llvm.call @erff
+// CHECK: llvm.call @free(%[[TMP]])
+// CHECK: llvm.return{{$}}
+// Three inputs and the output, each as a pointer to its memref descriptor.
+// CHECK-LABEL: llvm.func @_mlir_ciface_mlp(
+// CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
+// CHECK-SAME: attributes {llvm.emit_c_interface}
+
+// RESULTS-LABEL: llvm.func @mlp(
+// RESULTS-SAME: -> !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>
+func.func @mlp(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<4x16xf32> {
+  %0 = "rlx.matmul"(%x, %w) : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %1 = "rlx.add"(%0, %b) : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  %2 = "rlx.gelu"(%1) : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %2 : tensor<4x16xf32>
+}
+
+// -----
+
+// Plain linalg on tensors goes through the same pipeline.
+// CHECK-LABEL: llvm.func @scale(
+// CHECK: llvm.fmul
+// CHECK-LABEL: llvm.func @_mlir_ciface_scale(
+#id = affine_map<(d0) -> (d0)>
+func.func @scale(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %c = arith.constant 2.0 : f32
+  %init = tensor.empty() : tensor<8xf32>
+  %0 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+      ins(%x : tensor<8xf32>) outs(%init : tensor<8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.mulf %in, %c : f32
+    linalg.yield %m : f32
+  } -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}

@@ -20,7 +20,7 @@
 
 // Errors: exit code 1, one diagnostic, the argument's location where there is one.
 // RUN: not rlx-run %S/Inputs/mlp.mlir --input x=%t.bad.npy --input w=%t.w.npy --input b=%t.b.npy 2>&1 | FileCheck %s --check-prefix=SHAPE
-// SHAPE: mlp.mlir:2:11: error: argument 'x' of @mlp: expected tensor<4x8xf32> (numpy float32 [4, 8]), got numpy float32 [3, 8]
+// SHAPE: mlp.mlir:2:16: error: argument 'x' of @mlp: expected tensor<4x8xf32> (numpy float32 [4, 8]), got numpy float32 [3, 8]
 // RUN: not rlx-run %S/Inputs/mlp.mlir --input x=%t.missing.npy --random-inputs 2>&1 | FileCheck %s --check-prefix=MISSING
 // MISSING: rlx-run: error: input 'x': no such file '{{.*}}missing.npy'
 // RUN: not rlx-run %S/Inputs/mlp.mlir --input %t.x.npy 2>&1 | FileCheck %s --check-prefix=NOT-ENOUGH

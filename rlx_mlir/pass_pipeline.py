@@ -58,11 +58,7 @@ def _split_top_level(text: str, start: int, sep: str = ",") -> list[_Token]:
             parts.append(_Token(text[begin:i], start + begin))
             begin = i + 1
     parts.append(_Token(text[begin:], start + begin))
-    return [
-        _Token(p.text.strip(), p.column + len(p.text) - len(p.text.lstrip()))
-        for p in parts
-        if p.text.strip()
-    ]
+    return [_Token(p.text.strip(), p.column + len(p.text) - len(p.text.lstrip())) for p in parts]
 
 
 _ELEMENT = re.compile(r"^([A-Za-z0-9_.\-]+)\s*(\{(.*)\})?\s*(\((.*)\))?$", re.S)
@@ -72,6 +68,8 @@ def parse_options(text: str) -> dict[str, str]:
     """`k=v k2=v2` (MLIR's pass-option syntax) into a dict; a bare `k` means true."""
     options = {}
     for token in _split_top_level(text, 0, sep=" "):
+        if not token.text:
+            continue
         key, _, value = token.text.partition("=")
         options[key.strip()] = value.strip().strip("\"'") if _ else "true"
     return options
@@ -90,7 +88,11 @@ def parse_pipeline(text: str) -> list[Element]:
     if _unbalanced(body):
         raise PipelineError("unbalanced brackets in pipeline", text, offset)
     elements: list[Element] = []
+    if not body.strip():
+        return []
     for token in _split_top_level(body, offset):
+        if not token.text:
+            raise PipelineError("empty pipeline element", text, token.column)
         elements += _parse_element(token, text)
     return elements
 
@@ -137,6 +139,8 @@ def _check_upstream(token: _Token, text: str, nested: Optional[str]) -> None:
     name = token.text.split("{", 1)[0].split("(", 1)[0].strip()
     if nested is not None:
         for inner in _split_top_level(nested, 0):
+            if not inner.text:
+                continue
             inner_name = inner.text.split("{", 1)[0].split("(", 1)[0].strip()
             if registry.lookup(inner_name):
                 raise PipelineError(

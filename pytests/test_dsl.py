@@ -1,0 +1,141 @@
+"""The definition layer: op classes, builders, typed walks, IRDL loading, verification."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+from mlir import ir
+
+import rlx_mlir
+from rlx_mlir import verifier
+from rlx_mlir.diagnostics import DiagnosticCollector
+from rlx_mlir.dialects import rlx
+from rlx_mlir.dsl import Dialect, I64Attr, VerifyError, attribute, operand, result
+
+
+def _tensor(*shape, element="f32"):
+    return ir.RankedTensorType.get(list(shape), ir.Type.parse(element))
+
+
+def test_builder_signatures_read_like_python():
+    assert str(inspect.signature(rlx.MatmulOp.__init__)) == "(self, lhs, rhs, *, result_type=None, loc=None, ip=None)"
+    assert str(inspect.signature(rlx.TransposeOp.__init__)) == "(self, input, perm, *, result_type=None, loc=None, ip=None)"
+    # reshape cannot infer its result: the type is required
+    assert str(inspect.signature(rlx.ReshapeOp.__init__)) == "(self, input, *, result_type, loc=None, ip=None)"
+
+
+def test_build_infers_result_types_and_exposes_accessors():
+    with rlx_mlir.make_context(), ir.Location.unknown():
+        module = ir.Module.create()
+        block = module.body
+        with ir.InsertionPoint(block):
+            x = _placeholder(_tensor(2, 4, 3))
+            w = _placeholder(_tensor(3, 5))
+            product = rlx.MatmulOp(x, w)
+            transposed = rlx.TransposeOp(product, [0, 2, 1])
+        assert product.result.type == _tensor(2, 4, 5)
+        assert transposed.result.type == _tensor(2, 5, 4)
+        assert transposed.perm == [0, 2, 1]
+        assert transposed.input == product.result
+        assert rlx.MatmulOp.OPERATION_NAME == "rlx.matmul"
+
+
+def _placeholder(type_):
+    # A value of any type, for building ops in isolation.
+    return ir.Operation.create("builtin.unrealized_conversion_cast", results=[type_]).result
+
+
+def test_builder_raises_at_the_call_with_the_shapes():
+    with rlx_mlir.make_context(), ir.Location.unknown():
+        module = ir.Module.create()
+        with ir.InsertionPoint(module.body):
+            x = _placeholder(_tensor(2, 3))
+            w = _placeholder(_tensor(4, 5))
+            with pytest.raises(ValueError, match=r"'rlx.matmul' op contracting dimensions differ: lhs \[2, 3\] has K = 3"):
+                rlx.MatmulOp(x, w)
+            with pytest.raises(TypeError, match="missing a required argument: 'rhs'"):
+                rlx.MatmulOp(x)
+            with pytest.raises(TypeError, match="missing a required argument: 'result_type'"):
+                rlx.ReshapeOp(x)
+
+
+def test_walks_return_the_typed_op_classes():
+    text = """
+    func.func @f(%a: tensor<2x3xf32>) -> tensor<3x2xf32> {
+      %0 = "rlx.relu"(%a) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+      %1 = "rlx.transpose"(%0) {perm = array<i64: 1, 0>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+      return %1 : tensor<3x2xf32>
+    }
+    """
+    with rlx_mlir.make_context():
+        module = ir.Module.parse(text)
+        seen = []
+        module.operation.walk(lambda op: seen.append(type(op.opview)) or ir.WalkResult.ADVANCE)
+    assert rlx.ReluOp in seen and rlx.TransposeOp in seen
+
+
+def test_dialect_loads_once_per_context():
+    context = rlx_mlir.make_context()
+    assert rlx.Rlx.is_loaded(context)
+    rlx.Rlx.load(context)  # a second load is a no-op, not an error
+    assert not rlx.Rlx.is_loaded(ir.Context())
+    with context:
+        ir.Module.parse('func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> { %0 = "rlx.neg"(%a) : (tensor<2xf32>) -> tensor<2xf32> return %0 : tensor<2xf32> }')
+
+
+def test_irdl_lists_every_op_with_its_fields():
+    text = rlx.Rlx.irdl_text()
+    for op in rlx.Rlx.ops:
+        assert f"irdl.operation @{op.OPERATION_NAME.split('.', 1)[1]} " in text
+    assert 'irdl.attributes {"perm" = ' in text
+
+
+def test_verifier_reports_every_bad_op_at_its_location():
+    text = (
+        "func.func @f(%a: tensor<2x3xf32>, %b: tensor<4xf32>) -> tensor<2x3xf32> {\n"
+        '  %0 = "rlx.add"(%a, %b) : (tensor<2x3xf32>, tensor<4xf32>) -> tensor<2x3xf32>\n'
+        '  %1 = "rlx.transpose"(%0) {perm = array<i64: 0, 0>} : (tensor<2x3xf32>) -> tensor<2x3xf32>\n'
+        "  return %1 : tensor<2x3xf32>\n"
+        "}\n"
+    )
+    context = rlx_mlir.make_context()
+    with context, DiagnosticCollector(context) as diagnostics:
+        module = ir.Operation.parse(text, source_name="t.mlir")
+        assert not verifier.verify(module)
+    messages = [(d.position.line, d.message) for d in diagnostics.errors]
+    assert messages == [
+        (2, "'rlx.add' op operand shapes [2, 3] and [4] do not broadcast"),
+        (3, "'rlx.transpose' op perm [0, 0] is not a permutation of the 2 dimensions of [2, 3]"),
+    ]
+
+
+def test_a_new_dialect_in_a_few_lines():
+    class Toy(Dialect, name="rlx_test_toy"):
+        """A dialect defined in a test."""
+
+    class ScaleOp(Toy.Operation, name="scale"):
+        """Multiplies by an integer factor."""
+
+        input = operand(doc="values")
+        factor = attribute(I64Attr, "the factor", default=2)
+        result = result(doc="scaled values")
+
+        @classmethod
+        def infer_result_type(cls, input, factor):
+            if factor == 0:
+                raise VerifyError("factor must not be zero")
+            return input
+
+    assert ScaleOp.OPERATION_NAME == "rlx_test_toy.scale"
+    assert str(inspect.signature(ScaleOp.__init__)) == "(self, input, *, factor=2, result_type=None, loc=None, ip=None)"
+    assert 'irdl.attributes {"factor" = ' in Toy.irdl_text()
+    context = ir.Context()
+    Toy.load(context)
+    with context, ir.Location.unknown():
+        module = ir.Module.create()
+        with ir.InsertionPoint(module.body):
+            op = ScaleOp(_placeholder(_tensor(3)))
+            assert op.factor == 2
+            with pytest.raises(ValueError, match="factor must not be zero"):
+                ScaleOp(_placeholder(_tensor(3)), factor=0)

@@ -1,0 +1,94 @@
+"""Generated files, the pass registry and the command-line tools' error behaviour."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rlx_mlir import registry
+from rlx_mlir.pass_pipeline import PipelineError, parse_pipeline
+from rlx_mlir.tools.gen_dialect import stale_files
+
+ROOT = Path(__file__).resolve().parents[1]
+BAD_MATMUL = ROOT / "lit_tests" / "cli" / "Inputs" / "bad-matmul.mlir"
+MLP = ROOT / "lit_tests" / "cli" / "Inputs" / "mlp.mlir"
+
+
+def test_generated_dialect_files_are_up_to_date():
+    stale = stale_files(ROOT / "dialect")
+    assert not stale, f"run `rlx-gen-dialect` to regenerate: {[str(p) for p in stale]}"
+
+
+def test_registry_names_match_their_passes():
+    for table in (registry.PASSES, registry.PIPELINES):
+        for name, cls in table.items():
+            assert cls.name == name
+            assert cls.summary and "\n" not in cls.summary
+
+
+def test_every_registered_name_parses_as_a_pipeline_element():
+    for name in [*registry.PASSES, *registry.PIPELINES]:
+        assert parse_pipeline(f"builtin.module({name})")
+
+
+def test_pipelines_expand_to_passes_and_upstream_text():
+    elements = parse_pipeline("builtin.module(rlx-lower-to-llvm{out-params=false},cse)")
+    names = [e if isinstance(e, str) else e.name for e in elements]
+    assert names[0] == "rlx-mir-to-linalg" and names[-1] == "cse"
+    assert not any(n.startswith("buffer-results-to-out-params") for n in names)
+
+
+def test_unknown_names_get_suggestions():
+    with pytest.raises(PipelineError, match="did you mean 'rlx-mir-to-linalg'"):
+        parse_pipeline("builtin.module(rlx-mir-to-linalgg)")
+
+
+def _run(*args, stdin=None):
+    return subprocess.run([sys.executable, "-m", *args], capture_output=True, text=True, input=stdin, timeout=120)
+
+
+def test_help_lists_every_pass_and_pipeline():
+    output = _run("rlx_mlir.tools.opt", "--help").stdout
+    for name, cls in [*registry.PASSES.items(), *registry.PIPELINES.items()]:
+        assert f"--{name}" in output and cls.summary in output
+
+
+BAD_OPT_INVOCATIONS = {
+    "malformed": (["-"], "func.func @f( {"),
+    "unknown op": (["-"], 'func.func @f(%a: tensor<2xf32>) { %0 = "rlx.nope"(%a) : (tensor<2xf32>) -> tensor<2xf32> return }'),
+    "matmul K": ([str(BAD_MATMUL)], None),
+    "unknown pass": ([str(MLP), "--pass-pipeline=builtin.module(nope)"], None),
+    "bad option": ([str(MLP), "--pass-pipeline=builtin.module(rlx-lower-to-llvm{x=1})"], None),
+    "missing file": (["/nonexistent/x.mlir"], None),
+    "binary input": (["-"], "\x00\x01\x02"),
+    "empty pipeline element": ([str(MLP), "--pass-pipeline=builtin.module(,)"], None),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_OPT_INVOCATIONS))
+def test_rlx_opt_bad_input_is_one_clear_error(case):
+    args, stdin = BAD_OPT_INVOCATIONS[case]
+    done = _run("rlx_mlir.tools.opt", *args, stdin=stdin)
+    assert done.returncode == 1, done.stderr
+    assert "error:" in done.stderr
+    assert "Traceback" not in done.stderr and "LLVM ERROR" not in done.stderr
+
+
+def test_rlx_run_bad_inputs(tmp_path):
+    np.save(tmp_path / "x.npy", np.ones((3, 8), np.float32))
+    (tmp_path / "junk.npy").write_bytes(b"not numpy")
+    cases = [
+        [str(MLP), "--input", str(tmp_path / "x.npy"), "--random-inputs"],
+        [str(MLP), "--input", str(tmp_path / "junk.npy"), "--random-inputs"],
+        [str(MLP), "--input", str(tmp_path / "absent.npy"), "--random-inputs"],
+        [str(MLP), "--random-inputs", "--output", "a.npy", "--output", "b.npy"],
+        [str(BAD_MATMUL), "--random-inputs"],
+    ]
+    for args in cases:
+        done = _run("rlx_mlir.tools.run", *args)
+        assert done.returncode == 1, (args, done.stdout, done.stderr)
+        assert "error:" in done.stderr and "Traceback" not in done.stderr, done.stderr

@@ -11,13 +11,14 @@ import difflib
 from typing import Optional
 
 from .passes.base import Configurable
+from .passes.dce import DeadCodeElimination
 from .passes.emit_c_interface import EmitCInterface
 from .passes.mir_to_linalg import MirToLinalg
 from .passes.verify import Verify
 from .pipelines.lower_to_llvm import LowerToLLVM
 
 PASSES: dict[str, type[Configurable]] = {
-    cls.name: cls for cls in (MirToLinalg, EmitCInterface, Verify)
+    cls.name: cls for cls in (MirToLinalg, DeadCodeElimination, EmitCInterface, Verify)
 }
 PIPELINES: dict[str, type[Configurable]] = {cls.name: cls for cls in (LowerToLLVM,)}
 

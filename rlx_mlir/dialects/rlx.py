@@ -13,7 +13,9 @@ from ..dsl import (
     AnyTensor,
     DenseI64ArrayAttr,
     Dialect,
+    Elementwise,
     FloatTensor,
+    Pure,
     VerifyError,
     attribute,
     operand,
@@ -37,7 +39,7 @@ def _same_element_type(*types: ir.Type) -> ir.Type:
 # --- linear algebra -----------------------------------------------------------
 
 
-class MatmulOp(Rlx.Operation, name="matmul"):
+class MatmulOp(Rlx.Operation, name="matmul", traits=[Pure]):
     """Matrix product `[..., M, K] x [..., K, N] -> [..., M, N]`.
 
     Both operands have rank 2 or more; the leading (batch) dimensions broadcast
@@ -72,7 +74,7 @@ class MatmulOp(Rlx.Operation, name="matmul"):
 # --- elementwise binaries -------------------------------------------------------
 
 
-class _Binary(Rlx.Operation):
+class _Binary(Rlx.Operation, traits=[Pure, Elementwise]):
     lhs = operand(FloatTensor, "first operand")
     rhs = operand(FloatTensor, "second operand")
     result = result(FloatTensor, "the NumPy broadcast of both operand shapes")
@@ -108,7 +110,7 @@ PowOp = _binary("PowOp", "pow", "lhs ** rhs")
 # --- activations -------------------------------------------------------------------
 
 
-class _Activation(Rlx.Operation):
+class _Activation(Rlx.Operation, traits=[Pure, Elementwise]):
     input = operand(FloatTensor, "the tensor to transform")
     result = result(FloatTensor, "same type as the input")
 
@@ -141,7 +143,7 @@ AbsOp = _activation("AbsOp", "abs", "|x|")
 # --- shape ------------------------------------------------------------------------
 
 
-class ReshapeOp(Rlx.Operation, name="reshape"):
+class ReshapeOp(Rlx.Operation, name="reshape", traits=[Pure]):
     """Reinterprets the elements (row-major order) in a new shape.
 
     The result type states the new shape; its element count and element type
@@ -164,7 +166,7 @@ class ReshapeOp(Rlx.Operation, name="reshape"):
             )
 
 
-class TransposeOp(Rlx.Operation, name="transpose"):
+class TransposeOp(Rlx.Operation, name="transpose", traits=[Pure]):
     """Permutes dimensions: `result.shape[i] = input.shape[perm[i]]`."""
 
     input = operand(AnyTensor, "the tensor to permute")

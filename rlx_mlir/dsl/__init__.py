@@ -15,18 +15,22 @@ from .constraints import (
 from .dialect import Dialect
 from .fields import attribute, operand, result
 from .operation import Operation, VerifyError
+from .traits import Elementwise, Pure, Trait
 
 __all__ = [
     "AnyTensor",
     "AttrConstraint",
     "DenseI64ArrayAttr",
     "Dialect",
+    "Elementwise",
     "F64Attr",
     "FloatTensor",
     "I64Attr",
     "Operation",
+    "Pure",
     "StrEnumAttr",
     "TensorOf",
+    "Trait",
     "TypeConstraint",
     "VerifyError",
     "attribute",

@@ -38,6 +38,9 @@ def _summary(op) -> str:
 
 def _render_op(op) -> list[str]:
     lines = [f"## `{op.OPERATION_NAME}`", "", inspect.cleandoc(op.__doc__ or ""), ""]
+    if op.traits:
+        names = ", ".join(f"`{t.name}`" for t in sorted(op.traits, key=lambda t: t.name))
+        lines += [f"Traits: {names}", ""]
     if op._operand_defs:
         lines += ["| Operand | Type | Description |", "|---|---|---|"]
         lines += [f"| `{d.name}` | {d.constraint.summary} | {_cell(d.doc)} |" for d in op._operand_defs]

@@ -22,6 +22,7 @@ from mlir import ir
 from mlir._mlir_libs._mlir import register_operation
 
 from .fields import AttributeDef, FieldDef, OperandDef, ResultDef
+from .traits import Trait
 
 
 class VerifyError(Exception):
@@ -38,10 +39,12 @@ class Operation(ir.OpView):
     _operand_defs: ClassVar[tuple[OperandDef, ...]] = ()
     _attribute_defs: ClassVar[tuple[AttributeDef, ...]] = ()
     _result_defs: ClassVar[tuple[ResultDef, ...]] = ()
+    traits: ClassVar[frozenset[Trait]] = frozenset()
 
-    def __init_subclass__(cls, name: Optional[str] = None, **kwargs):
+    def __init_subclass__(cls, name: Optional[str] = None, traits: Sequence[Trait] = (), **kwargs):
         super().__init_subclass__(**kwargs)
         _collect_fields(cls)
+        cls.traits = cls.traits | frozenset(traits)
         if name is None:
             return  # an abstract base: fields and checks only
         if cls.DIALECT is None:
@@ -50,6 +53,10 @@ class Operation(ir.OpView):
         cls.__init__ = _make_builder(cls)
         register_operation(cls.DIALECT.python_dialect)(cls)
         cls.DIALECT.ops.append(cls)
+
+    @classmethod
+    def has_trait(cls, trait: Trait) -> bool:
+        return trait in cls.traits
 
     # -- hooks for op classes ---------------------------------------------
 

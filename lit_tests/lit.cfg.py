@@ -10,19 +10,21 @@ config.suffixes = [".mlir"]
 config.excludes = ["Inputs"]
 config.test_source_root = os.path.dirname(__file__)
 
-# The console scripts (rlx-opt, rlx-run, rlx-gen-dialect) live next to the
-# Python that runs lit: put them first on PATH.
-bin_dir = os.path.dirname(sys.executable)
-config.environment["PATH"] = os.pathsep.join([bin_dir, config.environment.get("PATH", os.environ.get("PATH", ""))])
+from rlx_mlir.toolchain import llvm_tool, mlir_tool  # noqa: E402
+
+# Tools on PATH, in this order: the console scripts next to the Python running
+# lit (rlx-opt, rlx-run, rlx-gen-dialect), then upstream mlir-opt from the MLIR
+# tools wheel and LLVM's FileCheck from the LLVM tools wheel.
+tool_dirs = [os.path.dirname(sys.executable)]
+tool_dirs += [os.path.dirname(t) for t in (mlir_tool("mlir-opt"), llvm_tool("FileCheck")) if t]
+config.environment["PATH"] = os.pathsep.join(tool_dirs + [os.environ.get("PATH", "")])
 for name in ("HOME", "TMPDIR"):
     if name in os.environ:
         config.environment[name] = os.environ[name]
 
-from rlx_mlir.toolchain import llvm_tool, mlir_tool  # noqa: E402
-
 repo_root = os.path.dirname(config.test_source_root)
-file_check = llvm_tool("FileCheck") or "filecheck"
 config.substitutions.append(("%python", f'"{sys.executable}"'))
 config.substitutions.append(("%dialect", os.path.join(repo_root, "dialect")))
-config.substitutions.append(("%mlir-opt", f'"{mlir_tool("mlir-opt")}"'))
-config.substitutions.append((r"\bFileCheck\b", f'"{file_check}"'))
+if llvm_tool("FileCheck") is None:
+    # PyPI's filecheck covers what these tests use.
+    config.substitutions.append((r"\bFileCheck\b", "filecheck"))

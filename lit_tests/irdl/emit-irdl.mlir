@@ -1,6 +1,6 @@
 // rlx-opt --emit-irdl prints the dialect definition, identical to the checked-in file.
 // RUN: rlx-opt --emit-irdl | FileCheck %s
-// RUN: rlx-opt --emit-irdl -o %t.irdl.mlir && %mlir-opt --irdl-file=%t.irdl.mlir %S/mlir-opt-interop.mlir | FileCheck %s --check-prefix=LOADS
+// RUN: rlx-opt --emit-irdl -o %t.irdl.mlir && mlir-opt --irdl-file=%t.irdl.mlir %S/mlir-opt-interop.mlir | FileCheck %s --check-prefix=LOADS
 
 // CHECK: irdl.dialect @rlx {
 // CHECK: irdl.operation @matmul {

@@ -1,9 +1,9 @@
 // The RLX dialects are real MLIR dialects: plain upstream mlir-opt loads the
 // generated IRDL, then parses, verifies and prints RLX IR.  (IRDL checks
 // structure; shape rules are rlx-opt's.)
-// RUN: %mlir-opt --irdl-file=%dialect/rlx.irdl.mlir %s | FileCheck %s
-// RUN: %mlir-opt --irdl-file=%dialect/rlx.irdl.mlir %s | rlx-opt | FileCheck %s
-// RUN: not %mlir-opt --irdl-file=%dialect/rlx.irdl.mlir %S/Inputs/missing-perm.mlir 2>&1 | FileCheck %s --check-prefix=STRUCTURE
+// RUN: mlir-opt --irdl-file=%dialect/rlx.irdl.mlir %s | FileCheck %s
+// RUN: mlir-opt --irdl-file=%dialect/rlx.irdl.mlir %s | rlx-opt | FileCheck %s
+// RUN: not mlir-opt --irdl-file=%dialect/rlx.irdl.mlir %S/Inputs/missing-perm.mlir 2>&1 | FileCheck %s --check-prefix=STRUCTURE
 
 // CHECK-LABEL: func.func @mlp
 // CHECK: "rlx.matmul"(%{{.*}}, %{{.*}}) : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>

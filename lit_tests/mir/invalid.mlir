@@ -34,7 +34,7 @@ func.func @matmul_dtype(%a: tensor<2x3xf32>, %b: tensor<3x5xf16>) -> tensor<2x5x
 // -----
 
 func.func @matmul_integer(%a: tensor<2x3xi32>, %b: tensor<3x5xi32>) -> tensor<2x5xi32> {
-  // expected-error @+1 {{'rlx.matmul' op operand #0 ('lhs') must be a ranked tensor of f32, f16 or bf16, but got tensor<2x3xi32>}}
+  // expected-error @+1 {{'rlx.matmul' op operand 'lhs' must be a ranked tensor of f32, f16 or bf16, but got tensor<2x3xi32>}}
   %0 = "rlx.matmul"(%a, %b) : (tensor<2x3xi32>, tensor<3x5xi32>) -> tensor<2x5xi32>
   return %0 : tensor<2x5xi32>
 }

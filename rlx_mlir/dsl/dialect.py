@@ -19,6 +19,7 @@ from mlir import ir
 from mlir._mlir_libs._mlir import register_dialect
 from mlir.dialects import irdl
 
+from .fields import OPTIONAL, VARIADIC
 from .operation import Operation
 
 
@@ -77,14 +78,20 @@ class Dialect:
             irdl.load_dialects(ir.Module.parse(cls.irdl_text()))
 
 
+_VARIADICITY = {OPTIONAL: irdl.Variadicity.optional, VARIADIC: irdl.Variadicity.variadic}
+
+
 def _emit_op_fields(op: type) -> None:
     single = irdl.Variadicity.single
     operands = [d.constraint.emit_irdl() for d in op._operand_defs]
-    attributes = [d.constraint.emit_irdl() for d in op._attribute_defs]
+    # Optional attributes stay out of IRDL, which has no way to say "optional".
+    declared = [d for d in op._attribute_defs if not d.optional]
+    attributes = [d.constraint.emit_irdl() for d in declared]
     results = [d.constraint.emit_irdl() for d in op._result_defs]
     if operands:
-        irdl.operands_(operands, [d.name for d in op._operand_defs], [single] * len(operands))
+        variadicity = [_VARIADICITY.get(d.variadicity, single) for d in op._operand_defs]
+        irdl.operands_(operands, [d.name for d in op._operand_defs], variadicity)
     if attributes:
-        irdl.attributes_(attributes, [d.name for d in op._attribute_defs])
+        irdl.attributes_(attributes, [d.name for d in declared])
     if results:
         irdl.results_(results, [d.name for d in op._result_defs], [single] * len(results))

@@ -25,9 +25,13 @@ class FieldDef:
     name: str = field(default="", init=False)
 
 
+SINGLE, OPTIONAL, VARIADIC = "single", "optional", "variadic"
+
+
 @dataclass
 class OperandDef(FieldDef):
     constraint: TypeConstraint = AnyTensor
+    variadicity: str = SINGLE
 
 
 @dataclass
@@ -39,15 +43,22 @@ class ResultDef(FieldDef):
 class AttributeDef(FieldDef):
     constraint: AttrConstraint = None  # type: ignore[assignment]
     default: Any = _NO_DEFAULT
+    optional: bool = False
 
     @property
     def required(self) -> bool:
-        return self.default is _NO_DEFAULT
+        """The builder needs a value (no default, not optional)."""
+        return self.default is _NO_DEFAULT and not self.optional
 
 
-def operand(constraint: TypeConstraint = AnyTensor, doc: str = "") -> Any:
-    """Declares an operand (one SSA value) of the op."""
-    return OperandDef(doc=doc, constraint=constraint)
+def operand(
+    constraint: TypeConstraint = AnyTensor, doc: str = "", *, optional: bool = False, variadic: bool = False
+) -> Any:
+    """Declares an operand: one SSA value, or with `optional` zero or one, with `variadic` any number."""
+    if optional and variadic:
+        raise TypeError("an operand is optional or variadic, not both")
+    variadicity = OPTIONAL if optional else VARIADIC if variadic else SINGLE
+    return OperandDef(doc=doc, constraint=constraint, variadicity=variadicity)
 
 
 def result(constraint: TypeConstraint = AnyTensor, doc: str = "") -> Any:
@@ -55,6 +66,16 @@ def result(constraint: TypeConstraint = AnyTensor, doc: str = "") -> Any:
     return ResultDef(doc=doc, constraint=constraint)
 
 
-def attribute(constraint: AttrConstraint, doc: str = "", default: Any = _NO_DEFAULT) -> Any:
-    """Declares an inherent attribute; with `default` the builder parameter is optional."""
-    return AttributeDef(doc=doc, constraint=constraint, default=default)
+def attribute(
+    constraint: AttrConstraint, doc: str = "", default: Any = _NO_DEFAULT, *, optional: bool = False
+) -> Any:
+    """Declares an inherent attribute.
+
+    With `default` the builder parameter may be left out (the IR always holds
+    the attribute).  With `optional` the attribute may be absent from the IR
+    (its Python value is then None); IRDL in LLVM 22 cannot say "optional", so
+    such attributes are checked by the Python verifier only.
+    """
+    if optional and default is not _NO_DEFAULT:
+        raise TypeError("an optional attribute has no default: absent means None")
+    return AttributeDef(doc=doc, constraint=constraint, default=default, optional=optional)

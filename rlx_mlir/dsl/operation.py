@@ -4,7 +4,11 @@ Subclassing with a `name=` keyword turns a class into an MLIR op: its field
 specifiers become accessors, a builder `__init__` with a real signature is
 synthesised, and the class is registered with the MLIR Python bindings so that
 IR walks hand back instances of it.  A subclass without `name=` is an abstract
-base that contributes fields and checks to its subclasses.
+base that contributes fields, traits and checks to its subclasses.
+
+Operands are single, optional (a Value or None) or variadic (a list).  When an
+op has more than one non-single operand, the IR carries MLIR's
+`operandSegmentSizes` attribute, as ODS-defined ops do.
 
 Verification has three layers, run in this order by `verify_invariants()`:
 the field constraints, then result-type inference (`infer_result_type`, when the
@@ -21,8 +25,10 @@ from typing import Any, ClassVar, Optional, Sequence
 from mlir import ir
 from mlir._mlir_libs._mlir import register_operation
 
-from .fields import AttributeDef, FieldDef, OperandDef, ResultDef
+from .fields import OPTIONAL, SINGLE, VARIADIC, AttributeDef, FieldDef, OperandDef, ResultDef
 from .traits import Trait
+
+SEGMENT_SIZES = "operandSegmentSizes"
 
 
 class VerifyError(Exception):
@@ -58,47 +64,90 @@ class Operation(ir.OpView):
     def has_trait(cls, trait: Trait) -> bool:
         return trait in cls.traits
 
+    @classmethod
+    def uses_segment_sizes(cls) -> bool:
+        return sum(d.variadicity != SINGLE for d in cls._operand_defs) > 1
+
     # -- hooks for op classes ---------------------------------------------
 
     # An op that can infer its result type defines
     #     @classmethod
     #     def infer_result_type(cls, *operand_types, **attributes) -> ir.Type
-    # raising VerifyError when the operands do not fit together.
+    # with one argument per operand field (a type; None for an absent optional
+    # operand; a list of types for a variadic one) and attributes as Python
+    # values, raising VerifyError when they do not fit together.
 
     def verify(self) -> None:
         """Checks beyond constraints and inference; raise VerifyError."""
+
+    # -- structured access ----------------------------------------------------
+
+    def operand_groups(self) -> list:
+        """Operands per field: a Value, None (absent optional) or a list (variadic)."""
+        operands = list(self.operation.operands)
+        groups, start = [], 0
+        for field_def, size in zip(self._operand_defs, self._segment_sizes(len(operands))):
+            chunk = operands[start : start + size]
+            start += size
+            if field_def.variadicity == VARIADIC:
+                groups.append(chunk)
+            elif field_def.variadicity == OPTIONAL:
+                groups.append(chunk[0] if chunk else None)
+            else:
+                groups.append(chunk[0])
+        return groups
+
+    def _segment_sizes(self, count: int) -> list[int]:
+        if self.uses_segment_sizes():
+            return list(ir.DenseI32ArrayAttr(self.operation.attributes[SEGMENT_SIZES]))
+        singles = sum(d.variadicity == SINGLE for d in self._operand_defs)
+        return [1 if d.variadicity == SINGLE else count - singles for d in self._operand_defs]
+
+    def attribute_values(self) -> dict[str, Any]:
+        """The op's declared attributes as Python values (None for an absent optional one)."""
+        attrs = self.operation.attributes
+        return {
+            d.name: d.constraint.to_python(attrs[d.name]) if d.name in attrs else None
+            for d in self._attribute_defs
+        }
 
     # -- verification ------------------------------------------------------
 
     def verify_invariants(self) -> None:
         """Runs every check of this op; raises VerifyError on the first failure."""
         operation = self.operation
-        for index, operand_def in enumerate(self._operand_defs):
-            problem = operand_def.constraint.check(operation.operands[index].type)
-            if problem:
-                raise VerifyError(f"operand #{index} ('{operand_def.name}') {problem}")
+        groups = self.operand_groups()
+        for index, (operand_def, group) in enumerate(zip(self._operand_defs, groups)):
+            values = group if isinstance(group, list) else [] if group is None else [group]
+            for value in values:
+                problem = operand_def.constraint.check(value.type)
+                if problem:
+                    raise VerifyError(f"operand '{operand_def.name}' {problem}")
         for index, result_def in enumerate(self._result_defs):
             problem = result_def.constraint.check(operation.results[index].type)
             if problem:
                 raise VerifyError(f"result #{index} ('{result_def.name}') {problem}")
         for attr_def in self._attribute_defs:
             if attr_def.name not in operation.attributes:
+                if attr_def.optional:
+                    continue
                 raise VerifyError(f"requires attribute '{attr_def.name}'")
             problem = attr_def.constraint.check(operation.attributes[attr_def.name])
             if problem:
                 raise VerifyError(f"attribute '{attr_def.name}' {problem}")
         infer = getattr(type(self), "infer_result_type", None)
         if infer is not None:
-            expected = infer(*[v.type for v in operation.operands], **self.attribute_values())
+            expected = infer(*_types_of(groups), **self.attribute_values())
             actual = operation.results[0].type
             if expected != actual:
                 raise VerifyError(f"result type {actual} does not match the inferred type {expected}")
         self.verify()
 
-    def attribute_values(self) -> dict[str, Any]:
-        """The op's declared attributes as Python values, by name."""
-        attrs = self.operation.attributes
-        return {d.name: d.constraint.to_python(attrs[d.name]) for d in self._attribute_defs}
+
+def _types_of(groups: list) -> list:
+    return [
+        [v.type for v in g] if isinstance(g, list) else None if g is None else g.type for g in groups
+    ]
 
 
 def _collect_fields(cls) -> None:
@@ -112,33 +161,31 @@ def _collect_fields(cls) -> None:
         if isinstance(value, OperandDef):
             index = len(operands)
             operands.append(value)
-            setattr(cls, attr_name, property(lambda self, i=index: self.operation.operands[i], doc=value.doc))
+            setattr(cls, attr_name, property(lambda self, i=index: self.operand_groups()[i], doc=value.doc))
         elif isinstance(value, ResultDef):
             index = len(results)
             results.append(value)
             setattr(cls, attr_name, property(lambda self, i=index: self.operation.results[i], doc=value.doc))
         else:
             attributes.append(value)
-            setattr(
-                cls,
-                attr_name,
-                property(
-                    lambda self, d=value: d.constraint.to_python(self.operation.attributes[d.name]),
-                    doc=value.doc,
-                ),
-            )
+            setattr(cls, attr_name, property(lambda self, d=value: self.attribute_values()[d.name], doc=value.doc))
     cls._operand_defs = tuple(operands)
     cls._attribute_defs = tuple(attributes)
     cls._result_defs = tuple(results)
 
 
 def _make_builder(cls):
-    """A builder `__init__(operands..., attributes..., *, result_type, loc, ip)`."""
+    """A builder `__init__(operands..., attributes..., *, optional ones, result_type, loc, ip)`."""
     P = inspect.Parameter
     params = [P("self", P.POSITIONAL_OR_KEYWORD)]
-    params += [P(d.name, P.POSITIONAL_OR_KEYWORD) for d in cls._operand_defs]
+    params += [P(d.name, P.POSITIONAL_OR_KEYWORD) for d in cls._operand_defs if d.variadicity != OPTIONAL]
     params += [P(d.name, P.POSITIONAL_OR_KEYWORD) for d in cls._attribute_defs if d.required]
-    params += [P(d.name, P.KEYWORD_ONLY, default=d.default) for d in cls._attribute_defs if not d.required]
+    params += [P(d.name, P.KEYWORD_ONLY, default=None) for d in cls._operand_defs if d.variadicity == OPTIONAL]
+    params += [
+        P(d.name, P.KEYWORD_ONLY, default=None if d.optional else d.default)
+        for d in cls._attribute_defs
+        if not d.required
+    ]
     infers = hasattr(cls, "infer_result_type") and len(cls._result_defs) == 1
     result_param = "result_type" if len(cls._result_defs) == 1 else "result_types"
     params.append(P(result_param, P.KEYWORD_ONLY, **({"default": None} if infers else {})))
@@ -149,17 +196,28 @@ def _make_builder(cls):
         bound = signature.bind(self, *args, **kwargs)
         bound.apply_defaults()
         values = bound.arguments
-        operands = [_as_value(values[d.name], d.name, cls) for d in cls._operand_defs]
-        attr_values = {d.name: values[d.name] for d in cls._attribute_defs}
+        groups = [_as_group(values[d.name], d, cls) for d in cls._operand_defs]
+        operands, sizes = [], []
+        for group in groups:
+            chunk = group if isinstance(group, list) else [] if group is None else [group]
+            operands += chunk
+            sizes.append(len(chunk))
         attributes = {}
+        attr_values = {}
         for d in cls._attribute_defs:
-            value = attr_values[d.name]
+            value = values[d.name]
+            if value is None and d.optional:
+                attr_values[d.name] = None
+                continue
             attributes[d.name] = value if isinstance(value, ir.Attribute) else d.constraint.from_python(value)
+            attr_values[d.name] = d.constraint.to_python(attributes[d.name])
+        if cls.uses_segment_sizes():
+            attributes[SEGMENT_SIZES] = ir.DenseI32ArrayAttr.get(sizes)
         if result_param == "result_type":
             result_type = values["result_type"]
             if result_type is None:
                 try:
-                    result_type = cls.infer_result_type(*[v.type for v in operands], **attr_values)
+                    result_type = cls.infer_result_type(*_types_of(groups), **attr_values)
                 except VerifyError as error:
                     raise ValueError(f"'{cls.OPERATION_NAME}' op {error}") from None
             results = [result_type]
@@ -168,8 +226,8 @@ def _make_builder(cls):
         super(cls, self).__init__(
             self.OPERATION_NAME,
             self._ODS_REGIONS,
-            self._ODS_OPERAND_SEGMENTS,
-            self._ODS_RESULT_SEGMENTS,
+            None,
+            None,
             attributes=attributes,
             results=results,
             operands=operands,
@@ -184,9 +242,17 @@ def _make_builder(cls):
     return __init__
 
 
+def _as_group(value, field_def: OperandDef, cls):
+    if field_def.variadicity == VARIADIC:
+        return [_as_value(v, field_def.name, cls) for v in value]
+    if field_def.variadicity == OPTIONAL and value is None:
+        return None
+    return _as_value(value, field_def.name, cls)
+
+
 def _as_value(value, name: str, cls) -> ir.Value:
     if isinstance(value, ir.Value):
         return value
-    if isinstance(value, ir.OpView) or isinstance(value, ir.Operation):
+    if isinstance(value, (ir.OpView, ir.Operation)):
         return value.result
     raise TypeError(f"{cls.__name__}: operand '{name}' must be an MLIR Value, got {type(value).__name__}")

@@ -10,7 +10,7 @@ the op reference.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Optional
 
 from mlir import ir
 from mlir.dialects import irdl
@@ -71,6 +71,8 @@ class TensorOf(TypeConstraint):
 
 AnyTensor = TensorOf()
 FloatTensor = TensorOf(("f32", "f16", "bf16"))
+IntTensor = TensorOf(("i32", "i64"))
+BoolTensor = TensorOf(("i1",))
 
 
 # --- attributes ------------------------------------------------------------
@@ -111,7 +113,28 @@ F64Attr = AttrConstraint(
     "a 64-bit float attribute",
     "#builtin.float",
     lambda a: ir.FloatAttr(a).value,
-    lambda v: ir.FloatAttr.get(ir.F64Type.get(), float(v)),
+    lambda v: ir.FloatAttr.get_f64(float(v)),
+)
+
+F32Attr = AttrConstraint(
+    "a 32-bit float attribute",
+    "#builtin.float",
+    lambda a: ir.FloatAttr(a).value,
+    lambda v: ir.FloatAttr.get_f32(float(v)),
+)
+
+BoolAttr = AttrConstraint(
+    "a bool attribute",
+    "#builtin.integer",
+    lambda a: ir.BoolAttr(a).value,
+    lambda v: ir.BoolAttr.get(bool(v)),
+)
+
+DenseElementsAttr = AttrConstraint(
+    "a dense elements attribute",
+    "#builtin.dense_int_or_fp_elements",
+    lambda a: ir.DenseElementsAttr(a),
+    lambda v: v,
 )
 
 DenseI64ArrayAttr = AttrConstraint(

@@ -102,3 +102,30 @@ def _product(shape: Sequence[int]) -> int:
     for d in shape:
         count *= d
     return count
+
+
+# --- precision: f16 and bf16 compute in f32 ---------------------------------------------
+
+
+def is_low_precision(element: ir.Type) -> bool:
+    return isinstance(element, (ir.F16Type, ir.BF16Type))
+
+
+def compute_type(element: ir.Type) -> ir.Type:
+    """The type arithmetic runs in: f32 for f16 and bf16, the element type otherwise."""
+    return ir.F32Type.get() if is_low_precision(element) else element
+
+
+def widen(x: ir.Value) -> ir.Value:
+    """An f16 / bf16 scalar extended to f32; other scalars unchanged."""
+    return arith.extf(ir.F32Type.get(), x) if is_low_precision(x.type) else x
+
+
+def narrow(x: ir.Value, element: ir.Type) -> ir.Value:
+    """A computed scalar rounded back to the storage element type."""
+    return arith.truncf(element, x) if x.type != element else x
+
+
+def constant_like(like: ir.Value, value: float) -> ir.Value:
+    """A scalar constant of `like`'s type."""
+    return arith.constant(like.type, value)

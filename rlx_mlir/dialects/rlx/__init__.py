@@ -1,0 +1,17 @@
+"""The MIR dialect `rlx`: RLX's fused tensor DAG, one result per op.
+
+Op families live in the modules of this package; importing it defines and
+registers all of them (MLIR's dialect search finds this module by the
+namespace `rlx`).  `dialect/rlx.md` is rendered from these classes, in the
+order of the imports below.
+"""
+
+from .dialect import Rlx  # noqa: F401
+from .data import *  # noqa: F401,F403
+from .elementwise import *  # noqa: F401,F403
+from .linalg import *  # noqa: F401,F403
+from .norm import *  # noqa: F401,F403
+from .attention import *  # noqa: F401,F403
+from .shape import *  # noqa: F401,F403
+from .reduction import *  # noqa: F401,F403
+from .selection import *  # noqa: F401,F403

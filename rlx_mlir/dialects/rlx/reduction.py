@@ -1,0 +1,5 @@
+"""Reductions over axes: reduce, softmax, cumsum, argmax."""
+
+from __future__ import annotations
+
+from .dialect import Rlx  # noqa: F401

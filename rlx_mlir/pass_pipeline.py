@@ -11,8 +11,10 @@ a clear error naming the element and its column, never a half-built pipeline.
 from __future__ import annotations
 
 import functools
+import os
 import re
 import subprocess
+import traceback
 from dataclasses import dataclass
 from typing import Optional, Sequence, Union
 
@@ -186,13 +188,19 @@ def upstream_pass_names() -> tuple[str, ...]:
 def _python_pass(instance: RlxPass):
     def run(op: ir.Operation, pass_) -> None:
         try:
-            instance.run(op)
+            with op.location:  # a default location for types and attributes the pass creates
+                instance.run(op)
             if instance.name != "rlx-verify" and not verifier.verify(op):
                 pass_.signal_pass_failure()
         except PassFailure:
             pass_.signal_pass_failure()
         except Exception as error:  # a bug in a pass: report it as a diagnostic, not a crash
-            op.location.emit_error(f"internal error in pass '{instance.name}': {type(error).__name__}: {error}")
+            if os.environ.get("RLX_DEBUG"):
+                traceback.print_exc()
+            # Errors raised inside MLIR callbacks carry a traceback in their text: keep the last line.
+            lines = [line for line in str(error).splitlines() if line.strip()]
+            detail = lines[-1].strip() if lines else type(error).__name__
+            op.location.emit_error(f"internal error in pass '{instance.name}': {type(error).__name__}: {detail}")
             pass_.signal_pass_failure()
 
     return run

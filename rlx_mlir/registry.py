@@ -11,6 +11,7 @@ import difflib
 from typing import Optional
 
 from .passes.base import Configurable
+from .passes.bool_tensors_to_i8 import BoolTensorsToI8
 from .passes.dce import DeadCodeElimination
 from .passes.emit_c_interface import EmitCInterface
 from .passes.mir_to_linalg import MirToLinalg
@@ -18,7 +19,7 @@ from .passes.verify import Verify
 from .pipelines.lower_to_llvm import LowerToLLVM
 
 PASSES: dict[str, type[Configurable]] = {
-    cls.name: cls for cls in (MirToLinalg, DeadCodeElimination, EmitCInterface, Verify)
+    cls.name: cls for cls in (MirToLinalg, BoolTensorsToI8, DeadCodeElimination, EmitCInterface, Verify)
 }
 PIPELINES: dict[str, type[Configurable]] = {cls.name: cls for cls in (LowerToLLVM,)}
 

@@ -37,4 +37,36 @@ def verify(root: ir.Operation) -> bool:
         return ir.WalkResult.ADVANCE
 
     root.walk(check)
-    return not failed
+    return not failed and _verify_argument_attributes(root)
+
+
+def _verify_argument_attributes(root: ir.Operation) -> bool:
+    """`rlx.name` must be a string, unique per function; `rlx.param` a unit attribute."""
+    ok = True
+
+    def check(op: ir.Operation) -> ir.WalkResult:
+        nonlocal ok
+        if op.name != "func.func" or "arg_attrs" not in op.attributes:
+            return ir.WalkResult.ADVANCE
+        seen: dict[str, int] = {}
+        arguments = op.regions[0].blocks[0].arguments if op.regions[0].blocks else []
+        for index, attrs in enumerate(ir.ArrayAttr(op.attributes["arg_attrs"])):
+            attrs = ir.DictAttr(attrs)
+            location = arguments[index].location if index < len(arguments) else op.location
+            if "rlx.name" in attrs:
+                if not isinstance(attrs["rlx.name"], ir.StringAttr):
+                    location.emit_error(f"argument #{index}: 'rlx.name' must be a string, got {attrs['rlx.name']}")
+                    ok = False
+                    continue
+                name = ir.StringAttr(attrs["rlx.name"]).value
+                if name in seen:
+                    location.emit_error(f"argument #{index}: 'rlx.name' \"{name}\" is already the name of argument #{seen[name]}")
+                    ok = False
+                seen[name] = index
+            if "rlx.param" in attrs and not isinstance(attrs["rlx.param"], ir.UnitAttr):
+                location.emit_error(f"argument #{index}: 'rlx.param' is a unit attribute, got {attrs['rlx.param']}")
+                ok = False
+        return ir.WalkResult.ADVANCE
+
+    root.walk(check)
+    return ok

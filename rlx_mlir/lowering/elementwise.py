@@ -73,7 +73,32 @@ def _lower_binary(op) -> ir.Value:
     )
 
 
+_FLOAT_PREDICATES = {"eq": "OEQ", "ne": "UNE", "lt": "OLT", "le": "OLE", "gt": "OGT", "ge": "OGE"}
+_INT_PREDICATES = {"eq": "eq", "ne": "ne", "lt": "slt", "le": "sle", "gt": "sgt", "ge": "sge"}
+
+
+def _compare(predicate: str, a: ir.Value, b: ir.Value) -> ir.Value:
+    if isinstance(a.type, ir.IntegerType):
+        kind = getattr(arith.CmpIPredicate, _INT_PREDICATES[predicate])
+        return arith.cmpi(kind, a, b)
+    kind = getattr(arith.CmpFPredicate, _FLOAT_PREDICATES[predicate])
+    return arith.cmpf(kind, a, b)
+
+
+def _lower_compare(op) -> ir.Value:
+    predicate = op.predicate
+    return lb.elementwise([op.lhs, op.rhs], op.result.type, lambda a, b: _compare(predicate, a, b))
+
+
+def _lower_where(op) -> ir.Value:
+    return lb.elementwise(
+        [op.condition, op.on_true, op.on_false], op.result.type, lambda c, t, f: arith.select(c, t, f)
+    )
+
+
 LOWERINGS: dict[type, Callable] = {
     **{cls: _lower_activation for cls in ACTIVATIONS},
     **{cls: _lower_binary for cls in BINARIES},
+    rlx.CompareOp: _lower_compare,
+    rlx.WhereOp: _lower_where,
 }

@@ -1,6 +1,6 @@
 """rlx-lower-to-llvm: MIR (or linalg on tensors) to the LLVM dialect for CPU.
 
-Bufferizes whole functions, turns memref results into caller-provided output
+Stores boolean tensors as bytes, bufferizes whole functions, turns memref results into caller-provided output
 buffers (destination passing: the caller owns every result, so nothing leaks),
 frees internal buffers, and converts everything to LLVM.
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..passes.base import RlxPipeline, option
+from ..passes.bool_tensors_to_i8 import BoolTensorsToI8
 from ..passes.emit_c_interface import EmitCInterface
 from ..passes.mir_to_linalg import MirToLinalg
 
@@ -40,7 +41,7 @@ class LowerToLLVM(RlxPipeline):
     out_params: bool = option(True, "return results through caller-allocated buffers (needed by the JIT)")
 
     def elements(self):
-        steps = [MirToLinalg(), "canonicalize", BUFFERIZE]
+        steps = [MirToLinalg(), BoolTensorsToI8(), "canonicalize", BUFFERIZE]
         if self.out_params:
             steps.append(OUT_PARAMS)
         steps += [DEALLOCATE, "canonicalize", EmitCInterface(), *TO_LLVM]

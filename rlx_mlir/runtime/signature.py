@@ -23,6 +23,7 @@ _NUMPY_DTYPES = {
 }
 
 NAME_ATTR = "rlx.name"
+PARAM_ATTR = "rlx.param"
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,7 @@ class TensorSpec:
     dtype: np.dtype
     mlir_type: str
     position: Optional[SourcePosition] = field(default=None, compare=False)
+    is_param: bool = False  # a weight (`rlx.param`) rather than a runtime input
 
     def describe(self) -> str:
         return f"{self.mlir_type} (numpy {self.dtype.name} {list(self.shape)})"
@@ -52,13 +54,17 @@ def numpy_dtype(element: ir.Type, where: str) -> np.dtype:
         raise ValueError(f"{where}: element type {element} has no numpy equivalent") from None
 
 
-def _spec(type_: ir.Type, name: str, where: str, location: Optional[ir.Location] = None) -> TensorSpec:
+def _spec(
+    type_: ir.Type, name: str, where: str, location: Optional[ir.Location] = None, is_param: bool = False
+) -> TensorSpec:
     if not isinstance(type_, ir.RankedTensorType):
         raise ValueError(f"{where}: only ranked tensors cross the numpy boundary, got {type_}")
     if not type_.has_static_shape:
         raise ValueError(f"{where}: dynamic dimensions are not supported at the numpy boundary yet ({type_})")
     position = position_of(location) if location is not None else None
-    return TensorSpec(name, tuple(type_.shape), numpy_dtype(type_.element_type, where), str(type_), position)
+    return TensorSpec(
+        name, tuple(type_.shape), numpy_dtype(type_.element_type, where), str(type_), position, is_param
+    )
 
 
 def find_function(module: ir.Module, entry: Optional[str]):
@@ -83,7 +89,7 @@ def signature_of(function) -> Signature:
     entry = ir.StringAttr(function.sym_name).value
     function_type = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)
     arg_attrs = list(function.arg_attrs) if "arg_attrs" in function.attributes else []
-    names, named = [], True
+    names, params, named = [], [], True
     for index in range(len(function_type.inputs)):
         attrs = ir.DictAttr(arg_attrs[index]) if index < len(arg_attrs) else None
         if attrs is not None and NAME_ATTR in attrs:
@@ -91,9 +97,10 @@ def signature_of(function) -> Signature:
         else:
             names.append(f"arg{index}")
             named = False
+        params.append(attrs is not None and PARAM_ATTR in attrs)
     arguments = function.regions[0].blocks[0].arguments
     inputs = tuple(
-        _spec(t, names[i], f"@{entry} argument #{i}", arguments[i].location)
+        _spec(t, names[i], f"@{entry} argument #{i}", arguments[i].location, params[i])
         for i, t in enumerate(function_type.inputs)
     )
     outputs = tuple(

@@ -1,5 +1,65 @@
-"""Leaves and data: constants and casts."""
+"""Leaves and data: constants and casts.
+
+Function arguments are the other leaves: an argument is an input unless it
+carries the unit attribute `rlx.param` (a weight); `rlx.name = "..."` names it
+(see `rlx_mlir.runtime.signature`).
+"""
 
 from __future__ import annotations
 
-from .dialect import Rlx  # noqa: F401
+from mlir import ir
+
+from ...dsl import DenseElementsAttr, Pure, TensorOf, VerifyError, attribute, operand, result
+from ...shapes import format_shape, shape_of
+from .dialect import Rlx
+
+CASTABLE = ("f32", "f16", "bf16", "i32", "i64", "i1")
+CastableTensor = TensorOf(CASTABLE)
+
+
+class ConstantOp(Rlx.Operation, name="constant", traits=[Pure]):
+    """A tensor constant: `value` (a dense elements attribute) with its own type.
+
+        %w = "rlx.constant"() {value = dense<[1.0, 2.0]> : tensor<2xf32>} : () -> tensor<2xf32>
+    """
+
+    value = attribute(DenseElementsAttr, "the elements; the result has this attribute's type")
+    result = result(TensorOf(), "the constant tensor")
+
+    @classmethod
+    def infer_result_type(cls, value) -> ir.Type:
+        return value.type
+
+
+class CastOp(Rlx.Operation, name="cast", traits=[Pure]):
+    """Converts elements to the result's element type (f32, f16, bf16, i32, i64, i1); shape unchanged.
+
+    As PyTorch's `Tensor.to`: floats round to nearest even when narrowed; floats
+    to integers truncate toward zero (NaN and out-of-range values give
+    unspecified results); integers to floats round to nearest; integers
+    sign-extend or truncate; anything to i1 is `x != 0` (NaN is true); i1 to a
+    number is 0 or 1.  The builder is `CastOp(x, result_type=...)`, or
+    `CastOp.to(x, "i32")`.
+    """
+
+    input = operand(CastableTensor, "the tensor to convert")
+    result = result(CastableTensor, "same shape, the target element type")
+
+    def verify(self) -> None:
+        source, target = shape_of(self.input.type), shape_of(self.result.type)
+        if source != target:
+            raise VerifyError(f"changes the shape from {format_shape(source)} to {format_shape(target)}")
+
+    @classmethod
+    def to(cls, input: ir.Value, dtype: str, *, loc=None, ip=None) -> "CastOp":
+        """Builds a cast of `input` to the element type named `dtype` ("f16", "i64", ...)."""
+        from ...dsl import element_type_from_name
+
+        if dtype not in CASTABLE:
+            raise ValueError(f"'rlx.cast' cannot convert to '{dtype}'; targets: {', '.join(CASTABLE)}")
+        element = element_type_from_name(dtype)
+        result_type = ir.RankedTensorType.get(list(shape_of(input.type)), element)
+        return cls(input, result_type=result_type, loc=loc, ip=ip)
+
+
+__all__ = ["CastOp", "ConstantOp"]

@@ -1,14 +1,18 @@
-"""Elementwise ops: NumPy-broadcast binaries and activations."""
+"""Elementwise ops: NumPy-broadcast binaries, activations, comparisons and select."""
 
 from __future__ import annotations
 
 from mlir import ir
 
 from ...dsl import (
+    BoolTensor,
     Elementwise,
     FloatTensor,
     Pure,
+    StrEnumAttr,
+    TensorOf,
     VerifyError,
+    attribute,
     operand,
     result,
 )
@@ -19,6 +23,18 @@ from .dialect import Rlx, same_element_type
 # --- elementwise binaries -------------------------------------------------------
 
 
+def broadcast_all(*types: ir.Type) -> tuple[int, ...]:
+    """The NumPy broadcast of the operands' shapes; VerifyError when they do not broadcast."""
+    shape: tuple[int, ...] = ()
+    for type_ in types:
+        merged = broadcast_shapes(shape, shape_of(type_))
+        if merged is None:
+            listed = " and ".join(format_shape(shape_of(t)) for t in types)
+            raise VerifyError(f"operand shapes {listed} do not broadcast")
+        shape = merged
+    return shape
+
+
 class _Binary(Rlx.Operation, traits=[Pure, Elementwise]):
     lhs = operand(FloatTensor, "first operand")
     rhs = operand(FloatTensor, "second operand")
@@ -27,12 +43,7 @@ class _Binary(Rlx.Operation, traits=[Pure, Elementwise]):
     @classmethod
     def infer_result_type(cls, lhs: ir.Type, rhs: ir.Type) -> ir.Type:
         element = same_element_type(lhs, rhs)
-        shape = broadcast_shapes(shape_of(lhs), shape_of(rhs))
-        if shape is None:
-            raise VerifyError(
-                f"operand shapes {format_shape(shape_of(lhs))} and {format_shape(shape_of(rhs))} do not broadcast"
-            )
-        return ir.RankedTensorType.get(shape, element)
+        return ir.RankedTensorType.get(broadcast_all(lhs, rhs), element)
 
 
 def _binary(class_name: str, op_name: str, formula: str) -> type:
@@ -83,3 +94,42 @@ SqrtOp = _activation("SqrtOp", "sqrt", "sqrt(x)")
 RsqrtOp = _activation("RsqrtOp", "rsqrt", "1 / sqrt(x)")
 NegOp = _activation("NegOp", "neg", "-x")
 AbsOp = _activation("AbsOp", "abs", "|x|")
+
+
+# --- comparison and select ------------------------------------------------------------
+
+NumericTensor = TensorOf(("f32", "f16", "bf16", "i32", "i64"))
+SelectableTensor = TensorOf(("f32", "f16", "bf16", "i32", "i64", "i1"))
+PREDICATES = ("eq", "ne", "lt", "le", "gt", "ge")
+
+
+class CompareOp(Rlx.Operation, name="compare", traits=[Pure, Elementwise]):
+    """Elementwise comparison `lhs <predicate> rhs` to i1, with NumPy broadcasting.
+
+    Floats compare as NumPy does: every predicate is false when an operand is
+    NaN, except `ne`, which is true.  Integers compare as signed values.
+    """
+
+    lhs = operand(NumericTensor, "first operand")
+    rhs = operand(NumericTensor, "second operand, same element type")
+    predicate = attribute(StrEnumAttr(*PREDICATES), "the comparison")
+    result = result(BoolTensor, "i1, the NumPy broadcast of both operand shapes")
+
+    @classmethod
+    def infer_result_type(cls, lhs: ir.Type, rhs: ir.Type, predicate: str) -> ir.Type:
+        same_element_type(lhs, rhs)
+        return ir.RankedTensorType.get(broadcast_all(lhs, rhs), ir.IntegerType.get_signless(1))
+
+
+class WhereOp(Rlx.Operation, name="where", traits=[Pure, Elementwise]):
+    """Elementwise select: `condition ? on_true : on_false`, all three broadcast (NumPy's `where`)."""
+
+    condition = operand(BoolTensor, "i1 selector")
+    on_true = operand(SelectableTensor, "taken where the condition holds")
+    on_false = operand(SelectableTensor, "taken elsewhere; same element type as on_true")
+    result = result(SelectableTensor, "the broadcast of all three shapes")
+
+    @classmethod
+    def infer_result_type(cls, condition: ir.Type, on_true: ir.Type, on_false: ir.Type) -> ir.Type:
+        element = same_element_type(on_true, on_false)
+        return ir.RankedTensorType.get(broadcast_all(condition, on_true, on_false), element)

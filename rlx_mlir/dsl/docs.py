@@ -32,6 +32,10 @@ def render_markdown(dialect) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def _value(value) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
 def _summary(op) -> str:
     return inspect.cleandoc(op.__doc__ or "").split("\n", 1)[0]
 
@@ -43,12 +47,14 @@ def _render_op(op) -> list[str]:
         lines += [f"Traits: {names}", ""]
     if op._operand_defs:
         lines += ["| Operand | Type | Description |", "|---|---|---|"]
-        lines += [f"| `{d.name}` | {d.constraint.summary} | {_cell(d.doc)} |" for d in op._operand_defs]
+        for d in op._operand_defs:
+            kind = {"optional": "optional ", "variadic": "variadic, any number of "}.get(d.variadicity, "")
+            lines.append(f"| `{d.name}` | {kind}{d.constraint.summary} | {_cell(d.doc)} |")
         lines.append("")
     if op._attribute_defs:
         lines += ["| Attribute | Kind | Description |", "|---|---|---|"]
         for d in op._attribute_defs:
-            default = "" if d.required else f" (default `{d.default}`)"
+            default = "" if d.required else " (optional)" if d.optional else f" (default `{_value(d.default)}`)"
             lines.append(f"| `{d.name}` | {d.constraint.summary} | {_cell(d.doc)}{default} |")
         lines.append("")
     if op._result_defs:

@@ -210,6 +210,9 @@ def _make_builder(cls):
                 attr_values[d.name] = None
                 continue
             attributes[d.name] = value if isinstance(value, ir.Attribute) else d.constraint.from_python(value)
+            problem = d.constraint.check(attributes[d.name])
+            if problem:
+                raise ValueError(f"'{cls.OPERATION_NAME}' op attribute '{d.name}' {problem}")
             attr_values[d.name] = d.constraint.to_python(attributes[d.name])
         if cls.uses_segment_sizes():
             attributes[SEGMENT_SIZES] = ir.DenseI32ArrayAttr.get(sizes)

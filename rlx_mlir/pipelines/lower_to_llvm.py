@@ -21,9 +21,10 @@ OUT_PARAMS = "buffer-results-to-out-params{hoist-static-allocs modify-public-fun
 DEALLOCATE = "buffer-deallocation-pipeline"
 TO_LLVM = (
     "convert-linalg-to-loops",
+    # expand-strided-metadata emits affine.apply for subview offsets: lower affine after it.
+    "expand-strided-metadata",
     "lower-affine",
     "convert-scf-to-cf",
-    "expand-strided-metadata",
     "finalize-memref-to-llvm",
     "convert-math-to-llvm",
     "convert-math-to-libm",

@@ -165,8 +165,31 @@ def compile(
             run_pipeline(parsed.operation, LowerToLLVM().elements())
         except ir.MLIRError:
             raise CompileError("lowering to LLVM failed", diagnostics.errors, sources) from None
+        leftover = _first_non_llvm_op(parsed.operation)
+        if leftover is not None:
+            leftover.location.emit_error(f"'{leftover.name}' was not lowered to the LLVM dialect")
+            raise CompileError("lowering to LLVM left non-LLVM operations", diagnostics.errors, sources)
         engine = ExecutionEngine(
             parsed, opt_level=opt_level, shared_libs=[runtime_library("mlir_c_runner_utils")]
         )
         return Executable(engine, signature, str(parsed), context)
 
+
+
+
+def _first_non_llvm_op(module: ir.Operation) -> Optional[ir.Operation]:
+    """The first op the pipeline left outside the LLVM dialect, if any.
+
+    The ExecutionEngine only says "Failure while creating the ExecutionEngine"
+    when translation to LLVM IR meets one.
+    """
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name.split(".", 1)[0] not in ("llvm", "builtin"):
+            found.append(op)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit)
+    return found[0] if found else None

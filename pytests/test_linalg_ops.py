@@ -9,17 +9,16 @@ imported from the package.
 
 from __future__ import annotations
 
-import functools
 import math
 import string
-import zlib
 
 import numpy as np
 import pytest
 from mlir import ir
+from op_cases import compiled, one_op_module, rng_for, uniform
+from op_cases import placeholder as _placeholder
 
 import rlx_mlir
-from rlx_mlir import compile as rlx_compile
 from rlx_mlir.dialects import rlx
 
 DTYPES = {"f32": np.float32, "f16": np.float16}
@@ -51,38 +50,6 @@ F16_ATOL = 1e-5
 
 
 # --- helpers ------------------------------------------------------------------------------------
-
-
-def tensor_type(shape, dtype: str) -> str:
-    dims = "".join(f"{d}x" for d in shape)
-    return f"tensor<{dims}{dtype}>"
-
-
-def one_op_module(op_name: str, input_shapes, dtype: str, result_shape, attrs: str = "") -> str:
-    in_types = [tensor_type(s, dtype) for s in input_shapes]
-    out_type = tensor_type(result_shape, dtype)
-    params = ", ".join(f"%a{i}: {t}" for i, t in enumerate(in_types))
-    operands = ", ".join(f"%a{i}" for i in range(len(in_types)))
-    attr_text = f" {{{attrs}}}" if attrs else ""
-    return (
-        f"func.func @f({params}) -> {out_type} {{\n"
-        f'  %0 = "rlx.{op_name}"({operands}){attr_text} : ({", ".join(in_types)}) -> {out_type}\n'
-        f"  return %0 : {out_type}\n"
-        f"}}\n"
-    )
-
-
-@functools.lru_cache(maxsize=None)
-def compiled(text: str):
-    return rlx_compile(text, entry="f")
-
-
-def rng_for(*key) -> np.random.Generator:
-    return np.random.default_rng(zlib.crc32(repr(key).encode()))
-
-
-def uniform(rng, shape, low, high, dtype) -> np.ndarray:
-    return np.asarray(rng.uniform(low, high, size=shape)).astype(dtype)
 
 
 def assert_within(actual, expected, bound, what):
@@ -189,10 +156,6 @@ def test_dot_general_builder_infers_the_result():
         assert op.result.type == t(2, 5, 1, 6)
         assert op.lhs_batch == [1, 0] and op.rhs_contracting == [0]
         assert plain.result.type == t(3, 5) and plain.lhs_batch == []
-
-
-def _placeholder(type_):
-    return ir.Operation.create("builtin.unrealized_conversion_cast", results=[type_]).result
 
 
 # --- fused_matmul_bias_act ----------------------------------------------------------------------

@@ -9,15 +9,13 @@ builder tests) is imported from the package.
 
 from __future__ import annotations
 
-import functools
-import zlib
-
 import numpy as np
 import pytest
 from mlir import ir
+from op_cases import compiled, one_op_module, rng_for, shape_id, uniform
+from op_cases import placeholder as _placeholder
 
 import rlx_mlir
-from rlx_mlir import compile as rlx_compile
 from rlx_mlir.dialects import rlx
 
 DTYPES = {"f32": np.float32, "f16": np.float16}
@@ -56,42 +54,6 @@ SWIGLU_TOL = {"f32": (1e-5, 1e-6), "f16": (2e-3, 1e-5)}
 
 
 # --- helpers ------------------------------------------------------------------------------------
-
-
-def tensor_type(shape, dtype: str) -> str:
-    dims = "".join(f"{d}x" for d in shape)
-    return f"tensor<{dims}{dtype}>"
-
-
-def one_op_module(op_name: str, input_shapes, dtype: str, result_shape, attrs: str = "") -> str:
-    in_types = [tensor_type(s, dtype) for s in input_shapes]
-    out_type = tensor_type(result_shape, dtype)
-    params = ", ".join(f"%a{i}: {t}" for i, t in enumerate(in_types))
-    operands = ", ".join(f"%a{i}" for i in range(len(in_types)))
-    attr_text = f" {{{attrs}}}" if attrs else ""
-    return (
-        f"func.func @f({params}) -> {out_type} {{\n"
-        f'  %0 = "rlx.{op_name}"({operands}){attr_text} : ({", ".join(in_types)}) -> {out_type}\n'
-        f"  return %0 : {out_type}\n"
-        f"}}\n"
-    )
-
-
-@functools.lru_cache(maxsize=None)
-def compiled(text: str):
-    return rlx_compile(text, entry="f")
-
-
-def rng_for(*key) -> np.random.Generator:
-    return np.random.default_rng(zlib.crc32(repr(key).encode()))
-
-
-def uniform(rng, shape, low, high, dtype) -> np.ndarray:
-    return np.asarray(rng.uniform(low, high, size=shape)).astype(dtype)
-
-
-def shape_id(shape) -> str:
-    return "x".join(map(str, shape)) if shape else "scalar"
 
 
 def param_shape(shape, axis):
@@ -283,10 +245,6 @@ def test_fused_swiglu(dtype, shape):
 
 
 # --- builders reject bad attributes at the call -------------------------------------------------
-
-
-def _placeholder(type_):
-    return ir.Operation.create("builtin.unrealized_conversion_cast", results=[type_]).result
 
 
 def test_builders_raise_with_the_offending_values():

@@ -8,14 +8,11 @@ result with an independent reference computed in float64 by numpy (and
 
 from __future__ import annotations
 
-import functools
 import math
-import zlib
 
 import numpy as np
 import pytest
-
-from rlx_mlir import compile as rlx_compile
+from op_cases import compiled, one_op_module, rng_for, shape_id, uniform
 
 # --- tolerances ----------------------------------------------------------------------
 #
@@ -57,45 +54,6 @@ DTYPES = {"f32": np.float32, "f16": np.float16}
 
 
 # --- MLIR text helpers -----------------------------------------------------------------
-
-
-def tensor_type(shape, dtype: str) -> str:
-    """`tensor<2x3xf32>`, or `tensor<f32>` for rank 0."""
-    dims = "".join(f"{d}x" for d in shape)
-    return f"tensor<{dims}{dtype}>"
-
-
-def one_op_module(op_name: str, input_shapes, dtype: str, result_shape, attrs: str = "", fn: str = "f") -> str:
-    """A function `@fn` whose body is the single op `"rlx.<op_name>"` on its arguments."""
-    in_types = [tensor_type(s, dtype) for s in input_shapes]
-    out_type = tensor_type(result_shape, dtype)
-    params = ", ".join(f"%a{i}: {t}" for i, t in enumerate(in_types))
-    operands = ", ".join(f"%a{i}" for i in range(len(in_types)))
-    attr_text = f" {{{attrs}}}" if attrs else ""
-    return (
-        f"func.func @{fn}({params}) -> {out_type} {{\n"
-        f'  %0 = "rlx.{op_name}"({operands}){attr_text} : ({", ".join(in_types)}) -> {out_type}\n'
-        f"  return %0 : {out_type}\n"
-        f"}}\n"
-    )
-
-
-@functools.lru_cache(maxsize=None)
-def compiled(text: str, entry: str = "f"):
-    return rlx_compile(text, entry=entry)
-
-
-def rng_for(*key) -> np.random.Generator:
-    """A generator seeded deterministically from the test case's identity."""
-    return np.random.default_rng(zlib.crc32(repr(key).encode()))
-
-
-def uniform(rng, shape, low, high, dtype) -> np.ndarray:
-    return np.asarray(rng.uniform(low, high, size=shape)).astype(dtype)
-
-
-def shape_id(shape) -> str:
-    return "x".join(map(str, shape)) if shape else "scalar"
 
 
 def assert_close_elementwise(actual: np.ndarray, expected64: np.ndarray, dtype: str) -> None:

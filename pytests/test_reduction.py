@@ -25,25 +25,20 @@ Tolerances (u = 2**-24, the f32 unit roundoff):
 
 from __future__ import annotations
 
-import functools
-import zlib
-
 import numpy as np
 import pytest
 from mlir import ir
+from op_cases import compiled, rng_for, shape_id, tensor_type
+from op_cases import mlir_tensor as _tensor
+from op_cases import placeholder as _placeholder
 
 import rlx_mlir
-from rlx_mlir import compile as rlx_compile
 from rlx_mlir.dialects import rlx
 
 NUMPY = {"f32": np.float32, "f16": np.float16, "i64": np.int64}
 U32 = 2.0**-24
 F16_RTOL = 2e-3
 ATOL = 1e-7  # exact zeros and tiny results
-
-
-def tensor_type(shape, dtype: str) -> str:
-    return "tensor<" + "".join(f"{d}x" for d in shape) + dtype + ">"
 
 
 def one_op(op: str, shape, dtype: str, out_shape, out_dtype: str, attrs: str) -> str:
@@ -55,21 +50,8 @@ def one_op(op: str, shape, dtype: str, out_shape, out_dtype: str, attrs: str) ->
     )
 
 
-@functools.lru_cache(maxsize=None)
-def compiled(text: str):
-    return rlx_compile(text, entry="f")
-
-
-def rng_for(*key) -> np.random.Generator:
-    return np.random.default_rng(zlib.crc32(repr(key).encode()))
-
-
 def uniform(key, shape, low, high, dtype: str) -> np.ndarray:
     return np.asarray(rng_for(*key).uniform(low, high, size=shape)).astype(NUMPY[dtype])
-
-
-def shape_id(shape) -> str:
-    return "x".join(map(str, shape)) if shape else "scalar"
 
 
 def bool_attr(value: bool) -> str:
@@ -159,14 +141,6 @@ def test_reduce_max_min_propagate_nan(kind, fn):
     attrs = f'kind = "{kind}", axes = array<i64: 1>, keep_dim = false'
     exe = compiled(one_op("reduce", (2, 3), "f32", (2,), "f32", attrs))
     np.testing.assert_array_equal(exe(x), fn(x, axis=1))
-
-
-def _tensor(shape, element="f32"):
-    return ir.RankedTensorType.get(list(shape), ir.Type.parse(element))
-
-
-def _placeholder(type_):
-    return ir.Operation.create("builtin.unrealized_conversion_cast", results=[type_]).result
 
 
 def test_reduction_builders_infer_and_check():

@@ -9,23 +9,20 @@ classes; nothing from the lowering is imported.
 
 from __future__ import annotations
 
-import functools
 import zlib
 
 import numpy as np
 import pytest
 from mlir import ir
 from mlir.dialects import func
+from op_cases import compiled, shape_id, tensor_type
+from op_cases import mlir_tensor as _tensor
+from op_cases import placeholder as _placeholder
 
 import rlx_mlir
-from rlx_mlir import compile as rlx_compile
 from rlx_mlir.dialects import rlx
 
 NUMPY = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i64": np.int64}
-
-
-def tensor_type(shape, dtype: str) -> str:
-    return "tensor<" + "".join(f"{d}x" for d in shape) + dtype + ">"
 
 
 def one_op(op: str, operands, result, attrs: str = "") -> str:
@@ -42,27 +39,10 @@ def one_op(op: str, operands, result, attrs: str = "") -> str:
     )
 
 
-@functools.lru_cache(maxsize=None)
-def compiled(text: str):
-    return rlx_compile(text, entry="f")
-
-
 def data(key, shape, dtype: str) -> np.ndarray:
     """Deterministic distinct-looking values (exactly representable in f16)."""
     rng = np.random.default_rng(zlib.crc32(repr(key).encode()))
     return (rng.integers(-512, 512, size=shape) / 8.0).astype(NUMPY[dtype])
-
-
-def shape_id(shape) -> str:
-    return "x".join(map(str, shape)) if shape else "scalar"
-
-
-def _tensor(shape, element="f32"):
-    return ir.RankedTensorType.get(list(shape), ir.Type.parse(element))
-
-
-def _placeholder(type_):
-    return ir.Operation.create("builtin.unrealized_conversion_cast", results=[type_]).result
 
 
 def _check_exact(actual: np.ndarray, expected: np.ndarray) -> None:

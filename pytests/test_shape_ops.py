@@ -15,28 +15,15 @@ import numpy as np
 import pytest
 from mlir import ir
 from mlir.dialects import func
-from op_cases import compiled, shape_id, tensor_type
+from op_cases import compiled, shape_id
 from op_cases import mlir_tensor as _tensor
+from op_cases import op_module as one_op
 from op_cases import placeholder as _placeholder
 
 import rlx_mlir
 from rlx_mlir.dialects import rlx
 
 NUMPY = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i64": np.int64}
-
-
-def one_op(op: str, operands, result, attrs: str = "") -> str:
-    """`@f` applying `"rlx.<op>"` to its arguments; operands and result are (shape, dtype) pairs."""
-    in_types = [tensor_type(*o) for o in operands]
-    out_type = tensor_type(*result)
-    params = ", ".join(f"%a{i}: {t}" for i, t in enumerate(in_types))
-    args = ", ".join(f"%a{i}" for i in range(len(in_types)))
-    attr_text = f" {{{attrs}}}" if attrs else ""
-    return (
-        f"func.func @f({params}) -> {out_type} {{\n"
-        f'  %0 = "rlx.{op}"({args}){attr_text} : ({", ".join(in_types)}) -> {out_type}\n'
-        f"  return %0 : {out_type}\n}}\n"
-    )
 
 
 def data(key, shape, dtype: str) -> np.ndarray:

@@ -72,7 +72,7 @@ class Dialect:
     @classmethod
     def load(cls, context: ir.Context) -> None:
         """Makes the dialect's ops known to `context` (a no-op when they already are)."""
-        if cls.is_loaded(context):
+        if not cls.ops or cls.is_loaded(context):
             return
         with context:
             irdl.load_dialects(ir.Module.parse(cls.irdl_text()))

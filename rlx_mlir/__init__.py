@@ -5,8 +5,9 @@
     y = exe(x, w, b)
 """
 
+from .builder import GraphModule, Tensor
 from .context import make_context
 from .diagnostics import CompileError
 from .runtime.jit import Executable, compile
 
-__all__ = ["CompileError", "Executable", "compile", "make_context"]
+__all__ = ["CompileError", "Executable", "GraphModule", "Tensor", "compile", "make_context"]

@@ -1,0 +1,76 @@
+"""`inspect()`: a readable summary of a GraphModule at its stage."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Optional
+
+from mlir import ir
+
+from .shapes import format_shape
+
+FUSED_MIR_OPS = (
+    "rlx.fused_matmul_bias_act",
+    "rlx.fused_residual_rms_norm",
+    "rlx.fused_residual_layer_norm",
+    "rlx.fused_swiglu",
+)
+
+
+def block_name(location: ir.Location) -> Optional[str]:
+    """The named block (NameLoc) an op was built in, if any."""
+    if location.is_a_name():
+        return location.name_str
+    if location.is_a_fused():
+        for inner in location.locations:
+            name = block_name(inner)
+            if name:
+                return name
+    if location.is_a_callsite():
+        return block_name(location.callee)
+    return None
+
+
+def _describe(type_: ir.Type) -> str:
+    if isinstance(type_, ir.RankedTensorType):
+        return f"{format_shape(type_.shape)} {type_.element_type}"
+    return str(type_)
+
+
+def summarize(graph) -> str:
+    from .runtime.signature import signature_of
+
+    function = graph._func
+    lines = [f"GraphModule '{graph.name}' at stage {graph.stage}"]
+    if graph.fusion_policy and graph.stage == "hir":
+        lines[0] += f" (fusion policy {graph.fusion_policy})"
+    with graph.context:
+        try:
+            signature = signature_of(function)
+            inputs = [s for s in signature.inputs if not s.is_param]
+            params = [s for s in signature.inputs if s.is_param]
+            lines.append("  inputs:  " + (", ".join(f"{s.name} {_describe_spec(s)}" for s in inputs) or "none"))
+            lines.append("  params:  " + (", ".join(f"{s.name} {_describe_spec(s)}" for s in params) or "none"))
+            lines.append("  outputs: " + (", ".join(_describe_spec(s) for s in signature.outputs) or "none"))
+        except ValueError as error:
+            lines.append(f"  signature: {error}")
+        ops = [op for op in function.regions[0].blocks[0].operations if op.operation.name != "func.return"]
+        lines.append(f"  ops ({len(ops)}):")
+        for op in ops:
+            operation = op.operation
+            results = ", ".join(_describe(r.type) for r in operation.results)
+            name = block_name(operation.location)
+            where = f"  @ {name}" if name else ""
+            lines.append(f"    {operation.name:<32} -> {results}{where}")
+        counts = Counter(op.operation.name for op in ops)
+        lines.append("  op counts: " + ", ".join(f"{n} x{c}" for n, c in sorted(counts.items())))
+        if graph.stage != "hir":
+            fused = {n: counts[n] for n in FUSED_MIR_OPS if counts.get(n)}
+            lines.append(
+                "  fusion: " + (", ".join(f"{n} x{c}" for n, c in fused.items()) if fused else "no fused ops")
+            )
+    return "\n".join(lines)
+
+
+def _describe_spec(spec) -> str:
+    return f"{format_shape(spec.shape)} {spec.dtype.name}"

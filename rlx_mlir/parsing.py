@@ -58,8 +58,10 @@ def _as_module(module_op: ir.Operation) -> ir.Module:
     ExecutionEngine needs), so the ops and attributes move into a new one.
     """
     module = ir.Module.create(module_op.location)
-    for attribute in module_op.attributes:
-        module.operation.attributes[attribute.name] = attribute.attr
+    attributes = module_op.attributes
+    for index in range(len(attributes)):
+        named = attributes[index]
+        module.operation.attributes[named.name] = named.attr
     for op in list(module_op.regions[0].blocks[0].operations):
         module.body.append(op.operation)
     return module

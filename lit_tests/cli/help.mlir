@@ -8,7 +8,7 @@
 // CHECK-DAG: --rlx-emit-c-interface {{ *}}Mark public func.func ops
 // CHECK-DAG: --rlx-verify {{ *}}Check RLX ops' shape and dtype rules
 // CHECK: RLX pipelines:
-// CHECK-NEXT: --rlx-lower-to-llvm {{ *}}Lower MIR to the LLVM dialect for CPU
+// CHECK-NEXT: --rlx-lower-to-llvm {{ *}}Lower HIR/MIR to the LLVM dialect for CPU
 // CHECK-NEXT: out-params=true {{ *}}return results through caller-allocated buffers
 // CHECK: Any upstream MLIR pass or pipeline is accepted
 

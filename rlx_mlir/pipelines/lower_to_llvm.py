@@ -1,4 +1,4 @@
-"""rlx-lower-to-llvm: MIR (or linalg on tensors) to the LLVM dialect for CPU.
+"""rlx-lower-to-llvm: HIR or MIR (or linalg on tensors) to the LLVM dialect for CPU.
 
 Stores boolean tensors as bytes, bufferizes whole functions, turns memref results into caller-provided output
 buffers (destination passing: the caller owns every result, so nothing leaks),
@@ -12,6 +12,7 @@ import dataclasses
 from ..passes.base import RlxPipeline, option
 from ..passes.bool_tensors_to_i8 import BoolTensorsToI8
 from ..passes.emit_c_interface import EmitCInterface
+from ..passes.hir_to_mir import HirToMir
 from ..passes.mir_to_linalg import MirToLinalg
 
 BUFFERIZE = (
@@ -38,11 +39,11 @@ TO_LLVM = (
 @dataclasses.dataclass(frozen=True)
 class LowerToLLVM(RlxPipeline):
     name = "rlx-lower-to-llvm"
-    summary = "Lower MIR to the LLVM dialect for CPU: linalg, bufferization, out-params, LLVM"
+    summary = "Lower HIR/MIR to the LLVM dialect for CPU: MIR, linalg, bufferization, out-params, LLVM"
     out_params: bool = option(True, "return results through caller-allocated buffers (needed by the JIT)")
 
     def elements(self):
-        steps = [MirToLinalg(), BoolTensorsToI8(), "canonicalize", BUFFERIZE]
+        steps = [HirToMir(), MirToLinalg(), BoolTensorsToI8(), "canonicalize", BUFFERIZE]
         if self.out_params:
             steps.append(OUT_PARAMS)
         steps += [DEALLOCATE, "canonicalize", EmitCInterface(), *TO_LLVM]

@@ -3,7 +3,14 @@
 Importing this package defines and registers every HIR op (MLIR's dialect
 search finds it by the namespace `rlx_hir`).  `rlx-hir-to-mir` expands each
 block into MIR ops under the module's fusion policy.  MIR ops may appear
-directly in an HIR function: that is RLX's `Mir(op)` escape hatch.
+directly in an HIR function: that is RLX's `Mir(op)` escape hatch, and the
+pass leaves them alone.  `dialect/rlx_hir.md` is rendered from these classes,
+in the order of the imports below.
 """
 
-from .dialect import RlxHir  # noqa: F401
+from .dialect import FUSION_POLICIES, FUSION_POLICY_ATTR, RlxHir  # noqa: F401
+from .linear import *  # noqa: F401,F403
+from .norm import *  # noqa: F401,F403
+from .attention import *  # noqa: F401,F403
+from .conv import *  # noqa: F401,F403
+from .decoder import *  # noqa: F401,F403

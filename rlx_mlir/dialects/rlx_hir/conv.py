@@ -1,0 +1,55 @@
+"""Convolution blocks: the causal depthwise 1-D convolution of streaming models."""
+
+from __future__ import annotations
+
+from mlir import ir
+
+from ...dsl import FloatTensor, I64Attr, Pure, VerifyError, attribute, operand, result
+from ...shapes import format_shape, shape_of
+from ..rlx.dialect import same_element_type
+from .dialect import RlxHir, check_positive, check_shape
+
+__all__ = ["DepthwiseConv1dCausalOp"]
+
+
+class DepthwiseConv1dCausalOp(RlxHir.Operation, name="depthwise_conv1d_causal", traits=[Pure]):
+    """Causal depthwise 1-D convolution over the sequence, left context from a pad state.
+
+    `input` is `[B, S, C]`, `weight` `[C, 1, 1, K]` (RLX's grouped-conv
+    layout, `K = kernel_size`) and `left_pad` `[B, K - 1, C]`, the last
+    `K - 1` positions before this chunk (zeros at the start of a stream; the
+    state carried between chunks when streaming).  With
+    `xp = concat(left_pad, input)` along the sequence (`[B, S + K - 1, C]`):
+
+        out[b, s, c] = sum_{k < K} weight[c, 0, 0, k] * xp[b, s + k, c]
+
+    so output `s` sees inputs `s - K + 1 .. s` of its own channel only
+    (PyTorch's `conv1d(groups = C)` over `xp` without padding, i.e.
+    cross-correlation).  The result is `[B, S, C]`.
+
+    Expansion (both policies; RLX lowers to a grouped `Conv`, which MIR does
+    not have): `rlx.concat(left_pad, input, axis = 1)` (skipped when
+    `K = 1`), the weight reshaped to `[C, K]` and transposed to `[K, C]`,
+    then for each `k` the slice `rlx.narrow(xp, axis = 1, start = k,
+    len = S)` times row `k` of the weight (`[1, C]`, broadcast), summed
+    with `rlx.add` in order of `k`.  Each product and partial sum rounds to
+    the element type.
+    """
+
+    input = operand(FloatTensor, "the sequence, `[B, S, C]`")
+    weight = operand(FloatTensor, "per-channel taps, `[C, 1, 1, K]`")
+    left_pad = operand(FloatTensor, "the `K - 1` positions before the sequence, `[B, K - 1, C]`")
+    kernel_size = attribute(I64Attr, "`K`, taps per channel, positive")
+    result = result(FloatTensor, "`[B, S, C]`")
+
+    @classmethod
+    def infer_result_type(cls, input: ir.Type, weight: ir.Type, left_pad: ir.Type, kernel_size: int) -> ir.Type:
+        element = same_element_type(input, weight, left_pad)
+        check_positive("kernel_size", kernel_size)
+        shape = shape_of(input)
+        if len(shape) != 3:
+            raise VerifyError(f"input must have rank 3 ([B, S, C]), got {format_shape(shape)}")
+        b, _, c = shape
+        check_shape("weight", weight, [c, 1, 1, kernel_size], "[C, 1, 1, kernel_size]")
+        check_shape("left_pad", left_pad, [b, kernel_size - 1, c], "[B, kernel_size - 1, C]")
+        return ir.RankedTensorType.get(list(shape), element)

@@ -1,0 +1,171 @@
+"""Linear blocks: linear layers, a pair of projections of one input, the SwiGLU feed-forward."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from mlir import ir
+
+from ...dsl import FloatTensor, Pure, StrEnumAttr, VerifyError, attribute, operand, result
+from ...shapes import format_shape
+from ..rlx.dialect import same_element_type
+from .dialect import (
+    ACTIVATIONS,
+    RlxHir,
+    activations_shape,
+    check_contracting,
+    check_shape,
+    same_size,
+    weight_shape,
+)
+
+__all__ = ["LinearOp", "LinearFusedOp", "SharedLinearPairOp", "SwigluFfnOp"]
+
+
+def _linear_type(x: ir.Type, w: ir.Type, bias: Optional[ir.Type]) -> ir.Type:
+    element = same_element_type(*(t for t in (x, w, bias) if t is not None))
+    xs = activations_shape("x", x)
+    k, n = weight_shape("w", w, "[K, N]")
+    check_contracting("x", xs, "w", (k, n))
+    if bias is not None:
+        check_shape("bias", bias, [n], "[N]")
+    return ir.RankedTensorType.get([*xs[:-1], n], element)
+
+
+class LinearOp(RlxHir.Operation, name="linear", traits=[Pure]):
+    """Linear layer: `act(x @ w [+ bias])`.
+
+    `x` is `[..., K]` (rank 1 or more; leading dimensions are batch), `w` the
+    weight `[K, N]` (RLX's layout), the optional `bias` `[N]` is added to every
+    row; the result is `[..., N]`.  `activation` is one of `none`, `relu`,
+    `gelu` (erf form), `gelu_approx` (tanh form), `silu`, `sigmoid`, `tanh`,
+    with the formulas of the MIR activation ops of the same names.
+
+    Expansion (RLX's `HirOp::Linear`): under `direct` with a bias, one
+    `rlx.fused_matmul_bias_act`; otherwise the chain `rlx.matmul`, `rlx.add`
+    (with a bias), then the activation op (unless `none`).  A rank-1 `x` is
+    reshaped to `[1, K]` around the product.
+    """
+
+    x = operand(FloatTensor, "input, `[..., K]`")
+    w = operand(FloatTensor, "weight, `[K, N]`")
+    bias = operand(FloatTensor, "optional bias, `[N]`", optional=True)
+    activation = attribute(StrEnumAttr(*ACTIVATIONS), "the activation applied last", default="none")
+    result = result(FloatTensor, "`[..., N]`")
+
+    @classmethod
+    def infer_result_type(cls, x: ir.Type, w: ir.Type, bias: Optional[ir.Type], activation: str) -> ir.Type:
+        return _linear_type(x, w, bias)
+
+
+class LinearFusedOp(RlxHir.Operation, name="linear_fused", traits=[Pure]):
+    """Linear layer with a bias, always fused: `act(x @ w + bias)`.
+
+    Shapes and activations as `rlx_hir.linear`, with the bias `[N]` required.
+    Expansion (RLX's `HirOp::LinearFused`): one `rlx.fused_matmul_bias_act`
+    under both policies.
+    """
+
+    x = operand(FloatTensor, "input, `[..., K]`")
+    w = operand(FloatTensor, "weight, `[K, N]`")
+    bias = operand(FloatTensor, "bias, `[N]`")
+    activation = attribute(StrEnumAttr(*ACTIVATIONS), "the activation applied last", default="none")
+    result = result(FloatTensor, "`[..., N]`")
+
+    @classmethod
+    def infer_result_type(cls, x: ir.Type, w: ir.Type, bias: ir.Type, activation: str) -> ir.Type:
+        return _linear_type(x, w, bias)
+
+
+def _value(v) -> ir.Value:
+    return v if isinstance(v, ir.Value) else v.result
+
+
+class SharedLinearPairOp(RlxHir.Operation, name="shared_linear_pair", traits=[Pure]):
+    """Two projections of one input: `(x @ w_first, x @ w_second)`.
+
+    `x` is `[..., K]` (rank 1 or more), `w_first` `[K, N1]`, `w_second`
+    `[K, N2]`; the two results are `[..., N1]` and `[..., N2]` (e.g. the
+    gate and up projections of an FFN, or K and V).  RLX's
+    `shared_linear_pair` returns the two nodes of one `HirOp::SharedLinearPair`;
+    here the op has two results.
+
+    Expansion: under `direct`, one `rlx.matmul` of `x` with
+    `rlx.concat(w_first, w_second, axis = 1)` (`[K, N1 + N2]`), then two
+    `rlx.narrow`s of the last axis (two `rlx.matmul`s when `N1` or `N2` is
+    dynamic); under `fusable`, two `rlx.matmul`s.  The
+    builder `SharedLinearPairOp(x, w_first, w_second, result_types=[...])`
+    takes the result types; `SharedLinearPairOp.build(x, w_first, w_second)`
+    infers them.
+    """
+
+    x = operand(FloatTensor, "input, `[..., K]`")
+    w_first = operand(FloatTensor, "first weight, `[K, N1]`")
+    w_second = operand(FloatTensor, "second weight, `[K, N2]`")
+    first = result(FloatTensor, "`x @ w_first`, `[..., N1]`")
+    second = result(FloatTensor, "`x @ w_second`, `[..., N2]`")
+
+    @classmethod
+    def infer_result_types(cls, x: ir.Type, w_first: ir.Type, w_second: ir.Type) -> list[ir.Type]:
+        element = same_element_type(x, w_first, w_second)
+        xs = activations_shape("x", x)
+        k1, n1 = weight_shape("w_first", w_first, "[K, N1]")
+        k2, n2 = weight_shape("w_second", w_second, "[K, N2]")
+        check_contracting("x", xs, "w_first", (k1, n1))
+        check_contracting("x", xs, "w_second", (k2, n2))
+        return [ir.RankedTensorType.get([*xs[:-1], n], element) for n in (n1, n2)]
+
+    @classmethod
+    def build(cls, x, w_first, w_second, *, loc=None, ip=None) -> "SharedLinearPairOp":
+        """Builds the op with its two result types inferred (ValueError when the shapes do not fit)."""
+        x, w_first, w_second = _value(x), _value(w_first), _value(w_second)
+        try:
+            types = cls.infer_result_types(x.type, w_first.type, w_second.type)
+        except VerifyError as error:
+            raise ValueError(f"'{cls.OPERATION_NAME}' op {error}") from None
+        return cls(x, w_first, w_second, result_types=types, loc=loc, ip=ip)
+
+    def verify(self) -> None:
+        expected = self.infer_result_types(self.x.type, self.w_first.type, self.w_second.type)
+        for index, (name, want) in enumerate(zip(("first", "second"), expected)):
+            actual = self.operation.results[index].type
+            if actual != want:
+                raise VerifyError(f"result #{index} ('{name}') type {actual} does not match the inferred type {want}")
+
+
+class SwigluFfnOp(RlxHir.Operation, name="swiglu_ffn", traits=[Pure]):
+    """SwiGLU feed-forward: `(up(x) * silu(gate(x))) @ down_w`.
+
+    `x` is `[..., D]` (rank 1 or more), `up_w` and `gate_w` `[D, F]`,
+    `down_w` `[F, M]` (`M = D` in a transformer); with `up(x) = x @ up_w`,
+    `gate(x) = x @ gate_w` and `silu(g) = g * sigmoid(g)` the result is
+    `[..., M]`.
+
+    Expansion (RLX's `HirOp::SwiGLU`): under `direct`,
+    `rlx.matmul(x, rlx.concat(up_w, gate_w, axis = 1))` (`[..., 2F]`, up then
+    gate), `rlx.fused_swiglu`, `rlx.matmul` with `down_w`; under `fusable`,
+    two `rlx.matmul`s, `rlx.silu` of the gate, `rlx.mul` with the up
+    projection, `rlx.matmul` with `down_w`.
+    """
+
+    x = operand(FloatTensor, "input, `[..., D]`")
+    up_w = operand(FloatTensor, "up projection, `[D, F]`")
+    gate_w = operand(FloatTensor, "gate projection, `[D, F]`")
+    down_w = operand(FloatTensor, "down projection, `[F, M]`")
+    result = result(FloatTensor, "`[..., M]`")
+
+    @classmethod
+    def infer_result_type(cls, x: ir.Type, up_w: ir.Type, gate_w: ir.Type, down_w: ir.Type) -> ir.Type:
+        element = same_element_type(x, up_w, gate_w, down_w)
+        xs = activations_shape("x", x)
+        up = weight_shape("up_w", up_w, "[D, F]")
+        gate = weight_shape("gate_w", gate_w, "[D, F]")
+        down = weight_shape("down_w", down_w, "[F, M]")
+        check_contracting("x", xs, "up_w", up)
+        if not (same_size(gate[0], up[0]) and same_size(gate[1], up[1])):
+            raise VerifyError(f"gate_w {format_shape(gate)} must have the shape of up_w {format_shape(up)}")
+        if not same_size(down[0], up[1]):
+            raise VerifyError(
+                f"down_w {format_shape(down)} must have F = {up[1]} rows (the columns of up_w {format_shape(up)})"
+            )
+        return ir.RankedTensorType.get([*xs[:-1], down[1]], element)

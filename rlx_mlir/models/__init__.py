@@ -1,0 +1,1 @@
+"""Reference models built with the GraphModule builder."""

@@ -153,3 +153,15 @@ def test_params_are_marked_in_the_signature():
     exe = rlx_mlir.compile(text)
     assert [(s.name, s.is_param) for s in exe.signature.inputs] == [("x", False), ("w", True)]
     np.testing.assert_array_equal(exe(np.ones(2, np.float32), w=np.full(2, 3, np.float32)), [3, 3])
+
+
+def test_boolean_tensors_through_data_movement():
+    text = """
+    func.func @f(%m: tensor<1x4xi1>) -> tensor<4x3xi1> {
+      %0 = "rlx.expand"(%m) {shape = array<i64: 3, 4>} : (tensor<1x4xi1>) -> tensor<3x4xi1>
+      %1 = "rlx.transpose"(%0) {perm = array<i64: 1, 0>} : (tensor<3x4xi1>) -> tensor<4x3xi1>
+      return %1 : tensor<4x3xi1>
+    }
+    """
+    m = np.array([[True, False, True, True]])
+    np.testing.assert_array_equal(rlx_mlir.compile(text)(m), np.broadcast_to(m, (3, 4)).T)

@@ -22,7 +22,13 @@ from mlir import ir
 from mlir.passmanager import PassManager
 
 from . import registry, verifier
-from .passes.base import Configurable, PassFailure, PassOptionError, RlxPass, RlxPipeline
+from .passes.base import (
+    Configurable,
+    PassFailure,
+    PassOptionError,
+    RlxPass,
+    RlxPipeline,
+)
 
 Element = Union[RlxPass, str]
 ANCHOR = "builtin.module"

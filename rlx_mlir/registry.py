@@ -12,14 +12,37 @@ from typing import Optional
 
 from .passes.base import Configurable
 from .passes.bool_tensors_to_i8 import BoolTensorsToI8
+from .passes.cse import CommonSubexpressionElimination
 from .passes.dce import DeadCodeElimination
 from .passes.emit_c_interface import EmitCInterface
+from .passes.fold_constants import FoldConstants
+from .passes.fuse_matmul_bias_act import FuseMatmulBiasAct
+from .passes.fuse_residual_norm import FuseResidualNorm
+from .passes.fuse_shared_matmul import FuseSharedMatmul
+from .passes.fuse_swiglu import FuseSwiglu
+from .passes.hir_to_mir import HirToMir
 from .passes.mir_to_linalg import MirToLinalg
 from .passes.verify import Verify
 from .pipelines.lower_to_llvm import LowerToLLVM
 
 PASSES: dict[str, type[Configurable]] = {
-    cls.name: cls for cls in (MirToLinalg, BoolTensorsToI8, DeadCodeElimination, EmitCInterface, Verify)
+    cls.name: cls
+    for cls in (
+        HirToMir,
+        MirToLinalg,
+        BoolTensorsToI8,
+        DeadCodeElimination,
+        EmitCInterface,
+        Verify,
+        # MIR clean-up and fusion, in a sensible order: clean up, fuse SwiGLU before
+        # merging shared matmuls, then DCE what the fusions left.
+        CommonSubexpressionElimination,
+        FoldConstants,
+        FuseSwiglu,
+        FuseMatmulBiasAct,
+        FuseSharedMatmul,
+        FuseResidualNorm,
+    )
 }
 PIPELINES: dict[str, type[Configurable]] = {cls.name: cls for cls in (LowerToLLVM,)}
 

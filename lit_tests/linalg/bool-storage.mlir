@@ -26,3 +26,13 @@ func.func @mask(%x: tensor<4xf32>, %keep: tensor<4xi1>) -> (tensor<4xf32>, tenso
   %out = "rlx.where"(%both, %x, %zero) : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %out, %both : tensor<4xf32>, tensor<4xi1>
 }
+
+// Named data-movement ops forward bytes: their bodies are retyped too.
+// CHECK-LABEL: func.func @move_bools
+// CHECK: linalg.broadcast ins(%{{.*}} : tensor<4xi8>) outs(%{{.*}} : tensor<3x4xi8>)
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<3x4xi8>) outs(%{{.*}} : tensor<4x3xi8>)
+func.func @move_bools(%m: tensor<1x4xi1>) -> tensor<4x3xi1> {
+  %0 = "rlx.expand"(%m) {shape = array<i64: 3, 4>} : (tensor<1x4xi1>) -> tensor<3x4xi1>
+  %1 = "rlx.transpose"(%0) {perm = array<i64: 1, 0>} : (tensor<3x4xi1>) -> tensor<4x3xi1>
+  return %1 : tensor<4x3xi1>
+}

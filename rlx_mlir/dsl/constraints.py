@@ -15,7 +15,6 @@ from typing import Any, Callable, Optional
 from mlir import ir
 from mlir.dialects import irdl
 
-
 # --- types -----------------------------------------------------------------
 
 _ELEMENT_TYPE_NAMES = {

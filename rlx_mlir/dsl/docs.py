@@ -5,7 +5,6 @@ from __future__ import annotations
 import inspect
 
 
-
 def _cell(text: str) -> str:
     return " ".join(text.split()).replace("|", "\\|")
 

@@ -30,9 +30,9 @@ from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 from mlir.dialects import math as mmath
 
-from . import builders as lb
 from ..dialects import rlx
 from ..shapes import shape_of
+from . import builders as lb
 
 F32_NEG_INF = float("-inf")
 

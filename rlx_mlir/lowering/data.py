@@ -7,8 +7,8 @@ from typing import Callable
 from mlir import ir
 from mlir.dialects import arith
 
-from . import builders as lb
 from ..dialects import rlx
+from . import builders as lb
 
 
 def _lower_constant(op) -> ir.Value:

@@ -9,9 +9,8 @@ from mlir import ir
 from mlir.dialects import arith
 from mlir.dialects import math as mmath
 
-from . import builders as lb
 from ..dialects import rlx
-
+from . import builders as lb
 
 # --- scalar formulas ------------------------------------------------------------
 

@@ -7,10 +7,10 @@ from typing import Callable
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
-from . import builders as lb
-from .elementwise import ACTIVATIONS
 from ..dialects import rlx
 from ..shapes import shape_of
+from . import builders as lb
+from .elementwise import ACTIVATIONS
 
 
 def _lower_matmul(op) -> ir.Value:

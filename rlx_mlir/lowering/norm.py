@@ -16,10 +16,10 @@ from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 from mlir.dialects import math as mmath
 
-from . import builders as lb
-from .elementwise import ACTIVATIONS
 from ..dialects import rlx
 from ..shapes import shape_of
+from . import builders as lb
+from .elementwise import ACTIVATIONS
 
 F32 = ir.F32Type.get
 

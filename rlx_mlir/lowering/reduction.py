@@ -13,10 +13,9 @@ from mlir import ir
 from mlir.dialects import arith, linalg, scf, tensor
 from mlir.dialects import math as mmath
 
-from . import builders as lb
 from ..dialects import rlx
 from ..shapes import shape_of
-
+from . import builders as lb
 
 # --- local builders ---------------------------------------------------------------------
 

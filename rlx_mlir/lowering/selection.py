@@ -27,9 +27,9 @@ from typing import Callable, Sequence
 from mlir import ir
 from mlir.dialects import arith, linalg, math, scf, tensor
 
-from . import builders as lb
 from ..dialects import rlx
 from ..shapes import DYNAMIC, shape_of
+from . import builders as lb
 
 I64_MIN = -(2**63)
 I64_MAX = 2**63 - 1

@@ -7,9 +7,9 @@ from typing import Callable, Sequence
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
-from . import builders as lb
 from ..dialects import rlx
 from ..shapes import shape_of
+from . import builders as lb
 
 
 def _axis(axis: int, rank: int) -> int:

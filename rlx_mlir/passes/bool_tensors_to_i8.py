@@ -66,6 +66,18 @@ def _fix_generic(op: ir.Operation) -> None:
             _widen_operand(terminator, index)
 
 
+# Named linalg ops whose body only forwards an element: bytes forward as well as bits.
+_DATA_MOVEMENT = ("linalg.broadcast", "linalg.transpose", "linalg.copy")
+
+
+def _fix_data_movement(op: ir.Operation) -> None:
+    for region in op.regions:
+        for block in region.blocks:
+            for argument in block.arguments:
+                if argument.type == _i1():
+                    argument.set_type(_i8())
+
+
 def _fix_constant(op: ir.Operation) -> None:
     attr = ir.DenseIntElementsAttr(op.attributes["value"])
     new_type = _as_i8(op.results[0].type)
@@ -110,6 +122,8 @@ class BoolTensorsToI8(RlxPass):
             name = op.name
             if name == "linalg.generic":
                 _fix_generic(op)
+            elif name in _DATA_MOVEMENT:
+                _fix_data_movement(op)
             elif name == "tensor.extract":
                 _narrow_after(op.results[0], ir.InsertionPoint.after(op))
             elif name in ("tensor.insert", "linalg.fill") and op.operands[0].type == _i1():

@@ -19,13 +19,13 @@ import numpy as np
 from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
+from .. import verifier
 from ..context import make_context
 from ..diagnostics import CompileError, DiagnosticCollector
 from ..parsing import parse_source
 from ..pass_pipeline import run_pipeline
 from ..pipelines.lower_to_llvm import LowerToLLVM
 from ..toolchain import runtime_library
-from .. import verifier
 from .signature import Signature, TensorSpec, find_function, signature_of
 
 TARGETS = ("cpu",)

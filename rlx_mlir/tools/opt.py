@@ -8,6 +8,7 @@ mixing RLX and upstream passes, and prints the result.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from typing import Optional
 
@@ -18,6 +19,7 @@ from ..context import RLX_DIALECTS, make_context
 from ..diagnostics import CompileError, DiagnosticCollector
 from ..parsing import parse_source
 from ..pass_pipeline import PipelineError, build_pass_manager, parse_pipeline
+from ..passes import fusion_report
 from . import expected_diagnostics
 from .cli import ArgumentParser, ToolError, guarded, read_source, write_output
 
@@ -60,6 +62,7 @@ def _parser() -> ArgumentParser:
     parser.add_argument("--mlir-print-op-generic", action="store_true", help="print every op in generic form")
     parser.add_argument("--emit-irdl", action="store_true", help="print the IRDL definition of the RLX dialects and exit")
     parser.add_argument("--list-passes", action="store_true", help="list RLX passes and pipelines with their options and exit")
+    parser.add_argument("--rlx-fusion-report", action="store_true", help="print what the fusion passes fused and missed (to stderr)")
     return parser
 
 
@@ -132,6 +135,18 @@ def _main(argv: list[str]) -> int:
     text, filename = read_source(args.input)
     context = make_context()
     outputs, status = [], 0
+    collecting = fusion_report.collect() if args.rlx_fusion_report else contextlib.nullcontext()
+    with collecting as report:
+        status = _process_chunks(text, filename, context, elements, args, outputs)
+    if report is not None:
+        print(report, file=sys.stderr)
+    if outputs and not (args.verify_diagnostics and status):
+        write_output(args.output, f"\n{SPLIT_MARKER}\n".join(o.rstrip("\n") for o in outputs) + "\n")
+    return 1 if status else 0
+
+
+def _process_chunks(text, filename, context, elements, args, outputs: list) -> int:
+    status = 0
     for chunk, first_line in _chunks(text, args.split_input_file):
         padded = "\n" * (first_line - 1) + chunk  # keeps the file's line numbers
         with context, DiagnosticCollector(context) as diagnostics:
@@ -152,9 +167,7 @@ def _main(argv: list[str]) -> int:
                     print_generic_op_form=args.mlir_print_op_generic,
                 )
             )
-    if outputs and not (args.verify_diagnostics and status):
-        write_output(args.output, f"\n{SPLIT_MARKER}\n".join(o.rstrip("\n") for o in outputs) + "\n")
-    return 1 if status else 0
+    return status
 
 
 def _process(text, filename, context, diagnostics, elements, args) -> Optional[ir.Module]:

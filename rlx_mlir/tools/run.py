@@ -15,7 +15,8 @@ from typing import Optional
 import numpy as np
 
 from ..diagnostics import CompileError
-from ..runtime.jit import ArgumentError, compile as jit_compile
+from ..runtime.jit import ArgumentError
+from ..runtime.jit import compile as jit_compile
 from ..runtime.signature import TensorSpec
 from .cli import ArgumentParser, ToolError, guarded, read_source
 

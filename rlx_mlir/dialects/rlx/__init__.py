@@ -6,12 +6,12 @@ namespace `rlx`).  `dialect/rlx.md` is rendered from these classes, in the
 order of the imports below.
 """
 
-from .dialect import Rlx  # noqa: F401
+from .attention import *  # noqa: F401,F403
 from .data import *  # noqa: F401,F403
+from .dialect import Rlx  # noqa: F401
 from .elementwise import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .norm import *  # noqa: F401,F403
-from .attention import *  # noqa: F401,F403
-from .shape import *  # noqa: F401,F403
 from .reduction import *  # noqa: F401,F403
 from .selection import *  # noqa: F401,F403
+from .shape import *  # noqa: F401,F403

@@ -9,7 +9,15 @@ from __future__ import annotations
 
 from mlir import ir
 
-from ...dsl import DenseElementsAttr, Pure, TensorOf, VerifyError, attribute, operand, result
+from ...dsl import (
+    DenseElementsAttr,
+    Pure,
+    TensorOf,
+    VerifyError,
+    attribute,
+    operand,
+    result,
+)
 from ...shapes import format_shape, shape_of
 from .dialect import Rlx
 

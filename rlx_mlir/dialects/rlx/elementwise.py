@@ -19,7 +19,6 @@ from ...dsl import (
 from ...shapes import broadcast_shapes, format_shape, shape_of
 from .dialect import Rlx, same_element_type
 
-
 # --- elementwise binaries -------------------------------------------------------
 
 

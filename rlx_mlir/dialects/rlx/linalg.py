@@ -17,7 +17,6 @@ from ...dsl import (
 from ...shapes import DYNAMIC, broadcast_shapes, format_shape, shape_of
 from .dialect import Rlx, same_element_type
 
-
 # --- linear algebra -----------------------------------------------------------
 
 

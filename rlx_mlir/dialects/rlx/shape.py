@@ -17,7 +17,14 @@ from ...dsl import (
     operand,
     result,
 )
-from ...shapes import DYNAMIC, element_of, format_shape, is_static, num_elements, shape_of
+from ...shapes import (
+    DYNAMIC,
+    element_of,
+    format_shape,
+    is_static,
+    num_elements,
+    shape_of,
+)
 from .dialect import Rlx, same_element_type
 
 

@@ -8,9 +8,9 @@ pass leaves them alone.  `dialect/rlx_hir.md` is rendered from these classes,
 in the order of the imports below.
 """
 
-from .dialect import FUSION_POLICIES, FUSION_POLICY_ATTR, RlxHir  # noqa: F401
-from .linear import *  # noqa: F401,F403
-from .norm import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
 from .decoder import *  # noqa: F401,F403
+from .dialect import FUSION_POLICIES, FUSION_POLICY_ATTR, RlxHir  # noqa: F401
+from .linear import *  # noqa: F401,F403
+from .norm import *  # noqa: F401,F403

@@ -6,7 +6,17 @@ from typing import Optional
 
 from mlir import ir
 
-from ...dsl import F32Attr, FloatTensor, I64Attr, Pure, StrEnumAttr, VerifyError, attribute, operand, result
+from ...dsl import (
+    F32Attr,
+    FloatTensor,
+    I64Attr,
+    Pure,
+    StrEnumAttr,
+    VerifyError,
+    attribute,
+    operand,
+    result,
+)
 from ...shapes import format_shape, shape_of
 from ..rlx.dialect import same_element_type
 from .attention import MASK_KINDS

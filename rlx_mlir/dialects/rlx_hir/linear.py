@@ -6,7 +6,15 @@ from typing import Optional
 
 from mlir import ir
 
-from ...dsl import FloatTensor, Pure, StrEnumAttr, VerifyError, attribute, operand, result
+from ...dsl import (
+    FloatTensor,
+    Pure,
+    StrEnumAttr,
+    VerifyError,
+    attribute,
+    operand,
+    result,
+)
 from ...shapes import format_shape
 from ..rlx.dialect import same_element_type
 from .dialect import (

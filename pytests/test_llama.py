@@ -98,3 +98,16 @@ def test_lowered_model_keeps_block_names():
     assert "@ layers.1" in summary and "@ lm_head" in summary
     assert "rlx_hir." not in str(g)
     assert "rlx.fused_swiglu" in summary  # the direct policy emits RLX's fused ops
+
+
+def test_optimized_fusable_model_fuses_and_keeps_the_logits(compiled_direct, weights, tokens):
+    g = build_llama(LlamaConfig(**{**CONFIG.__dict__, "policy": "fusable"}))
+    g.optimize()
+    assert g.stage == "mir"
+    fused_results = [entry.result for entry in g.fusion_report.fused]
+    assert any("fused_swiglu" in r for r in fused_results)
+    assert any("3 matmuls into one" in r for r in fused_results)  # q/k/v merged
+    assert "fusion report" in g.inspect()
+    np.testing.assert_allclose(
+        g.compile()(tokens=tokens, **weights), compiled_direct(tokens=tokens, **weights), rtol=1e-5, atol=1e-5
+    )

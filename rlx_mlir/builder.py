@@ -95,6 +95,7 @@ class GraphModule:
         self._stage = stage
         self.context = make_context()
         self._names: list[str] = []
+        self.fusion_report = None  # set by optimize()
         self._arg_attrs: list[ir.Attribute] = []
         self._finished = False
         with self.context, ir.Location.unknown():
@@ -326,6 +327,25 @@ class GraphModule:
             except ir.MLIRError:
                 raise CompileError("rlx-hir-to-mir failed", diagnostics.errors) from None
         self._stage = "mir"
+        return self
+
+    def optimize(self) -> "GraphModule":
+        """Lowers to MIR if needed, then runs rlx-optimize-mir (CSE, folding, fusions, DCE).
+
+        What fused and what did not, and why, is kept in `fusion_report` and
+        shown by `inspect()`.
+        """
+        self.lower()
+        from .pass_pipeline import run_pipeline
+        from .passes import fusion_report
+        from .pipelines.optimize_mir import OptimizeMir
+
+        with self.context, DiagnosticCollector(self.context) as diagnostics, fusion_report.collect() as report:
+            try:
+                run_pipeline(self.module.operation, OptimizeMir().elements())
+            except ir.MLIRError:
+                raise CompileError("rlx-optimize-mir failed", diagnostics.errors) from None
+        self.fusion_report = report
         return self
 
     def compile(self, target: str = "cpu", **options):

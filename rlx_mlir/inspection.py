@@ -67,8 +67,11 @@ def summarize(graph) -> str:
         if graph.stage != "hir":
             fused = {n: counts[n] for n in FUSED_MIR_OPS if counts.get(n)}
             lines.append(
-                "  fusion: " + (", ".join(f"{n} x{c}" for n, c in fused.items()) if fused else "no fused ops")
+                "  fused ops: " + (", ".join(f"{n} x{c}" for n, c in fused.items()) if fused else "none")
             )
+    if graph.fusion_report is not None:
+        lines.append("  fusion report (rlx-optimize-mir):")
+        lines += ["    " + line for line in str(graph.fusion_report).splitlines()]
     return "\n".join(lines)
 
 

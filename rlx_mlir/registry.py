@@ -24,6 +24,7 @@ from .passes.hir_to_mir import HirToMir
 from .passes.mir_to_linalg import MirToLinalg
 from .passes.verify import Verify
 from .pipelines.lower_to_llvm import LowerToLLVM
+from .pipelines.optimize_mir import OptimizeMir
 
 PASSES: dict[str, type[Configurable]] = {
     cls.name: cls
@@ -44,7 +45,7 @@ PASSES: dict[str, type[Configurable]] = {
         FuseResidualNorm,
     )
 }
-PIPELINES: dict[str, type[Configurable]] = {cls.name: cls for cls in (LowerToLLVM,)}
+PIPELINES: dict[str, type[Configurable]] = {cls.name: cls for cls in (OptimizeMir, LowerToLLVM)}
 
 
 def lookup(name: str) -> Optional[type[Configurable]]:

@@ -17,6 +17,7 @@ import dataclasses
 from mlir import ir
 from mlir.dialects import arith
 
+from ..ir_walk import collect_ops
 from .base import RlxPass, fail
 
 
@@ -109,14 +110,7 @@ class BoolTensorsToI8(RlxPass):
     summary = "Store i1 tensors as i8 (LLVM cannot load or store i1 memrefs)"
 
     def run(self, module: ir.Operation) -> None:
-        ops: list[ir.Operation] = []
-
-        def collect(op: ir.Operation) -> ir.WalkResult:
-            ops.append(op)
-            return ir.WalkResult.ADVANCE
-
-        module.walk(collect)
-        ops = [op for op in ops if _touches_bool_tensor(op)]
+        ops = collect_ops(module, _touches_bool_tensor)
         # Scalar boundaries first, while every boolean tensor still reads i1 ...
         for op in ops:
             name = op.name

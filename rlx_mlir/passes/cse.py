@@ -20,6 +20,7 @@ import dataclasses
 from mlir import ir
 
 from ..dsl import Operation, Pure
+from ..ir_walk import nested_blocks
 from .base import RlxPass
 
 
@@ -36,18 +37,6 @@ def _key(op: ir.Operation) -> tuple:
         attributes,
         tuple(result.type for result in op.results),
     )
-
-
-def _blocks(module: ir.Operation) -> list[ir.Block]:
-    blocks: list[ir.Block] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        for region in op.regions:
-            blocks.extend(region.blocks)
-        return ir.WalkResult.ADVANCE
-
-    module.walk(visit)
-    return blocks
 
 
 def cse_block(block: ir.Block) -> int:
@@ -77,5 +66,5 @@ class CommonSubexpressionElimination(RlxPass):
     summary = "Merge equal side-effect-free RLX ops (trait Pure) within each block"
 
     def run(self, module: ir.Operation) -> None:
-        for block in _blocks(module):
+        for block in nested_blocks(module):
             cse_block(block)

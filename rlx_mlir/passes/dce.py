@@ -12,6 +12,7 @@ import dataclasses
 from mlir import ir
 
 from ..dsl import Operation, Pure
+from ..ir_walk import collect_ops
 from .base import RlxPass
 
 
@@ -31,14 +32,7 @@ class DeadCodeElimination(RlxPass):
 
     def run(self, module: ir.Operation) -> None:
         while True:
-            dead: list[ir.Operation] = []
-
-            def collect(op: ir.Operation) -> ir.WalkResult:
-                if _is_dead(op):
-                    dead.append(op)
-                return ir.WalkResult.ADVANCE
-
-            module.walk(collect)
+            dead = collect_ops(module, _is_dead)
             if not dead:
                 return
             for op in reversed(dead):  # users before producers

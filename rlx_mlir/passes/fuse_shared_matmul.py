@@ -36,22 +36,11 @@ from typing import Optional
 from mlir import ir
 
 from ..dialects import rlx
+from ..ir_walk import nested_blocks
 from ..shapes import shape_of
 from . import fusion_report as report
 from .base import RlxPass
 from .fuse_swiglu import swiglu_projections
-
-
-def _blocks(module: ir.Operation) -> list[ir.Block]:
-    blocks: list[ir.Block] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        for region in op.regions:
-            blocks.extend(region.blocks)
-        return ir.WalkResult.ADVANCE
-
-    module.walk(visit)
-    return blocks
 
 
 def _swiglu_matmuls(module: ir.Operation) -> set[ir.Operation]:
@@ -105,7 +94,7 @@ class FuseSharedMatmul(RlxPass):
 
     def run(self, module: ir.Operation) -> None:
         swiglu = _swiglu_matmuls(module)
-        for block in _blocks(module):
+        for block in nested_blocks(module):
             self._run_on_block(block, swiglu)
 
     def _miss(self, op, reason: str) -> None:

@@ -31,6 +31,7 @@ from typing import Callable, Iterator, Optional, Union
 from mlir import ir
 
 from ..diagnostics import position_of
+from ..ir_walk import collect_ops
 from ..shapes import DYNAMIC, format_shape, shape_of
 from .base import fail
 
@@ -149,15 +150,7 @@ def record_missed(pass_name: str, op: Union[ir.Operation, ir.OpView], reason: st
 def ops_of(module: ir.Operation, *op_classes: type) -> list:
     """Every op of the given classes nested in `module`, in walk (pre-)order, as op views."""
     names = {cls.OPERATION_NAME for cls in op_classes}
-    found = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name in names:
-            found.append(op.opview)
-        return ir.WalkResult.ADVANCE
-
-    module.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return found
+    return [op.opview for op in collect_ops(module, lambda op: op.name in names, ir.WalkOrder.PRE_ORDER)]
 
 
 def guarded(pass_name: str, anchor, rewrite: Callable) -> None:

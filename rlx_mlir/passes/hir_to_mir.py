@@ -17,6 +17,7 @@ import dataclasses
 from mlir import ir
 
 from ..dialects.rlx_hir import FUSION_POLICIES, FUSION_POLICY_ATTR
+from ..ir_walk import ops_in_dialect
 from ..lowering.hir_to_mir import EXPANSIONS
 from .base import PassFailure, RlxPass, fail, option
 
@@ -33,7 +34,7 @@ class HirToMir(RlxPass):
 
     def run(self, module: ir.Operation) -> None:
         policy = self.fusion_policy(module)
-        for op in _hir_ops(module):
+        for op in ops_in_dialect(module, "rlx_hir"):
             _expand(op, policy)
         if FUSION_POLICY_ATTR in module.attributes:
             del module.attributes[FUSION_POLICY_ATTR]
@@ -58,18 +59,6 @@ class HirToMir(RlxPass):
         return value
 
 
-def _hir_ops(module: ir.Operation) -> list[ir.Operation]:
-    found = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name.startswith("rlx_hir."):
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.walk(visit)
-    return found
-
-
 def _expand(op: ir.Operation, policy: str) -> None:
     view = op.opview
     expand = EXPANSIONS.get(type(view))
@@ -92,7 +81,7 @@ def _expand(op: ir.Operation, policy: str) -> None:
 
 
 def _check_fully_expanded(module: ir.Operation) -> None:
-    leftovers = _hir_ops(module)
+    leftovers = ops_in_dialect(module, "rlx_hir")
     for op in leftovers:
         op.location.emit_error(f"failed to legalize operation '{op.name}': no expansion to MIR")
     if leftovers:

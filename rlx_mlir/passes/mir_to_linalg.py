@@ -15,6 +15,7 @@ from typing import Callable
 from mlir import ir
 from mlir.rewrite import RewritePatternSet, walk_and_apply_patterns
 
+from ..ir_walk import ops_in_dialect
 from ..lowering import LOWERINGS
 from ..shapes import is_static, shape_of
 from .base import PassFailure, RlxPass, fail
@@ -43,27 +44,15 @@ class MirToLinalg(RlxPass):
         _check_fully_lowered(module)
 
 
-def _rlx_ops(module: ir.Operation) -> list[ir.Operation]:
-    found = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name.startswith("rlx."):
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.walk(visit)
-    return found
-
-
 def _check_static_shapes(module: ir.Operation) -> None:
-    for op in _rlx_ops(module):
+    for op in ops_in_dialect(module, "rlx"):
         for value in (*op.operands, *op.results):
             if not is_static(shape_of(value.type)):
                 raise fail(op, f"'{op.name}' op has dynamic dimensions ({value.type}); bind them before lowering")
 
 
 def _check_fully_lowered(module: ir.Operation) -> None:
-    leftovers = _rlx_ops(module)
+    leftovers = ops_in_dialect(module, "rlx")
     for op in leftovers:
         op.location.emit_error(f"failed to legalize operation '{op.name}': no lowering to linalg")
     if leftovers:

@@ -22,6 +22,7 @@ from mlir.execution_engine import ExecutionEngine
 from .. import verifier
 from ..context import make_context
 from ..diagnostics import CompileError, DiagnosticCollector
+from ..ir_walk import collect_ops
 from ..parsing import parse_source
 from ..pass_pipeline import run_pipeline
 from ..pipelines.lower_to_llvm import LowerToLLVM
@@ -183,13 +184,5 @@ def _first_non_llvm_op(module: ir.Operation) -> Optional[ir.Operation]:
     The ExecutionEngine only says "Failure while creating the ExecutionEngine"
     when translation to LLVM IR meets one.
     """
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name.split(".", 1)[0] not in ("llvm", "builtin"):
-            found.append(op)
-            return ir.WalkResult.INTERRUPT
-        return ir.WalkResult.ADVANCE
-
-    module.walk(visit)
-    return found[0] if found else None
+    leftovers = collect_ops(module, lambda op: op.name.split(".", 1)[0] not in ("llvm", "builtin"))
+    return leftovers[0] if leftovers else None

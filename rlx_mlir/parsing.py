@@ -6,6 +6,8 @@ wrapped in an implicit module.
 
 from __future__ import annotations
 
+import re
+
 from mlir import ir
 
 from .diagnostics import CompileError, DiagnosticCollector
@@ -37,18 +39,46 @@ def parse_source(text: str, filename: str, context: ir.Context, diagnostics: Dia
 def _parse_wrapped(text: str, filename: str, diagnostics: DiagnosticCollector) -> ir.Module:
     """Zero or several top-level ops: parse them inside `module { ... }`.
 
-    The opening brace goes on the first line when it holds no IR (a comment or
-    a blank line), so line and column numbers of the ops stay those of the
-    file; otherwise only columns on line 1 shift.
+    The opening brace goes after the attribute and type alias definitions
+    (which must stay at the top level), on a line without IR where there is
+    one, so line and column numbers stay those of the file; otherwise only
+    the columns of the first op's line shift.
     """
     lines = text.split("\n")
-    lines[0] = "module {" + lines[0]
-    op = None
+    at = _module_start(lines)
+    lines[at] = "module {" + lines[at]
     try:
         op = ir.Operation.parse("\n".join(lines) + "\n}", source_name=filename)
     except ir.MLIRError:
         raise CompileError(f"failed to parse {filename}", diagnostics.errors, {filename: text}) from None
     return _as_module(op.operation)
+
+
+_ALIAS = re.compile(r"^\s*[#!][A-Za-z_][\w.$-]*\s*=")
+_NO_IR = re.compile(r"^\s*(//.*)?$")
+
+
+def _module_start(lines: list[str]) -> int:
+    """The line to open the implicit module on: after the alias definitions."""
+    index, depth, blank = 0, 0, None
+    while index < len(lines):
+        line = lines[index]
+        if depth == 0 and _NO_IR.match(line):
+            blank = index if blank is None else blank
+        elif depth == 0 and _ALIAS.match(line):
+            blank = None
+            depth = _bracket_depth(line)
+        elif depth > 0:
+            depth += _bracket_depth(line)
+        else:
+            return blank if blank is not None else index
+        index += 1
+    return blank if blank is not None else 0
+
+
+def _bracket_depth(line: str) -> int:
+    code = line.split("//", 1)[0]
+    return sum(code.count(c) for c in "([{<") - sum(code.count(c) for c in ")]}>")
 
 
 def _as_module(module_op: ir.Operation) -> ir.Module:

@@ -7,12 +7,13 @@ from mlir._mlir_libs._mlir import globals as _mlir_globals
 
 from .dialects import rlx as _rlx
 from .dialects import rlx_hir as _rlx_hir
+from .dialects import rlx_lir as _rlx_lir
 
 # IR walks look up Python op classes by dialect namespace in these modules.
 if "rlx_mlir.dialects" not in _mlir_globals.dialect_search_modules:
     _mlir_globals.append_dialect_search_prefix("rlx_mlir.dialects")
 
-RLX_DIALECTS = (_rlx.Rlx, _rlx_hir.RlxHir)
+RLX_DIALECTS = (_rlx.Rlx, _rlx_hir.RlxHir, _rlx_lir.RlxLir)
 
 
 def make_context() -> ir.Context:

@@ -21,7 +21,9 @@ from .passes.fuse_residual_norm import FuseResidualNorm
 from .passes.fuse_shared_matmul import FuseSharedMatmul
 from .passes.fuse_swiglu import FuseSwiglu
 from .passes.hir_to_mir import HirToMir
+from .passes.lir_to_linalg import LirToLinalg
 from .passes.mir_to_linalg import MirToLinalg
+from .passes.mir_to_lir import MirToLir
 from .passes.verify import Verify
 from .pipelines.lower_to_llvm import LowerToLLVM
 from .pipelines.optimize_mir import OptimizeMir
@@ -30,6 +32,8 @@ PASSES: dict[str, type[Configurable]] = {
     cls.name: cls
     for cls in (
         HirToMir,
+        MirToLir,
+        LirToLinalg,
         MirToLinalg,
         BoolTensorsToI8,
         DeadCodeElimination,

@@ -1,17 +1,24 @@
 // rlx-lower-to-llvm takes MIR (or linalg on tensors) all the way to the LLVM
-// dialect: results become caller-provided out-params, internal buffers are
-// freed before returning, and public functions get a C interface.
+// dialect: results become caller-provided out-params, intermediates live in
+// the LIR plan's arena (one global, no allocation per call; with plan=false
+// internal buffers are malloc'ed and freed before returning), and public
+// functions get a C interface.
 // RUN: rlx-opt %s --split-input-file --rlx-lower-to-llvm | FileCheck %s
+// RUN: rlx-opt %s --split-input-file --pass-pipeline='builtin.module(rlx-lower-to-llvm{plan=false})' | FileCheck %s --check-prefix=DIRECT
 // RUN: rlx-opt %s --split-input-file --pass-pipeline='builtin.module(rlx-lower-to-llvm{out-params=false})' | FileCheck %s --check-prefix=RESULTS
 
+// CHECK: llvm.mlir.global private @__rlx_arena_mlp() {addr_space = 0 : i32, alignment = 64 : i64} : !llvm.array<512 x i8>
 // CHECK-LABEL: llvm.func @mlp(
 // CHECK-SAME: attributes {llvm.emit_c_interface}
 // CHECK-NOT: func.func
 // CHECK-NOT: memref.
-// CHECK: %[[TMP:.*]] = llvm.call @malloc
+// CHECK-NOT: @malloc
+// CHECK: llvm.mlir.addressof @__rlx_arena_mlp
 // CHECK: llvm.call @erff
-// CHECK: llvm.call @free(%[[TMP]])
 // CHECK: llvm.return{{$}}
+// DIRECT-LABEL: llvm.func @mlp(
+// DIRECT: %[[TMP:.*]] = llvm.call @malloc
+// DIRECT: llvm.call @free(%[[TMP]])
 // Three inputs and the output, each as a pointer to its memref descriptor.
 // CHECK-LABEL: llvm.func @_mlir_ciface_mlp(
 // CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)

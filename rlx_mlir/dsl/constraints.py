@@ -144,6 +144,21 @@ DenseI64ArrayAttr = AttrConstraint(
 )
 
 
+StrAttr = AttrConstraint(
+    "a string attribute",
+    "#builtin.string",
+    lambda a: ir.StringAttr(a).value,
+    lambda v: ir.StringAttr.get(str(v)),
+)
+
+StrArrayAttr = AttrConstraint(
+    "an array of string attributes",
+    "#builtin.array",
+    lambda a: [ir.StringAttr(x).value for x in ir.ArrayAttr(a)],
+    lambda v: ir.ArrayAttr.get([ir.StringAttr.get(str(x)) for x in v]),
+)
+
+
 def StrEnumAttr(*values: str) -> AttrConstraint:
     """A string attribute restricted to `values`."""
     return AttrConstraint(

@@ -195,8 +195,9 @@ def _make_builder(cls):
         if not d.required
     ]
     infers = hasattr(cls, "infer_result_type") and len(cls._result_defs) == 1
-    result_param = "result_type" if len(cls._result_defs) == 1 else "result_types"
-    params.append(P(result_param, P.KEYWORD_ONLY, **({"default": None} if infers else {})))
+    result_param = {0: None, 1: "result_type"}.get(len(cls._result_defs), "result_types")
+    if result_param:
+        params.append(P(result_param, P.KEYWORD_ONLY, **({"default": None} if infers else {})))
     params += [P("loc", P.KEYWORD_ONLY, default=None), P("ip", P.KEYWORD_ONLY, default=None)]
     signature = inspect.Signature(params)
 
@@ -224,7 +225,9 @@ def _make_builder(cls):
             attr_values[d.name] = d.constraint.to_python(attributes[d.name])
         if cls.uses_segment_sizes():
             attributes[SEGMENT_SIZES] = ir.DenseI32ArrayAttr.get(sizes)
-        if result_param == "result_type":
+        if result_param is None:
+            results = []
+        elif result_param == "result_type":
             result_type = values["result_type"]
             if result_type is None:
                 try:

@@ -47,6 +47,8 @@ def convert_scalar(x: ir.Value, target: ir.Type) -> ir.Value:
 
 
 def _lower_cast(op) -> ir.Value:
+    if op.input.type == op.result.type:  # a no-op: a view of its input, as LIR plans it
+        return op.input
     target = ir.RankedTensorType(op.result.type).element_type
     return lb.elementwise([op.input], op.result.type, lambda x: convert_scalar(x, target))
 

@@ -30,12 +30,14 @@ def _i8() -> ir.Type:
 
 
 def _is_bool_tensor(type_: ir.Type) -> bool:
-    return isinstance(type_, ir.RankedTensorType) and type_.element_type == _i1()
+    return isinstance(type_, (ir.RankedTensorType, ir.MemRefType)) and type_.element_type == _i1()
 
 
 def _as_i8(type_: ir.Type) -> ir.Type:
-    if _is_bool_tensor(type_):
+    if isinstance(type_, ir.RankedTensorType) and type_.element_type == _i1():
         return ir.RankedTensorType.get(list(type_.shape), _i8(), type_.encoding)
+    if isinstance(type_, ir.MemRefType) and type_.element_type == _i1():  # e.g. LIR's arena views
+        return ir.MemRefType.get(list(type_.shape), _i8(), type_.layout, type_.memory_space)
     return type_
 
 

@@ -1,6 +1,8 @@
 """rlx-lower-to-llvm: HIR or MIR (or linalg on tensors) to the LLVM dialect for CPU.
 
-Stores boolean tensors as bytes, bufferizes whole functions, turns memref results into caller-provided output
+Plans MIR into LIR and lowers it so each intermediate is computed in its
+arena slot (or, with `plan=false`, lowers MIR directly), stores boolean
+tensors as bytes, bufferizes whole functions, turns memref results into caller-provided output
 buffers (destination passing: the caller owns every result, so nothing leaks),
 frees internal buffers, and converts everything to LLVM.
 """
@@ -13,6 +15,8 @@ from ..passes.base import RlxPipeline, option
 from ..passes.bool_tensors_to_i8 import BoolTensorsToI8
 from ..passes.emit_c_interface import EmitCInterface
 from ..passes.hir_to_mir import HirToMir
+from ..passes.lir_to_linalg import LirToLinalg
+from ..passes.mir_to_lir import MirToLir
 from ..passes.mir_to_linalg import MirToLinalg
 
 BUFFERIZE = (
@@ -41,9 +45,11 @@ class LowerToLLVM(RlxPipeline):
     name = "rlx-lower-to-llvm"
     summary = "Lower HIR/MIR to the LLVM dialect for CPU: MIR, linalg, bufferization, out-params, LLVM"
     out_params: bool = option(True, "return results through caller-allocated buffers (needed by the JIT)")
+    plan: bool = option(True, "execute the LIR plan (one arena, slots); false lowers MIR directly")
 
     def elements(self):
-        steps = [HirToMir(), MirToLinalg(), BoolTensorsToI8(), "canonicalize", BUFFERIZE]
+        lowering = [MirToLir(), LirToLinalg()] if self.plan else [MirToLinalg()]
+        steps = [HirToMir(), *lowering, BoolTensorsToI8(), "eliminate-empty-tensors", "canonicalize", BUFFERIZE]
         if self.out_params:
             steps.append(OUT_PARAMS)
         steps += [DEALLOCATE, "canonicalize", EmitCInterface(), *TO_LLVM]

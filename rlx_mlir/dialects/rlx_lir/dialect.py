@@ -1,0 +1,48 @@
+"""The `rlx_lir` dialect: the plan op and the attribute names of per-op plan data."""
+
+from __future__ import annotations
+
+from ...dsl import Dialect, I64Attr, StrArrayAttr, StrAttr, VerifyError, attribute
+
+SLOT_ATTR = "rlx_lir.slot"
+VIEW_ATTR = "rlx_lir.view"
+PHASE_ATTR = "rlx_lir.phase"
+
+
+class RlxLir(Dialect, name="rlx_lir"):
+    """RLX LIR: MIR plus an explicit execution plan (schedule, arena slots, views, phases, I/O, fingerprint)."""
+
+
+class PlanOp(RlxLir.Operation, name="plan"):
+    """The execution plan of the enclosing function (its first op).
+
+    The schedule is the order of the function's ops.  `arena_size` bytes hold
+    every intermediate (`rlx_lir.slot` on each op, aligned to `alignment`);
+    two slots overlap only if the values' lifetimes are disjoint.  Inputs,
+    params, constants and results are not in the arena (results are written
+    to the caller's buffers).  `fingerprint` is the SHA-256 of the function's
+    generic form without locations and without the fingerprint itself: equal
+    across processes, different whenever anything that affects execution
+    differs.
+    """
+
+    arena_size = attribute(I64Attr, "bytes of the activation arena")
+    alignment = attribute(I64Attr, "byte alignment of every slot (a power of two)")
+    lower_bound = attribute(I64Attr, "peak bytes simultaneously live: no plan can use a smaller arena")
+    unshared = attribute(I64Attr, "bytes without sharing: the sum of all (aligned) slots")
+    strategy = attribute(StrAttr, "the packing heuristic that produced the smallest arena")
+    inputs = attribute(StrArrayAttr, "I/O manifest: runtime inputs by name, in argument order")
+    params = attribute(StrArrayAttr, "I/O manifest: parameters (weights) by name, in argument order")
+    outputs = attribute(StrArrayAttr, "I/O manifest: results, in order")
+    dynamic_symbols = attribute(StrArrayAttr, "dimension symbols still open (empty until dynamic shapes land)")
+    fingerprint = attribute(StrAttr, "`sha256:<hex>` of the LIR function")
+
+    def verify(self) -> None:
+        from ...lir.ir_plan import plan_problems
+
+        parent = self.operation.parent
+        if parent is None or parent.name != "func.func":
+            raise VerifyError("must be the first op of a func.func")
+        problems = plan_problems(parent)
+        if problems:
+            raise VerifyError("the plan is invalid: " + "; ".join(problems[:3]))

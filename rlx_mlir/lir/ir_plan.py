@@ -1,0 +1,167 @@
+"""The bridge between LIR in MLIR and the planner: buffers of a MIR function,
+the plan written into it, the plan read back, and the fingerprint."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+from mlir import ir
+
+from ..dialects.rlx_lir.dialect import PHASE_ATTR, SLOT_ATTR, VIEW_ATTR
+from ..runtime.signature import NAME_ATTR, PARAM_ATTR
+from ..shapes import shape_of
+from .planner import Buffer, MemoryPlan
+
+_ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "f64": 8, "i1": 1, "i8": 1, "i32": 4, "i64": 8}
+CONSTANT_OPS = ("rlx.constant", "arith.constant")
+
+
+def element_bytes(type_: ir.Type) -> int:
+    """Bytes per element of a tensor type in memory (i1 is stored as a byte)."""
+    element = str(ir.RankedTensorType(type_).element_type)
+    if element not in _ELEMENT_BYTES:
+        raise ValueError(f"no byte size for element type {element}")
+    return _ELEMENT_BYTES[element]
+
+
+def byte_size(type_: ir.Type) -> int:
+    return _count(shape_of(type_)) * element_bytes(type_)
+
+
+@dataclass
+class FunctionBuffers:
+    """A function's values as planner buffers; ops are the schedule (plan op excluded)."""
+
+    ops: list  # ir.Operation, in schedule order, the terminator last
+    buffers: list[Buffer]
+    value_ids: dict  # ir.Value -> buffer id
+
+
+def function_buffers(function) -> FunctionBuffers:
+    function = function.operation
+    block = function.regions[0].blocks[0]
+    ops = [op.operation for op in block.operations if op.operation.name != "rlx_lir.plan"]
+    arg_attrs = list(ir.ArrayAttr(function.attributes["arg_attrs"])) if "arg_attrs" in function.attributes else []
+    drafts: list[dict] = []
+    value_ids: dict = {}
+
+    def add(value, producer, kind, view_of=None, view_offset=0):
+        value_ids[value] = len(drafts)
+        drafts.append(dict(producer=producer, size=byte_size(value.type), users=[], kind=kind,
+                           view_of=view_of, view_offset=view_offset))
+
+    for index, argument in enumerate(block.arguments):
+        attrs = ir.DictAttr(arg_attrs[index]) if index < len(arg_attrs) else None
+        add(argument, -1, "param" if attrs is not None and PARAM_ATTR in attrs else "input")
+    returned = set()
+    if ops and ops[-1].name == "func.return":
+        returned = {v for v in ops[-1].operands}
+    for index, op in enumerate(ops):
+        for operand in _operands_within(op):
+            if operand in value_ids:
+                drafts[value_ids[operand]]["users"].append(index)
+        for result in op.results:
+            if not isinstance(result.type, ir.RankedTensorType):
+                continue
+            view = _view_source(op)
+            if view is not None and view[0] in value_ids:
+                # A returned view stays a view (of an arena root, copied to the caller's buffer at return).
+                add(result, index, "intermediate", value_ids[view[0]], view[1])
+            else:
+                kind = "constant" if op.name in CONSTANT_OPS else "output" if result in returned else "intermediate"
+                add(result, index, kind)
+    buffers = [
+        Buffer(id=i, producer=d["producer"], size=d["size"], users=tuple(d["users"]), kind=d["kind"],
+               view_of=d["view_of"], view_offset=d["view_offset"])
+        for i, d in enumerate(drafts)
+    ]
+    return FunctionBuffers(ops, buffers, value_ids)
+
+
+def _operands_within(op: ir.Operation) -> list:
+    """`op`'s operands and those of every op nested in its regions: all the values it reads."""
+    from ..ir_walk import collect_ops
+
+    if not op.regions:
+        return list(op.operands)
+    return [operand for nested in collect_ops(op) for operand in nested.operands]
+
+
+def _view_source(op: ir.Operation) -> Optional[tuple]:
+    """(source value, byte offset) when `op`'s result is a pure view of its operand."""
+    name = op.name
+    if name == "rlx.reshape":
+        return op.operands[0], 0
+    if name == "rlx.cast" and ir.RankedTensorType(op.operands[0].type).element_type == ir.RankedTensorType(op.results[0].type).element_type:
+        return op.operands[0], 0
+    if name == "rlx.narrow":
+        shape = shape_of(op.operands[0].type)
+        view = op.opview
+        axis = view.axis % len(shape)
+        if all(d == 1 for d in shape[:axis]):  # contiguous: a row range of the leading non-unit dim
+            inner = 1
+            for d in shape[axis + 1:]:
+                inner *= d
+            return op.operands[0], view.start * inner * element_bytes(op.operands[0].type)
+    return None
+
+
+def _count(shape) -> int:
+    count = 1
+    for d in shape:
+        count *= d
+    return count
+
+
+def plan_from_ir(function, buffers: FunctionBuffers) -> Optional[MemoryPlan]:
+    """The plan as written in an LIR function (None without a plan op)."""
+    block = function.operation.regions[0].blocks[0]
+    plan_op = next((op for op in block.operations if op.operation.name == "rlx_lir.plan"), None)
+    if plan_op is None:
+        return None
+    values = plan_op.opview.attribute_values()
+    offsets = {}
+    roots = {}
+    for op in buffers.ops:
+        if SLOT_ATTR not in op.attributes:
+            continue
+        offset, _size = list(ir.DenseI64ArrayAttr(op.attributes[SLOT_ATTR]))
+        result_id = buffers.value_ids[op.results[0]]
+        offsets[result_id] = offset
+    for buffer in buffers.buffers:
+        root = buffer.id
+        while buffers.buffers[root].view_of is not None:
+            root = buffers.buffers[root].view_of
+        if root != buffer.id:
+            roots[buffer.id] = root
+    return MemoryPlan(
+        arena_size=values["arena_size"], alignment=values["alignment"], offsets=offsets, lifetimes={},
+        roots=roots, lower_bound=values["lower_bound"], unshared_total=values["unshared"],
+        strategy=values["strategy"],
+    )
+
+
+def plan_problems(function) -> list[str]:
+    """The independent checker's findings on the plan written in `function`."""
+    from .checker import check_plan
+
+    try:
+        buffers = function_buffers(function)
+    except ValueError as error:
+        return [str(error)]
+    plan = plan_from_ir(function, buffers)
+    if plan is None:
+        return ["no rlx_lir.plan op"]
+    return check_plan(buffers.buffers, len(buffers.ops), plan)
+
+
+_FINGERPRINT = re.compile(r'fingerprint = "[^"]*"')
+
+
+def fingerprint(function) -> str:
+    """SHA-256 of the function's generic form without locations or the fingerprint itself."""
+    text = function.operation.get_asm(print_generic_op_form=True, enable_debug_info=False)
+    return "sha256:" + hashlib.sha256(_FINGERPRINT.sub("", text).encode()).hexdigest()

@@ -1,0 +1,92 @@
+"""rlx-mir-to-lir: plan each MIR function and write the plan into it (dialect rlx_lir).
+
+The op order is the schedule.  The planner (rlx_mlir.lir.planner) gives every
+intermediate a byte slot in one arena, shared between values whose lifetimes
+are disjoint, with pure views (reshape, same-type cast, contiguous narrow)
+placed inside their root; phases follow RLX's heuristic; the plan op carries
+the I/O manifest and the fingerprint.  Functions that already have a plan are
+left alone.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from mlir import ir
+
+from ..dialects.rlx_lir.dialect import PHASE_ATTR, SLOT_ATTR, VIEW_ATTR, PlanOp
+from ..lir.ir_plan import fingerprint, function_buffers
+from ..lir.phases import derive_phases
+from ..lir.planner import plan_memory
+from ..runtime.signature import NAME_ATTR, PARAM_ATTR
+from ..shapes import is_static
+from .base import RlxPass, fail, option
+
+
+def _functions(module: ir.Operation) -> list:
+    return [
+        op for region in module.regions for block in region.blocks for op in block.operations
+        if op.operation.name == "func.func" and len(op.regions[0].blocks) > 0
+    ]
+
+
+def has_plan(function) -> bool:
+    block = function.regions[0].blocks[0]
+    return any(op.operation.name == "rlx_lir.plan" for op in block.operations)
+
+
+@dataclasses.dataclass(frozen=True)
+class MirToLir(RlxPass):
+    name = "rlx-mir-to-lir"
+    summary = "Plan MIR functions: schedule, arena slots, views, phases, I/O manifest, fingerprint (rlx_lir)"
+    alignment: int = option(64, "byte alignment of arena slots (a power of two)")
+
+    def run(self, module: ir.Operation) -> None:
+        if self.alignment <= 0 or self.alignment & (self.alignment - 1):
+            raise fail(module, f"{self.name}: alignment {self.alignment} is not a power of two")
+        for function in _functions(module):
+            if not has_plan(function):
+                self._plan(function)
+
+    def _plan(self, function) -> None:
+        block = function.regions[0].blocks[0]
+        for op in block.operations:
+            operation = op.operation
+            if operation.name.startswith("rlx_hir."):
+                raise fail(operation, f"'{operation.name}' is HIR: run rlx-hir-to-mir before {self.name}")
+            for value in (*operation.operands, *operation.results):
+                if isinstance(value.type, ir.RankedTensorType) and not is_static(value.type.shape):
+                    raise fail(operation, f"'{operation.name}' has dynamic dimensions ({value.type}); bind them before planning")
+        buffers = function_buffers(function)
+        plan = plan_memory(buffers.buffers, len(buffers.ops), self.alignment)
+        phases = derive_phases([op.name for op in buffers.ops])
+        for index, op in enumerate(buffers.ops):
+            if op.name == "func.return":
+                continue
+            op.attributes[PHASE_ATTR] = ir.StringAttr.get(phases[index])
+            for result in op.results:
+                buffer_id = buffers.value_ids.get(result)
+                if buffer_id is None or buffer_id not in plan.offsets:
+                    continue
+                size = buffers.buffers[buffer_id].size
+                op.attributes[SLOT_ATTR] = ir.DenseI64ArrayAttr.get([plan.offsets[buffer_id], size])
+                if buffers.buffers[buffer_id].view_of is not None:
+                    op.attributes[VIEW_ATTR] = ir.UnitAttr.get()
+        inputs, params = _manifest(function)
+        outputs = [f"result{i}" for i in range(len(ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value).results))]
+        with ir.InsertionPoint.at_block_begin(block), function.location:
+            plan_op = PlanOp(
+                plan.arena_size, plan.alignment, plan.lower_bound, plan.unshared_total, plan.strategy,
+                inputs, params, outputs, [], "",
+            )
+        plan_op.operation.attributes["fingerprint"] = ir.StringAttr.get(fingerprint(function))
+
+
+def _manifest(function) -> tuple[list[str], list[str]]:
+    arg_attrs = list(ir.ArrayAttr(function.attributes["arg_attrs"])) if "arg_attrs" in function.attributes else []
+    inputs, params = [], []
+    for index, _ in enumerate(function.regions[0].blocks[0].arguments):
+        attrs = ir.DictAttr(arg_attrs[index]) if index < len(arg_attrs) else None
+        name = ir.StringAttr(attrs[NAME_ATTR]).value if attrs is not None and NAME_ATTR in attrs else f"arg{index}"
+        (params if attrs is not None and PARAM_ATTR in attrs else inputs).append(name)
+    return inputs, params

@@ -111,3 +111,39 @@ def test_optimized_fusable_model_fuses_and_keeps_the_logits(compiled_direct, wei
     np.testing.assert_allclose(
         g.compile()(tokens=tokens, **weights), compiled_direct(tokens=tokens, **weights), rtol=1e-5, atol=1e-5
     )
+
+
+def _rss_bytes() -> int:
+    import os
+
+    with open("/proc/self/statm") as handle:
+        return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@pytest.mark.skipif(not __import__("os").path.exists("/proc/self/statm"), reason="needs /proc to read the RSS")
+def test_ten_thousand_calls_do_not_grow_memory(compiled_direct, weights, tokens):
+    # The LIR arena is one global; results are numpy arrays the caller owns.
+    import gc
+
+    for _ in range(200):
+        compiled_direct(tokens=tokens, **weights)
+    gc.collect()
+    before = _rss_bytes()
+    for _ in range(10_000):
+        compiled_direct(tokens=tokens, **weights)
+    gc.collect()
+    growth = _rss_bytes() - before
+    # one leaked activation set would be ~76 KB a call (760 MB in all)
+    assert growth < 8 * 1024 * 1024, f"RSS grew by {growth / 1e6:.1f} MB over 10,000 calls"
+
+
+def test_planned_model_inspects_its_plan():
+    g = build_llama(CONFIG)
+    g.plan()
+    assert g.stage == "lir"
+    summary = g.inspect()
+    assert "plan: fingerprint sha256:" in summary
+    assert "arena " in summary and "lower bound" in summary and "I/O: inputs tokens" in summary
+    assert "slot [" in summary and "steady" in summary
+    planned = g.compile()
+    assert planned.signature.inputs[0].name == "tokens"

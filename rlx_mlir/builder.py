@@ -329,12 +329,30 @@ class GraphModule:
         self._stage = "mir"
         return self
 
+    def plan(self, alignment: int = 64) -> "GraphModule":
+        """MIR → LIR in place (rlx-mir-to-lir): the schedule, arena slots, views, phases and fingerprint."""
+        if self._stage == "lir":
+            return self
+        self.lower()
+        from .pass_pipeline import run_pipeline
+        from .passes.mir_to_lir import MirToLir
+
+        with self.context, DiagnosticCollector(self.context) as diagnostics:
+            try:
+                run_pipeline(self.module.operation, [MirToLir(alignment=alignment)])
+            except ir.MLIRError:
+                raise CompileError("rlx-mir-to-lir failed", diagnostics.errors) from None
+        self._stage = "lir"
+        return self
+
     def optimize(self) -> "GraphModule":
         """Lowers to MIR if needed, then runs rlx-optimize-mir (CSE, folding, fusions, DCE).
 
         What fused and what did not, and why, is kept in `fusion_report` and
         shown by `inspect()`.
         """
+        if self._stage == "lir":
+            raise BuildError("optimize() rewrites MIR: call it before plan()")
         self.lower()
         from .pass_pipeline import run_pipeline
         from .passes import fusion_report

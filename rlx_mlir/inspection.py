@@ -55,13 +55,17 @@ def summarize(graph) -> str:
         except ValueError as error:
             lines.append(f"  signature: {error}")
         ops = [op for op in function.regions[0].blocks[0].operations if op.operation.name != "func.return"]
+        plan_op = next((op for op in ops if op.operation.name == "rlx_lir.plan"), None)
+        if plan_op is not None:
+            lines += _plan_summary(plan_op.opview)
+        ops = [op for op in ops if op.operation.name != "rlx_lir.plan"]
         lines.append(f"  ops ({len(ops)}):")
         for op in ops:
             operation = op.operation
             results = ", ".join(_describe(r.type) for r in operation.results)
             name = block_name(operation.location)
             where = f"  @ {name}" if name else ""
-            lines.append(f"    {operation.name:<32} -> {results}{where}")
+            lines.append(f"    {operation.name:<32} -> {results}{_plan_columns(operation)}{where}")
         counts = Counter(op.operation.name for op in ops)
         lines.append("  op counts: " + ", ".join(f"{n} x{c}" for n, c in sorted(counts.items())))
         if graph.stage != "hir":
@@ -77,3 +81,29 @@ def summarize(graph) -> str:
 
 def _describe_spec(spec) -> str:
     return f"{format_shape(spec.shape)} {spec.dtype.name}"
+
+
+def _plan_columns(operation: ir.Operation) -> str:
+    from .dialects.rlx_lir.dialect import PHASE_ATTR, SLOT_ATTR, VIEW_ATTR
+
+    attrs = operation.attributes
+    parts = []
+    if SLOT_ATTR in attrs:
+        offset, size = list(ir.DenseI64ArrayAttr(attrs[SLOT_ATTR]))
+        parts.append(f"{'view' if VIEW_ATTR in attrs else 'slot'} [{offset}, +{size})")
+    if PHASE_ATTR in attrs:
+        parts.append(ir.StringAttr(attrs[PHASE_ATTR]).value)
+    return ("  " + " ".join(parts)) if parts else ""
+
+
+def _plan_summary(plan) -> list[str]:
+    arena, unshared, bound = plan.arena_size, plan.unshared, plan.lower_bound
+    saved = unshared - arena
+    share = f" ({saved / unshared:.0%} of {unshared})" if unshared else ""
+    return [
+        f"  plan: fingerprint {plan.fingerprint}",
+        f"    arena {arena} bytes (lower bound {bound}, unshared {unshared}, saved {saved}{share}),"
+        f" alignment {plan.alignment}, packing {plan.strategy}",
+        f"    I/O: inputs {', '.join(plan.inputs) or 'none'}; params {', '.join(plan.params) or 'none'};"
+        f" outputs {', '.join(plan.outputs)}",
+    ]

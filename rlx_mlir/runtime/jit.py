@@ -142,8 +142,13 @@ def compile(
     *,
     opt_level: int = 3,
     filename: str = "<string>",
+    plan: bool = True,
 ) -> Executable:
     """Compiles `entry` of an MLIR module (text or ir.Module) and returns a callable.
+
+    With `plan` (the default) the module is planned into LIR and every
+    intermediate lives in one arena allocated once; `plan=False` lowers MIR
+    directly (upstream bufferization allocates per call).
 
     Raises CompileError (with MLIR diagnostics) when the module does not parse,
     verify or lower, and ValueError for an unknown target or entry.
@@ -163,7 +168,7 @@ def compile(
             raise CompileError("module does not verify", diagnostics.errors, sources)
         signature = signature_of(find_function(parsed, entry))
         try:
-            run_pipeline(parsed.operation, LowerToLLVM().elements())
+            run_pipeline(parsed.operation, LowerToLLVM(plan=plan).elements())
         except ir.MLIRError:
             raise CompileError("lowering to LLVM failed", diagnostics.errors, sources) from None
         leftover = _first_non_llvm_op(parsed.operation)

@@ -147,3 +147,8 @@ def test_planned_model_inspects_its_plan():
     assert "slot [" in summary and "steady" in summary
     planned = g.compile()
     assert planned.signature.inputs[0].name == "tokens"
+
+
+def test_planned_and_direct_paths_give_the_same_logits(compiled_direct, weights, tokens):
+    direct = build_llama(CONFIG).compile(plan=False)
+    np.testing.assert_array_equal(direct(tokens=tokens, **weights), compiled_direct(tokens=tokens, **weights))

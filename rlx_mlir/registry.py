@@ -25,7 +25,7 @@ from .passes.lir_to_linalg import LirToLinalg
 from .passes.mir_to_linalg import MirToLinalg
 from .passes.mir_to_lir import MirToLir
 from .passes.verify import Verify
-from .pipelines.lower_to_llvm import LowerToLLVM
+from .pipelines.lower_to_llvm import LowerToLLVM, LowerToLLVMDirect
 from .pipelines.optimize_mir import OptimizeMir
 
 PASSES: dict[str, type[Configurable]] = {
@@ -49,7 +49,7 @@ PASSES: dict[str, type[Configurable]] = {
         FuseResidualNorm,
     )
 }
-PIPELINES: dict[str, type[Configurable]] = {cls.name: cls for cls in (OptimizeMir, LowerToLLVM)}
+PIPELINES: dict[str, type[Configurable]] = {cls.name: cls for cls in (OptimizeMir, LowerToLLVM, LowerToLLVMDirect)}
 
 
 def lookup(name: str) -> Optional[type[Configurable]]:

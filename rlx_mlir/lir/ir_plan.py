@@ -10,8 +10,8 @@ from typing import Optional
 
 from mlir import ir
 
-from ..dialects.rlx_lir.dialect import PHASE_ATTR, SLOT_ATTR, VIEW_ATTR
-from ..runtime.signature import NAME_ATTR, PARAM_ATTR
+from ..dialects.rlx_lir.dialect import SLOT_ATTR
+from ..runtime.signature import PARAM_ATTR
 from ..shapes import shape_of
 from .planner import Buffer, MemoryPlan
 

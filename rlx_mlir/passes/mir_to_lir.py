@@ -3,7 +3,8 @@
 The op order is the schedule.  The planner (rlx_mlir.lir.planner) gives every
 intermediate a byte slot in one arena, shared between values whose lifetimes
 are disjoint, with pure views (reshape, same-type cast, contiguous narrow)
-placed inside their root; phases follow RLX's heuristic; the plan op carries
+placed inside their root; phases follow RLX's heuristic unless an op already
+carries `rlx_lir.phase` (an override); the plan op carries
 the I/O manifest and the fingerprint.  Functions that already have a plan are
 left alone.
 """
@@ -17,6 +18,8 @@ from mlir import ir
 from ..dialects.rlx_lir.dialect import PHASE_ATTR, SLOT_ATTR, VIEW_ATTR, PlanOp
 from ..lir.ir_plan import fingerprint, function_buffers
 from ..lir.phases import derive_phases
+
+PHASES = ("prologue", "steady", "epilogue")
 from ..lir.planner import plan_memory
 from ..runtime.signature import NAME_ATTR, PARAM_ATTR
 from ..shapes import is_static
@@ -52,6 +55,8 @@ class MirToLir(RlxPass):
         block = function.regions[0].blocks[0]
         for op in block.operations:
             operation = op.operation
+            if PHASE_ATTR in operation.attributes and ir.StringAttr(operation.attributes[PHASE_ATTR]).value not in PHASES:
+                raise fail(operation, f"'{PHASE_ATTR}' must be one of {', '.join(PHASES)}")
             if operation.name.startswith("rlx_hir."):
                 raise fail(operation, f"'{operation.name}' is HIR: run rlx-hir-to-mir before {self.name}")
             for value in (*operation.operands, *operation.results):
@@ -63,7 +68,8 @@ class MirToLir(RlxPass):
         for index, op in enumerate(buffers.ops):
             if op.name == "func.return":
                 continue
-            op.attributes[PHASE_ATTR] = ir.StringAttr.get(phases[index])
+            if PHASE_ATTR not in op.attributes:  # a phase set before planning overrides the heuristic
+                op.attributes[PHASE_ATTR] = ir.StringAttr.get(phases[index])
             for result in op.results:
                 buffer_id = buffers.value_ids.get(result)
                 if buffer_id is None or buffer_id not in plan.offsets:

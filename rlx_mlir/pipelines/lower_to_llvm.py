@@ -16,8 +16,8 @@ from ..passes.bool_tensors_to_i8 import BoolTensorsToI8
 from ..passes.emit_c_interface import EmitCInterface
 from ..passes.hir_to_mir import HirToMir
 from ..passes.lir_to_linalg import LirToLinalg
-from ..passes.mir_to_lir import MirToLir
 from ..passes.mir_to_linalg import MirToLinalg
+from ..passes.mir_to_lir import MirToLir
 
 BUFFERIZE = (
     "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}"
@@ -54,3 +54,12 @@ class LowerToLLVM(RlxPipeline):
             steps.append(OUT_PARAMS)
         steps += [DEALLOCATE, "canonicalize", EmitCInterface(), *TO_LLVM]
         return steps
+
+
+@dataclasses.dataclass(frozen=True)
+class LowerToLLVMDirect(RlxPipeline):
+    name = "rlx-lower-to-llvm-direct"
+    summary = "rlx-lower-to-llvm without the LIR plan: MIR to linalg directly, upstream bufferization allocates"
+
+    def elements(self):
+        return LowerToLLVM(plan=False).elements()

@@ -74,9 +74,9 @@ class _Slot:
 class Executable:
     """A compiled function: call it with numpy arrays, get a numpy array (or a tuple)."""
 
-    def __init__(self, engine: ExecutionEngine, signature: Signature, module_asm: str, context: ir.Context):
+    def __init__(self, engine: ExecutionEngine, signature: Signature, module: ir.Module, context: ir.Context):
         self.signature = signature
-        self.llvm_ir = module_asm
+        self._module = module
         self._engine = engine
         self._context = context  # keeps the engine's MLIR objects alive
         address = engine.raw_lookup("_mlir_ciface_" + signature.entry)
@@ -88,6 +88,11 @@ class Executable:
             *[ctypes.addressof(slot.pointer) for slot in self._slots]
         )
         self._lock = threading.Lock()
+
+    @property
+    def llvm_ir(self) -> str:
+        """The compiled module in the LLVM dialect (printed on demand)."""
+        return str(self._module)
 
     @property
     def input_names(self) -> list[str]:
@@ -175,12 +180,13 @@ def compile(
         if leftover is not None:
             leftover.location.emit_error(f"'{leftover.name}' was not lowered to the LLVM dialect")
             raise CompileError("lowering to LLVM left non-LLVM operations", diagnostics.errors, sources)
-        engine = ExecutionEngine(
-            parsed, opt_level=opt_level, shared_libs=[runtime_library("mlir_c_runner_utils")]
-        )
-        return Executable(engine, signature, str(parsed), context)
-
-
+        try:
+            engine = ExecutionEngine(
+                parsed, opt_level=opt_level, shared_libs=[runtime_library("mlir_c_runner_utils")]
+            )
+        except RuntimeError as error:
+            raise CompileError(f"the LLVM JIT could not compile the module: {error}") from None
+        return Executable(engine, signature, parsed, context)
 
 
 def _first_non_llvm_op(module: ir.Operation) -> Optional[ir.Operation]:

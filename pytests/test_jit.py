@@ -239,3 +239,23 @@ def test_an_op_left_unlowered_is_named_not_a_jit_failure():
     with pytest.raises(rlx_mlir.CompileError) as error:
         rlx_mlir.compile(text, filename="cx.mlir")
     assert "cx.mlir:7:10: error: 'complex.create' was not lowered to the LLVM dialect" in str(error.value)
+
+
+@pytest.mark.parametrize("plan", [True, False], ids=["lir", "direct"])
+def test_a_value_returned_twice_gets_two_buffers(plan):
+    # LLVM 22's buffer-results-to-out-params crashed the process on this
+    # (llvm/llvm-project#219492); rlx-distinct-results copies the repeat.
+    text = """
+    func.func @f(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<2x2xf32>, tensor<4xf32>) {
+      %0 = "rlx.neg"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+      %1 = "rlx.reshape"(%0) : (tensor<4xf32>) -> tensor<2x2xf32>
+      return %0, %0, %1, %x : tensor<4xf32>, tensor<4xf32>, tensor<2x2xf32>, tensor<4xf32>
+    }
+    """
+    x = np.arange(4, dtype=np.float32)
+    first, second, square, same = rlx_mlir.compile(text, plan=plan)(x)
+    np.testing.assert_array_equal(first, -x)
+    np.testing.assert_array_equal(second, -x)
+    np.testing.assert_array_equal(square, (-x).reshape(2, 2))
+    np.testing.assert_array_equal(same, x)
+    assert not np.shares_memory(first, second)

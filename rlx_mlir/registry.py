@@ -14,6 +14,7 @@ from .passes.base import Configurable
 from .passes.bool_tensors_to_i8 import BoolTensorsToI8
 from .passes.cse import CommonSubexpressionElimination
 from .passes.dce import DeadCodeElimination
+from .passes.distinct_results import DistinctResults
 from .passes.emit_c_interface import EmitCInterface
 from .passes.fold_constants import FoldConstants
 from .passes.fuse_matmul_bias_act import FuseMatmulBiasAct
@@ -36,6 +37,7 @@ PASSES: dict[str, type[Configurable]] = {
         LirToLinalg,
         MirToLinalg,
         BoolTensorsToI8,
+        DistinctResults,
         DeadCodeElimination,
         EmitCInterface,
         Verify,

@@ -34,6 +34,9 @@ def verify(root: ir.Operation) -> bool:
             except VerifyError as error:
                 op.location.emit_error(f"'{op.name}' op {error}")
                 failed = True
+            except Exception as error:  # a bug in a verifier must not take the tool down
+                op.location.emit_error(f"'{op.name}' op internal error in its verifier: {type(error).__name__}: {error}")
+                failed = True
         return ir.WalkResult.ADVANCE
 
     root.walk(check)

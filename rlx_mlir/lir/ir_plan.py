@@ -10,7 +10,7 @@ from typing import Optional
 
 from mlir import ir
 
-from ..dialects.rlx_lir.dialect import SLOT_ATTR
+from ..dialects.rlx_lir.dialect import PHASE_ATTR, SLOT_ATTR, VIEW_ATTR
 from ..runtime.signature import PARAM_ATTR
 from ..shapes import shape_of
 from .planner import Buffer, MemoryPlan
@@ -144,18 +144,73 @@ def plan_from_ir(function, buffers: FunctionBuffers) -> Optional[MemoryPlan]:
     )
 
 
+PHASES = ("prologue", "steady", "epilogue")
+
+
 def plan_problems(function) -> list[str]:
-    """The independent checker's findings on the plan written in `function`."""
+    """What is wrong with the plan written in `function`: its structure, then the
+    independent checker's findings (overlaps, alignment, views, bounds)."""
     from .checker import check_plan
 
+    problems = _structure_problems(function.operation)
+    if problems:
+        return problems
     try:
         buffers = function_buffers(function)
     except ValueError as error:
         return [str(error)]
+    problems = _annotation_problems(buffers)
+    if problems:
+        return problems
     plan = plan_from_ir(function, buffers)
     if plan is None:
         return ["no rlx_lir.plan op"]
     return check_plan(buffers.buffers, len(buffers.ops), plan)
+
+
+def _structure_problems(function: ir.Operation) -> list[str]:
+    operations = [op.operation for op in function.regions[0].blocks[0].operations]
+    plans = [i for i, op in enumerate(operations) if op.name == "rlx_lir.plan"]
+    if plans != [0]:
+        return ["'rlx_lir.plan' must be the first op of a func.func, and its only plan"]
+    problems = []
+    for op in operations[1:]:
+        attrs = op.attributes
+        if PHASE_ATTR in attrs:
+            phase = attrs[PHASE_ATTR]
+            if not isinstance(phase, ir.StringAttr) or ir.StringAttr(phase).value not in PHASES:
+                problems.append(f"'{op.name}': {PHASE_ATTR} {phase} is not one of {', '.join(PHASES)}")
+        if SLOT_ATTR in attrs:
+            slot = attrs[SLOT_ATTR]
+            if not isinstance(slot, ir.DenseI64ArrayAttr) or len(ir.DenseI64ArrayAttr(slot)) != 2:
+                problems.append(f"'{op.name}': {SLOT_ATTR} must be array<i64: offset, size>, got {slot}")
+            elif len(op.results) != 1 or not isinstance(op.results[0].type, ir.RankedTensorType):
+                problems.append(f"'{op.name}': {SLOT_ATTR} on an op without exactly one tensor result")
+            else:
+                size = list(ir.DenseI64ArrayAttr(slot))[1]
+                if size != byte_size(op.results[0].type):
+                    problems.append(
+                        f"'{op.name}': slot size {size} is not the {byte_size(op.results[0].type)} bytes of "
+                        f"{op.results[0].type}"
+                    )
+        if VIEW_ATTR in attrs and SLOT_ATTR not in attrs:
+            problems.append(f"'{op.name}': {VIEW_ATTR} without a {SLOT_ATTR}")
+    return problems
+
+
+def _annotation_problems(buffers: FunctionBuffers) -> list[str]:
+    """`rlx_lir.view` must mark exactly the placed buffers that are views."""
+    problems = []
+    for op in buffers.ops:
+        if SLOT_ATTR not in op.attributes:
+            continue
+        buffer = buffers.buffers[buffers.value_ids[op.results[0]]]
+        marked = VIEW_ATTR in op.attributes
+        if marked and buffer.view_of is None:
+            problems.append(f"'{op.name}' is marked {VIEW_ATTR} but computes its result")
+        elif not marked and buffer.view_of is not None:
+            problems.append(f"'{op.name}' is a view of its operand but lacks {VIEW_ATTR}")
+    return problems
 
 
 _FINGERPRINT = re.compile(r'fingerprint = "[^"]*"')

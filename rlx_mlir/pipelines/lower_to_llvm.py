@@ -13,6 +13,7 @@ import dataclasses
 
 from ..passes.base import RlxPipeline, option
 from ..passes.bool_tensors_to_i8 import BoolTensorsToI8
+from ..passes.distinct_results import DistinctResults
 from ..passes.emit_c_interface import EmitCInterface
 from ..passes.hir_to_mir import HirToMir
 from ..passes.lir_to_linalg import LirToLinalg
@@ -49,7 +50,7 @@ class LowerToLLVM(RlxPipeline):
 
     def elements(self):
         lowering = [MirToLir(), LirToLinalg()] if self.plan else [MirToLinalg()]
-        steps = [HirToMir(), *lowering, BoolTensorsToI8(), "eliminate-empty-tensors", "canonicalize", BUFFERIZE]
+        steps = [HirToMir(), *lowering, BoolTensorsToI8(), "eliminate-empty-tensors", "canonicalize", DistinctResults(), BUFFERIZE]
         if self.out_params:
             steps.append(OUT_PARAMS)
         steps += [DEALLOCATE, "canonicalize", EmitCInterface(), *TO_LLVM]

@@ -14,4 +14,5 @@ from .linalg import *  # noqa: F401,F403
 from .norm import *  # noqa: F401,F403
 from .reduction import *  # noqa: F401,F403
 from .selection import *  # noqa: F401,F403
+from .recurrent import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403

@@ -38,8 +38,8 @@ def _pass_listing() -> str:
         for name, cls in table.items():
             lines.append(f"  --{name:<28} {cls.summary}")
             for option, help_text, default in cls.describe_options():
-                default_text = str(default).lower() if isinstance(default, bool) else default
-                lines.append(f"      {option}={default_text!s:<18} {help_text}")
+                default_text = str(default).lower() if isinstance(default, bool) else str(default)
+                lines.append(f"      {option + '=' + default_text:<26} {help_text}")
     lines.append("Any upstream MLIR pass or pipeline is accepted as well (see `mlir-opt --help`).")
     return "\n".join(lines)
 

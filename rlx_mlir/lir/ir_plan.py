@@ -72,6 +72,10 @@ def function_buffers(function) -> FunctionBuffers:
                 add(result, index, "intermediate", value_ids[view[0]], view[1])
             else:
                 kind = "constant" if op.name in CONSTANT_OPS else "output" if result in returned else "intermediate"
+                if kind == "intermediate" and len(op.results) > 1:
+                    # An op carries one rlx_lir.slot: results of multi-result ops stay out of
+                    # the arena (bufferization allocates them), as constants do.
+                    kind = "constant"
                 add(result, index, kind)
     buffers = [
         Buffer(id=i, producer=d["producer"], size=d["size"], users=tuple(d["users"]), kind=d["kind"],

@@ -25,7 +25,7 @@ def _as_pattern(lowering: Callable) -> Callable:
     def rewrite(op, rewriter) -> None:
         with ir.InsertionPoint(op), op.location:
             value = lowering(op)
-        rewriter.replace_op(op, [value])
+        rewriter.replace_op(op, list(value) if isinstance(value, (list, tuple)) else [value])
 
     return rewrite
 

@@ -139,3 +139,39 @@ def test_a_new_dialect_in_a_few_lines():
             assert op.factor == 2
             with pytest.raises(ValueError, match="factor must not be zero"):
                 ScaleOp(_placeholder(_tensor(3)), factor=0)
+
+
+def test_ops_with_several_results_infer_and_verify_them():
+    class Pair(Dialect, name="rlx_test_pair"):
+        """A dialect defined in a test."""
+
+        pass
+
+    class SplitOp(Pair.Operation, name="split"):
+        """Splits the last dimension in two halves."""
+
+        input = operand(doc="values")
+        low = result(doc="first half")
+        high = result(doc="second half")
+
+        @classmethod
+        def infer_result_types(cls, input):
+            shape = list(input.shape)
+            if shape[-1] % 2:
+                raise VerifyError(f"last dimension {shape[-1]} is odd")
+            half = ir.RankedTensorType.get(shape[:-1] + [shape[-1] // 2], input.element_type)
+            return [half, half]
+
+    assert str(inspect.signature(SplitOp.__init__)) == "(self, input, *, result_types=None, loc=None, ip=None)"
+    context = ir.Context()
+    Pair.load(context)
+    with context, ir.Location.unknown():
+        module = ir.Module.create()
+        with ir.InsertionPoint(module.body):
+            op = SplitOp(_placeholder(_tensor(3, 8)))
+            assert [r.type for r in op.operation.results] == [_tensor(3, 4)] * 2
+            with pytest.raises(ValueError, match="last dimension 7 is odd"):
+                SplitOp(_placeholder(_tensor(7)))
+            wrong = SplitOp(_placeholder(_tensor(4)), result_types=[_tensor(2), _tensor(3)])
+            with pytest.raises(VerifyError, match=r"result #1 \('high'\) type tensor<3xf32> does not match the inferred type tensor<2xf32>"):
+                wrong.verify_invariants()

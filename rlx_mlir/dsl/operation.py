@@ -81,6 +81,7 @@ class Operation(ir.OpView):
     # An op that can infer its result type defines
     #     @classmethod
     #     def infer_result_type(cls, *operand_types, **attributes) -> ir.Type
+    # (an op with several results: `infer_result_types(...) -> list[ir.Type]`)
     # with one argument per operand field (a type; None for an absent optional
     # operand; a list of types for a variadic one) and attributes as Python
     # values, raising VerifyError when they do not fit together.
@@ -149,6 +150,14 @@ class Operation(ir.OpView):
             actual = operation.results[0].type
             if expected != actual:
                 raise VerifyError(f"result type {actual} does not match the inferred type {expected}")
+        infer_all = getattr(type(self), "infer_result_types", None)
+        if infer_all is not None:
+            expected_types = list(infer_all(*_types_of(groups), **self.attribute_values()))
+            for index, (result_def, expected, result) in enumerate(zip(self._result_defs, expected_types, operation.results)):
+                if expected != result.type:
+                    raise VerifyError(
+                        f"result #{index} ('{result_def.name}') type {result.type} does not match the inferred type {expected}"
+                    )
         self.verify()
 
 
@@ -194,7 +203,9 @@ def _make_builder(cls):
         for d in cls._attribute_defs
         if not d.required
     ]
-    infers = hasattr(cls, "infer_result_type") and len(cls._result_defs) == 1
+    infers = (hasattr(cls, "infer_result_type") and len(cls._result_defs) == 1) or (
+        hasattr(cls, "infer_result_types") and len(cls._result_defs) > 1
+    )
     result_param = {0: None, 1: "result_type"}.get(len(cls._result_defs), "result_types")
     if result_param:
         params.append(P(result_param, P.KEYWORD_ONLY, **({"default": None} if infers else {})))
@@ -235,6 +246,11 @@ def _make_builder(cls):
                 except VerifyError as error:
                     raise ValueError(f"'{cls.OPERATION_NAME}' op {error}") from None
             results = [result_type]
+        elif values["result_types"] is None:
+            try:
+                results = list(cls.infer_result_types(*_types_of(groups), **attr_values))
+            except VerifyError as error:
+                raise ValueError(f"'{cls.OPERATION_NAME}' op {error}") from None
         else:
             results = list(values["result_types"])
         super(cls, self).__init__(

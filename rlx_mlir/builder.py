@@ -275,6 +275,16 @@ class GraphModule:
     def depthwise_conv1d_causal(self, x, weight, left_pad, kernel_size, *, out_shape=None) -> Tensor:
         return self._hir("rlx_hir.depthwise_conv1d_causal", [x, weight, left_pad], {"kernel_size": kernel_size}, out_shape)
 
+    def gated_delta_net(self, q, k, v, g, beta, state_size=None, *, out_shape=None) -> Tensor:
+        """Gated DeltaNet over `[b, s, h, n]` q/k/v, state starting at zeros; `state_size` defaults to `n`."""
+        n = q.shape[-1] if state_size is None else state_size
+        return self._hir("rlx_hir.gated_delta_net", [q, k, v, g, beta], {"state_size": n}, out_shape)
+
+    def gated_delta_net_carry(self, q, k, v, g, beta, state, state_size=None) -> tuple[Tensor, Tensor]:
+        """Gated DeltaNet continuing from `state` `[b, h, n, n]`: returns `(out, new_state)`."""
+        n = q.shape[-1] if state_size is None else state_size
+        return self._hir("rlx_hir.gated_delta_net_carry", [q, k, v, g, beta, state], {"state_size": n}, None, results=2)
+
     def llama_decoder_block(self, x, ln1_g, ln1_b, q_w, k_w, v_w, o_w, ln2_g, ln2_b, gate_w, up_w, down_w, cos, sin,
                             mask=None, *, num_heads, head_dim, num_kv_heads, eps=1e-5, mask_kind="causal",
                             window=None, out_shape=None) -> Tensor:

@@ -22,12 +22,3 @@ module attributes {rlx_hir.fusion_policy = 1} {
     return %0 : tensor<3x8xf32>
   }
 }
-
-// -----
-
-// A block whose MIR expansion needs a static size reports it at the block.
-func.func @dynamic_sequence(%x: tensor<2x?x4xf32>, %w: tensor<4x1x1x3xf32>, %pad: tensor<2x2x4xf32>) -> tensor<2x?x4xf32> {
-  // expected-error @+1 {{cannot expand 'rlx_hir.depthwise_conv1d_causal' into MIR: the sequence length must be static to slice the taps, got input [2, ?, 4]}}
-  %0 = "rlx_hir.depthwise_conv1d_causal"(%x, %w, %pad) {kernel_size = 3 : i64} : (tensor<2x?x4xf32>, tensor<4x1x1x3xf32>, tensor<2x2x4xf32>) -> tensor<2x?x4xf32>
-  return %0 : tensor<2x?x4xf32>
-}

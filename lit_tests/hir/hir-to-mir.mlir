@@ -132,38 +132,20 @@ func.func @rope_attention(%q: tensor<2x5x32xf32>, %k: tensor<2x5x16xf32>, %v: te
   return %1 : tensor<2x5x32xf32>
 }
 
-// out = sum_k narrow(concat(pad, x), 1, k, S) * row k of the weight as [K, C]
-// (the same chain under both policies).
+// The causal depthwise conv is one MIR op under both policies (also with
+// kernel_size = 1 and its empty pad).  More in recurrent.mlir.
 // CHECK-LABEL: func.func @depthwise_conv1d_causal
 // CHECK-SAME: (%[[X:.*]]: tensor<2x6x4xf32>, %[[W:.*]]: tensor<4x1x1x3xf32>, %[[PAD:.*]]: tensor<2x2x4xf32>)
-// CHECK-NEXT: %[[XP:.*]] = "rlx.concat"(%[[PAD]], %[[X]]) {axis = 1 : i64} : (tensor<2x2x4xf32>, tensor<2x6x4xf32>) -> tensor<2x8x4xf32>
-// CHECK-NEXT: %[[WC:.*]] = "rlx.reshape"(%[[W]]) : (tensor<4x1x1x3xf32>) -> tensor<4x3xf32>
-// CHECK-NEXT: %[[WT:.*]] = "rlx.transpose"(%[[WC]]) {perm = array<i64: 1, 0>} : (tensor<4x3xf32>) -> tensor<3x4xf32>
-// CHECK-NEXT: %[[S0:.*]] = "rlx.narrow"(%[[XP]]) {axis = 1 : i64, len = 6 : i64, start = 0 : i64} : (tensor<2x8x4xf32>) -> tensor<2x6x4xf32>
-// CHECK-NEXT: %[[T0:.*]] = "rlx.narrow"(%[[WT]]) {axis = 0 : i64, len = 1 : i64, start = 0 : i64} : (tensor<3x4xf32>) -> tensor<1x4xf32>
-// CHECK-NEXT: %[[P0:.*]] = "rlx.mul"(%[[S0]], %[[T0]]) : (tensor<2x6x4xf32>, tensor<1x4xf32>) -> tensor<2x6x4xf32>
-// CHECK-NEXT: %[[S1:.*]] = "rlx.narrow"(%[[XP]]) {axis = 1 : i64, len = 6 : i64, start = 1 : i64}
-// CHECK-NEXT: %[[T1:.*]] = "rlx.narrow"(%[[WT]]) {axis = 0 : i64, len = 1 : i64, start = 1 : i64}
-// CHECK-NEXT: %[[P1:.*]] = "rlx.mul"(%[[S1]], %[[T1]])
-// CHECK-NEXT: %[[A1:.*]] = "rlx.add"(%[[P0]], %[[P1]])
-// CHECK-NEXT: %[[S2:.*]] = "rlx.narrow"(%[[XP]]) {axis = 1 : i64, len = 6 : i64, start = 2 : i64}
-// CHECK-NEXT: %[[T2:.*]] = "rlx.narrow"(%[[WT]]) {axis = 0 : i64, len = 1 : i64, start = 2 : i64}
-// CHECK-NEXT: %[[P2:.*]] = "rlx.mul"(%[[S2]], %[[T2]])
-// CHECK-NEXT: %[[R:.*]] = "rlx.add"(%[[A1]], %[[P2]])
+// CHECK-NEXT: %[[R:.*]] = "rlx.depthwise_conv1d_causal"(%[[X]], %[[W]], %[[PAD]]) {kernel_size = 3 : i64} : (tensor<2x6x4xf32>, tensor<4x1x1x3xf32>, tensor<2x2x4xf32>) -> tensor<2x6x4xf32>
 // CHECK-NEXT: return %[[R]]
 func.func @depthwise_conv1d_causal(%x: tensor<2x6x4xf32>, %w: tensor<4x1x1x3xf32>, %pad: tensor<2x2x4xf32>) -> tensor<2x6x4xf32> {
   %0 = "rlx_hir.depthwise_conv1d_causal"(%x, %w, %pad) {kernel_size = 3 : i64} : (tensor<2x6x4xf32>, tensor<4x1x1x3xf32>, tensor<2x2x4xf32>) -> tensor<2x6x4xf32>
   return %0 : tensor<2x6x4xf32>
 }
 
-// kernel_size = 1 has an empty pad: no concat.
 // CHECK-LABEL: func.func @depthwise_conv1d_k1
-// CHECK-SAME: (%[[X:.*]]: tensor<1x3x2xf32>, %[[W:.*]]: tensor<2x1x1x1xf32>, %{{.*}}: tensor<1x0x2xf32>)
-// CHECK-NEXT: %[[WC:.*]] = "rlx.reshape"(%[[W]]) : (tensor<2x1x1x1xf32>) -> tensor<2x1xf32>
-// CHECK-NEXT: %[[WT:.*]] = "rlx.transpose"(%[[WC]])
-// CHECK-NEXT: %[[S0:.*]] = "rlx.narrow"(%[[X]]) {axis = 1 : i64, len = 3 : i64, start = 0 : i64}
-// CHECK-NEXT: %[[T0:.*]] = "rlx.narrow"(%[[WT]])
-// CHECK-NEXT: %[[R:.*]] = "rlx.mul"(%[[S0]], %[[T0]])
+// CHECK-SAME: (%[[X:.*]]: tensor<1x3x2xf32>, %[[W:.*]]: tensor<2x1x1x1xf32>, %[[PAD:.*]]: tensor<1x0x2xf32>)
+// CHECK-NEXT: %[[R:.*]] = "rlx.depthwise_conv1d_causal"(%[[X]], %[[W]], %[[PAD]]) {kernel_size = 1 : i64} : (tensor<1x3x2xf32>, tensor<2x1x1x1xf32>, tensor<1x0x2xf32>) -> tensor<1x3x2xf32>
 // CHECK-NEXT: return %[[R]]
 func.func @depthwise_conv1d_k1(%x: tensor<1x3x2xf32>, %w: tensor<2x1x1x1xf32>, %pad: tensor<1x0x2xf32>) -> tensor<1x3x2xf32> {
   %0 = "rlx_hir.depthwise_conv1d_causal"(%x, %w, %pad) {kernel_size = 1 : i64} : (tensor<1x3x2xf32>, tensor<2x1x1x1xf32>, tensor<1x0x2xf32>) -> tensor<1x3x2xf32>

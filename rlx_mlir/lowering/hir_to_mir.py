@@ -140,21 +140,20 @@ def _expand_attention(op: rlx_hir.AttentionOp, policy: str) -> list[ir.Value]:
 
 
 def _expand_depthwise_conv1d_causal(op: rlx_hir.DepthwiseConv1dCausalOp, policy: str) -> list[ir.Value]:
-    """out = sum_k xp[:, k : k + S, :] * w[k, :], xp = concat(left_pad, input), w = weight as [K, C]."""
-    kernel = op.kernel_size
-    _, seq, channels = shape_of(op.input.type)
-    if seq == DYNAMIC:
-        raise ValueError(f"the sequence length must be static to slice the taps, got input {format_shape(shape_of(op.input.type))}")
-    padded = op.input if kernel == 1 else rlx.ConcatOp(op.left_pad, op.input, 1).result
-    by_channel = rlx.ReshapeOp(op.weight, result_type=_with_shape(op.weight, [channels, kernel])).result
-    taps = rlx.TransposeOp(by_channel, [1, 0]).result  # [K, C]: row k holds tap k of every channel
-    total: Optional[ir.Value] = None
-    for k in range(kernel):
-        window = rlx.NarrowOp(padded, 1, k, seq).result  # xp[:, k : k + S, :]
-        tap = rlx.NarrowOp(taps, 0, k, 1).result  # [1, C], broadcast over B and S
-        term = rlx.MulOp(window, tap).result
-        total = term if total is None else rlx.AddOp(total, term).result
-    return [total]
+    """One `rlx.depthwise_conv1d_causal` under both policies (same operands, same semantics)."""
+    return [rlx.DepthwiseConv1dCausalOp(op.input, op.weight, op.left_pad, op.kernel_size).result]
+
+
+def _expand_gated_delta_net(op: rlx_hir.GatedDeltaNetOp, policy: str) -> list[ir.Value]:
+    """One `rlx.gated_delta_net` without a state (zeros); its final state is unused."""
+    mir = rlx.GatedDeltaNetOp.build(op.q, op.k, op.v, op.g, op.beta, state_size=op.state_size)
+    return [mir.operation.results[0]]
+
+
+def _expand_gated_delta_net_carry(op: rlx_hir.GatedDeltaNetCarryOp, policy: str) -> list[ir.Value]:
+    """One `rlx.gated_delta_net` with the carried state: (out, final_state)."""
+    mir = rlx.GatedDeltaNetOp.build(op.q, op.k, op.v, op.g, op.beta, state=op.state, state_size=op.state_size)
+    return list(mir.operation.results)
 
 
 def _expand_llama_decoder_block(op: rlx_hir.LlamaDecoderBlockOp, policy: str) -> list[ir.Value]:
@@ -186,5 +185,7 @@ EXPANSIONS: dict[type, Callable[[ir.OpView, str], list[ir.Value]]] = {
     rlx_hir.RopeOp: _expand_rope,
     rlx_hir.AttentionOp: _expand_attention,
     rlx_hir.DepthwiseConv1dCausalOp: _expand_depthwise_conv1d_causal,
+    rlx_hir.GatedDeltaNetOp: _expand_gated_delta_net,
+    rlx_hir.GatedDeltaNetCarryOp: _expand_gated_delta_net_carry,
     rlx_hir.LlamaDecoderBlockOp: _expand_llama_decoder_block,
 }

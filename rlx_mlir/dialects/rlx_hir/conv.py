@@ -27,13 +27,9 @@ class DepthwiseConv1dCausalOp(RlxHir.Operation, name="depthwise_conv1d_causal", 
     (PyTorch's `conv1d(groups = C)` over `xp` without padding, i.e.
     cross-correlation).  The result is `[B, S, C]`.
 
-    Expansion (both policies; RLX lowers to a grouped `Conv`, which MIR does
-    not have): `rlx.concat(left_pad, input, axis = 1)` (skipped when
-    `K = 1`), the weight reshaped to `[C, K]` and transposed to `[K, C]`,
-    then for each `k` the slice `rlx.narrow(xp, axis = 1, start = k,
-    len = S)` times row `k` of the weight (`[1, C]`, broadcast), summed
-    with `rlx.add` in order of `k`.  Each product and partial sum rounds to
-    the element type.
+    Expansion (both policies; RLX lowers to a grouped `Conv`): one
+    `rlx.depthwise_conv1d_causal` with the same operands and `kernel_size`
+    (the MIR op has exactly these semantics).
     """
 
     input = operand(FloatTensor, "the sequence, `[B, S, C]`")

@@ -25,6 +25,46 @@ module {
       irdl.attributes {"num_heads" = %4, "head_dim" = %5, "mask_kind" = %6}
       irdl.results(result: %7)
     }
+    irdl.operation @scan {
+      %0 = irdl.base "!builtin.tensor" 
+      %1 = irdl.base "!builtin.tensor" 
+      %2 = irdl.base "!builtin.tensor" 
+      %3 = irdl.base "#builtin.symbol_ref" 
+      %4 = irdl.base "#builtin.integer" 
+      %5 = irdl.base "#builtin.integer" 
+      %6 = irdl.base "#builtin.integer" 
+      %7 = irdl.base "!builtin.tensor" 
+      irdl.operands(init: %0, bcast: optional %1, xs: optional %2)
+      irdl.attributes {"body" = %3, "length" = %4, "save_trajectory" = %5, "num_checkpoints" = %6}
+      irdl.results(result: %7)
+    }
+    irdl.operation @if {
+      %0 = irdl.base "!builtin.tensor" 
+      %1 = irdl.base "!builtin.tensor" 
+      %2 = irdl.base "#builtin.symbol_ref" 
+      %3 = irdl.base "#builtin.symbol_ref" 
+      %4 = irdl.base "!builtin.tensor" 
+      irdl.operands(pred: %0, arg: optional %1)
+      irdl.attributes {"then_branch" = %2, "else_branch" = %3}
+      irdl.results(result: %4)
+    }
+    irdl.operation @while {
+      %0 = irdl.base "!builtin.tensor" 
+      %1 = irdl.base "#builtin.symbol_ref" 
+      %2 = irdl.base "#builtin.symbol_ref" 
+      %3 = irdl.base "!builtin.tensor" 
+      irdl.operands(init: %0)
+      irdl.attributes {"cond" = %1, "body" = %2}
+      irdl.results(result: %3)
+    }
+    irdl.operation @custom_fn {
+      %0 = irdl.base "!builtin.tensor" 
+      %1 = irdl.base "#builtin.symbol_ref" 
+      %2 = irdl.base "!builtin.tensor" 
+      irdl.operands(input: %0)
+      irdl.attributes {"fwd" = %1}
+      irdl.results(result: %2)
+    }
     irdl.operation @constant {
       %0 = irdl.base "#builtin.dense_int_or_fp_elements" 
       %1 = irdl.base "!builtin.tensor" 

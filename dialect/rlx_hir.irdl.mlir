@@ -120,5 +120,31 @@ module {
       irdl.attributes {"eps" = %4}
       irdl.results(result: %5)
     }
+    irdl.operation @gated_delta_net {
+      %0 = irdl.base "!builtin.tensor" 
+      %1 = irdl.base "!builtin.tensor" 
+      %2 = irdl.base "!builtin.tensor" 
+      %3 = irdl.base "!builtin.tensor" 
+      %4 = irdl.base "!builtin.tensor" 
+      %5 = irdl.base "#builtin.integer" 
+      %6 = irdl.base "!builtin.tensor" 
+      irdl.operands(q: %0, k: %1, v: %2, g: %3, beta: %4)
+      irdl.attributes {"state_size" = %5}
+      irdl.results(result: %6)
+    }
+    irdl.operation @gated_delta_net_carry {
+      %0 = irdl.base "!builtin.tensor" 
+      %1 = irdl.base "!builtin.tensor" 
+      %2 = irdl.base "!builtin.tensor" 
+      %3 = irdl.base "!builtin.tensor" 
+      %4 = irdl.base "!builtin.tensor" 
+      %5 = irdl.base "!builtin.tensor" 
+      %6 = irdl.base "#builtin.integer" 
+      %7 = irdl.base "!builtin.tensor" 
+      %8 = irdl.base "!builtin.tensor" 
+      irdl.operands(q: %0, k: %1, v: %2, g: %3, beta: %4, state: %5)
+      irdl.attributes {"state_size" = %6}
+      irdl.results(out: %7, new_state: %8)
+    }
   }
 }

@@ -14,12 +14,12 @@ becomes the pass's error at the block).
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Callable
 
 from mlir import ir
 
 from ..dialects import rlx, rlx_hir
-from ..shapes import DYNAMIC, format_shape, shape_of
+from ..shapes import DYNAMIC, shape_of
 
 DIRECT, FUSABLE = "direct", "fusable"
 

@@ -159,10 +159,8 @@ def _lower_cumsum(op) -> ir.Value:
 
     Each step reads one element (tensor.extract), adds it to the running sum and
     writes the inclusive or exclusive sum (tensor.insert) into the output, which
-    every loop carries.  Element accesses, not slices with a loop-dependent
-    offset: the CPU pipeline runs lower-affine before expand-strided-metadata,
-    so the affine.apply that a dynamic-offset subview expands to would be left
-    unlowered.
+    every loop carries.  Scalar loops keep the sum in a register; vectorising
+    across the other axes (slices at the loop index) is a later optimisation.
     """
     x = op.input
     shape = list(shape_of(x.type))

@@ -8,15 +8,16 @@ tensor.insert_slice.  rlx.if is scf.if on the predicate extracted from its
 tensor, each branch one func.call (only the chosen branch runs).  rlx.while is
 scf.while whose before-region calls `cond` (and with max_iterations also checks
 an iteration counter carried beside the carry); the after-region calls `body`.
-rlx.custom_fn is a func.call of `fwd`.  The bodies stay functions (no
-inlining needed).
+rlx.custom_fn is a func.call of `fwd`.
 
 Loop carries: the carry starts as a copy of `init` (so the caller's `init`
-buffer is never written) and each new carry is copied into the carried tensor
-with linalg.copy, so every yielded value is equivalent to its iter_arg, which
-one-shot bufferization requires in this pipeline (it rejects "Yield operand #0
-is not equivalent to the corresponding iter bbArg" otherwise): one carry-sized
-copy per step, no allocation per step.
+buffer is never written) and each new carry goes into the carried tensor
+through linalg.copy, so every yielded value is equivalent to its iter_arg, as
+one-shot bufferization requires.  rlx-lower-to-llvm then inlines the bodies
+(rlx-mir-to-lir leaves body functions unplanned for that) and eliminates the
+empty tensors, so the body's last op writes into the carry itself and the copy
+folds away; buffer-loop-hoisting moves the body's temporaries out of the loop.
+The carry is updated in place: no copy and no allocation per step.
 """
 
 from __future__ import annotations

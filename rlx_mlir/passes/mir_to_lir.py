@@ -16,6 +16,7 @@ import dataclasses
 from mlir import ir
 
 from ..dialects.rlx_lir.dialect import PHASE_ATTR, SLOT_ATTR, VIEW_ATTR, PlanOp
+from ..ir_walk import collect_ops
 from ..lir.ir_plan import fingerprint, function_buffers
 from ..lir.phases import derive_phases
 
@@ -33,6 +34,25 @@ def _functions(module: ir.Operation) -> list:
     ]
 
 
+def body_functions(module: ir.Operation) -> set[str]:
+    """Functions referenced by symbol from ops (scan, if, while, custom_fn bodies).
+
+    They are not planned: they are inlined into their callers before
+    bufferization, where their ops write into the caller's buffers (a loop's
+    carry in place); an arena of their own would be shared by every inlined copy.
+    """
+    names: set[str] = set()
+    for op in collect_ops(module):
+        if op.name == "func.func":
+            continue
+        attributes = op.attributes
+        for index in range(len(attributes)):
+            attr = attributes[index].attr
+            if isinstance(attr, ir.FlatSymbolRefAttr):
+                names.add(attr.value)
+    return names
+
+
 def has_plan(function) -> bool:
     block = function.regions[0].blocks[0]
     return any(op.operation.name == "rlx_lir.plan" for op in block.operations)
@@ -47,8 +67,9 @@ class MirToLir(RlxPass):
     def run(self, module: ir.Operation) -> None:
         if self.alignment <= 0 or self.alignment & (self.alignment - 1):
             raise fail(module, f"{self.name}: alignment {self.alignment} is not a power of two")
+        bodies = body_functions(module)
         for function in _functions(module):
-            if not has_plan(function):
+            if ir.StringAttr(function.sym_name).value not in bodies and not has_plan(function):
                 self._plan(function)
 
     def _plan(self, function) -> None:

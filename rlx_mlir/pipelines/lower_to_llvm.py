@@ -23,6 +23,7 @@ from ..passes.mir_to_lir import MirToLir
 BUFFERIZE = (
     "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}"
 )
+HOIST = "func.func(buffer-loop-hoisting)"  # a loop body's temporaries: allocated once, not per step
 OUT_PARAMS = "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}"
 DEALLOCATE = "buffer-deallocation-pipeline"
 TO_LLVM = (
@@ -50,7 +51,11 @@ class LowerToLLVM(RlxPipeline):
 
     def elements(self):
         lowering = [MirToLir(), LirToLinalg()] if self.plan else [MirToLinalg()]
-        steps = [HirToMir(), *lowering, BoolTensorsToI8(), "eliminate-empty-tensors", "canonicalize", DistinctResults(), BUFFERIZE]
+        # Bodies of scan / if / while / custom_fn are private functions: inlining them lets a
+        # loop body's last op write into the loop's carry; symbol-dce drops what was inlined.
+        steps = [HirToMir(), *lowering, BoolTensorsToI8(), "inline", "symbol-dce", "eliminate-empty-tensors",
+                 "canonicalize", DistinctResults(), BUFFERIZE]
+        steps.append(HOIST)
         if self.out_params:
             steps.append(OUT_PARAMS)
         steps += [DEALLOCATE, "canonicalize", EmitCInterface(), *TO_LLVM]

@@ -196,27 +196,7 @@ class GatedDeltaNetOp(Rlx.Operation, name="gated_delta_net", traits=[Pure]):
     @classmethod
     def build(cls, q, k, v, g, beta, *, state=None, state_size: int, loc=None, ip=None) -> "GatedDeltaNetOp":
         """Builds the op with both result types inferred (ValueError when the operands do not fit)."""
-        q, k, v, g, beta = (_value(x) for x in (q, k, v, g, beta))
-        state = None if state is None else _value(state)
-        try:
-            types = cls.infer_result_types(
-                q.type, k.type, v.type, g.type, beta.type, None if state is None else state.type, state_size
-            )
-        except VerifyError as error:
-            raise ValueError(f"'{cls.OPERATION_NAME}' op {error}") from None
-        return cls(q, k, v, g, beta, state_size, state=state, result_types=types, loc=loc, ip=ip)
-
-    def verify(self) -> None:
-        # The definition layer checks inference for single-result ops only: check both results here.
-        state = self.state
-        expected = self.infer_result_types(
-            self.q.type, self.k.type, self.v.type, self.g.type, self.beta.type,
-            None if state is None else state.type, self.state_size,
-        )
-        for index, (name, want) in enumerate(zip(("out", "final_state"), expected)):
-            actual = self.operation.results[index].type
-            if actual != want:
-                raise VerifyError(f"result #{index} ('{name}') type {actual} does not match the inferred type {want}")
+        return cls(q, k, v, g, beta, state_size, state=state, loc=loc, ip=ip)
 
 
 # --- causal depthwise conv1d ------------------------------------------------------------

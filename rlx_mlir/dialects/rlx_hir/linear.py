@@ -126,19 +126,7 @@ class SharedLinearPairOp(RlxHir.Operation, name="shared_linear_pair", traits=[Pu
     @classmethod
     def build(cls, x, w_first, w_second, *, loc=None, ip=None) -> "SharedLinearPairOp":
         """Builds the op with its two result types inferred (ValueError when the shapes do not fit)."""
-        x, w_first, w_second = _value(x), _value(w_first), _value(w_second)
-        try:
-            types = cls.infer_result_types(x.type, w_first.type, w_second.type)
-        except VerifyError as error:
-            raise ValueError(f"'{cls.OPERATION_NAME}' op {error}") from None
-        return cls(x, w_first, w_second, result_types=types, loc=loc, ip=ip)
-
-    def verify(self) -> None:
-        expected = self.infer_result_types(self.x.type, self.w_first.type, self.w_second.type)
-        for index, (name, want) in enumerate(zip(("first", "second"), expected)):
-            actual = self.operation.results[index].type
-            if actual != want:
-                raise VerifyError(f"result #{index} ('{name}') type {actual} does not match the inferred type {want}")
+        return cls(x, w_first, w_second, loc=loc, ip=ip)
 
 
 class SwigluFfnOp(RlxHir.Operation, name="swiglu_ffn", traits=[Pure]):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mlir import ir
 
-from ...dsl import FloatTensor, I64Attr, Pure, VerifyError, attribute, operand, result
+from ...dsl import FloatTensor, I64Attr, Pure, attribute, operand, result
 from ..rlx import recurrent as mir_recurrent
 from .dialect import RlxHir
 
@@ -89,19 +89,4 @@ class GatedDeltaNetCarryOp(RlxHir.Operation, name="gated_delta_net_carry", trait
     @classmethod
     def build(cls, q, k, v, g, beta, state, *, state_size: int, loc=None, ip=None) -> "GatedDeltaNetCarryOp":
         """Builds the op with both result types inferred (ValueError when the operands do not fit)."""
-        q, k, v, g, beta, state = (_value(x) for x in (q, k, v, g, beta, state))
-        try:
-            types = cls.infer_result_types(q.type, k.type, v.type, g.type, beta.type, state.type, state_size)
-        except VerifyError as error:
-            raise ValueError(f"'{cls.OPERATION_NAME}' op {error}") from None
-        return cls(q, k, v, g, beta, state, state_size, result_types=types, loc=loc, ip=ip)
-
-    def verify(self) -> None:
-        # The definition layer checks inference for single-result ops only: check both results here.
-        expected = self.infer_result_types(
-            self.q.type, self.k.type, self.v.type, self.g.type, self.beta.type, self.state.type, self.state_size
-        )
-        for index, (name, want) in enumerate(zip(("out", "new_state"), expected)):
-            actual = self.operation.results[index].type
-            if actual != want:
-                raise VerifyError(f"result #{index} ('{name}') type {actual} does not match the inferred type {want}")
+        return cls(q, k, v, g, beta, state, state_size, loc=loc, ip=ip)

@@ -124,24 +124,22 @@ def _op_of(op: Union[ir.Operation, ir.OpView]) -> ir.Operation:
 
 def record_fused(pass_name: str, op: Union[ir.Operation, ir.OpView], result: str) -> None:
     """Records that `op` (the pattern's anchor) was fused into `result` (a short description)."""
-    if not _active:
-        return
-    operation = _op_of(op)
-    entry = Fused(pass_name, operation.name, format_location(operation.location), result)
-    with _lock:
-        for report in _active:
-            report.fused.append(entry)
+    _record("fused", Fused, pass_name, op, result)
 
 
 def record_missed(pass_name: str, op: Union[ir.Operation, ir.OpView], reason: str) -> None:
     """Records that the candidate anchored at `op` was not fused, and why."""
+    _record("missed", Missed, pass_name, op, reason)
+
+
+def _record(field_name: str, kind: type, pass_name: str, op, detail: str) -> None:
     if not _active:
         return
     operation = _op_of(op)
-    entry = Missed(pass_name, operation.name, format_location(operation.location), reason)
+    entry = kind(pass_name, operation.name, format_location(operation.location), detail)
     with _lock:
         for report in _active:
-            report.missed.append(entry)
+            getattr(report, field_name).append(entry)
 
 
 # --- matching helpers shared by the fusion passes ------------------------------------------

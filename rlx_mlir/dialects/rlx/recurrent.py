@@ -51,14 +51,6 @@ def _positive(name: str, value: int) -> None:
         raise VerifyError(f"{name} must be positive, got {value}")
 
 
-def _value(v) -> ir.Value:
-    if isinstance(v, ir.Value):
-        return v
-    if isinstance(v, (ir.OpView, ir.Operation)):
-        return v.result
-    raise TypeError(f"expected an MLIR Value, got {type(v).__name__}")
-
-
 # --- selective scan (Mamba) ----------------------------------------------------------
 
 

@@ -85,10 +85,6 @@ class LinearFusedOp(RlxHir.Operation, name="linear_fused", traits=[Pure]):
         return _linear_type(x, w, bias)
 
 
-def _value(v) -> ir.Value:
-    return v if isinstance(v, ir.Value) else v.result
-
-
 class SharedLinearPairOp(RlxHir.Operation, name="shared_linear_pair", traits=[Pure]):
     """Two projections of one input: `(x @ w_first, x @ w_second)`.
 

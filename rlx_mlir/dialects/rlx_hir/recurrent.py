@@ -11,14 +11,6 @@ from .dialect import RlxHir
 __all__ = ["GatedDeltaNetOp", "GatedDeltaNetCarryOp"]
 
 
-def _value(v) -> ir.Value:
-    if isinstance(v, ir.Value):
-        return v
-    if isinstance(v, (ir.OpView, ir.Operation)):
-        return v.result
-    raise TypeError(f"expected an MLIR Value, got {type(v).__name__}")
-
-
 class GatedDeltaNetOp(RlxHir.Operation, name="gated_delta_net", traits=[Pure]):
     """Gated DeltaNet linear attention over a sequence, the state starting at zero.
 

@@ -191,3 +191,24 @@ func.func @alignment_of_wrong_kind(%arg0: tensor<4xf32>) -> tensor<4xf32> {
 
 // expected-error @+1 {{'rlx_lir.plan' op must be the first op of a func.func}}
 "rlx_lir.plan"() {alignment = 64 : i64, arena_size = 0 : i64, dynamic_symbols = [], fingerprint = "sha256:0", inputs = [], lower_bound = 0 : i64, outputs = [], params = [], strategy = "greedy_by_size/first_fit", unshared = 0 : i64} : () -> ()
+
+// -----
+
+// rlx_lir.fused on a value read twice: it cannot live only inside one consumer's loop.
+func.func @fused_value_read_twice(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'rlx_lir.plan' op the plan is invalid: 'rlx.neg' is marked rlx_lir.fused but its result is not a float elementwise value used only by a float elementwise op of the same type}}
+  "rlx_lir.plan"() {alignment = 64 : i64, arena_size = 0 : i64, dynamic_symbols = [], fingerprint = "sha256:0", inputs = ["arg0"], lower_bound = 0 : i64, outputs = ["result0"], params = [], strategy = "greedy_by_size/first_fit", unshared = 0 : i64} : () -> ()
+  %0 = "rlx.neg"(%arg0) {rlx_lir.fused, rlx_lir.phase = "steady"} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = "rlx.mul"(%0, %0) {rlx_lir.phase = "steady"} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %1 : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @fused_value_with_a_slot(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'rlx_lir.plan' op the plan is invalid: 'rlx.neg': rlx_lir.fused and rlx_lir.slot together (a fused value has no buffer)}}
+  "rlx_lir.plan"() {alignment = 64 : i64, arena_size = 128 : i64, dynamic_symbols = [], fingerprint = "sha256:0", inputs = ["arg0"], lower_bound = 128 : i64, outputs = ["result0"], params = [], strategy = "greedy_by_size/first_fit", unshared = 128 : i64} : () -> ()
+  %0 = "rlx.neg"(%arg0) {rlx_lir.fused, rlx_lir.phase = "steady", rlx_lir.slot = array<i64: 0, 128>} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %1 = "rlx.exp"(%0) {rlx_lir.phase = "steady"} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %1 : tensor<4x8xf32>
+}

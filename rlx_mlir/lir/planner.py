@@ -10,7 +10,8 @@ Model (RLX's `rlx-compile/memory.rs`, catalogue §6.2, with the changes marked *
   by one op (`producer`; -1 for function inputs and params) and read by ops (`users`).
 - Only buffers of kind ``"intermediate"`` live in the arena. Inputs, params and constants are never
   shared (they live for the whole run, as in RLX) and *outputs are caller-provided buffers in this
-  project*, so none of them gets an arena slot.
+  project*, so none of them gets an arena slot. Nor does a ``"fused"`` value (*): an elementwise
+  result computed inside its only consumer's loop nest, which never exists in memory.
 - A view (``view_of`` set: reshape, same-dtype cast, contiguous narrow) allocates nothing: it aliases
   its parent at ``view_offset`` bytes; chains of views are resolved to the *root* with the cumulative
   offset. A view is in the arena exactly when its root is an intermediate (such a view must itself
@@ -71,7 +72,7 @@ __all__ = [
     "plan_memory",
 ]
 
-KINDS = ("intermediate", "input", "param", "constant", "output")
+KINDS = ("intermediate", "input", "param", "constant", "output", "fused")
 ARENA_KINDS = ("intermediate",)
 
 _ORDERS = (
@@ -97,7 +98,7 @@ class Buffer:
     producer: int  # schedule index of the op that defines it (0-based); inputs/params: -1
     size: int  # bytes (>= 0)
     users: tuple[int, ...]  # schedule indices of the ops that read it
-    kind: str  # "intermediate" | "input" | "param" | "constant" | "output"
+    kind: str  # "intermediate" | "input" | "param" | "constant" | "output" | "fused"
     view_of: Optional[int] = None  # id of the buffer this one is a pure view of
     view_offset: int = 0  # byte offset of the view inside view_of
 

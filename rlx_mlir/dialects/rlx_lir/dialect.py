@@ -7,6 +7,7 @@ from ...dsl import Dialect, I64Attr, StrArrayAttr, StrAttr, VerifyError, attribu
 SLOT_ATTR = "rlx_lir.slot"
 VIEW_ATTR = "rlx_lir.view"
 PHASE_ATTR = "rlx_lir.phase"
+FUSED_ATTR = "rlx_lir.fused"  # an elementwise result computed inside its only consumer: no buffer
 
 
 class RlxLir(Dialect, name="rlx_lir"):
@@ -20,7 +21,9 @@ class PlanOp(RlxLir.Operation, name="plan"):
     every intermediate (`rlx_lir.slot` on each op, aligned to `alignment`);
     two slots overlap only if the values' lifetimes are disjoint.  Inputs,
     params, constants and results are not in the arena (results are written
-    to the caller's buffers).  `fingerprint` is the SHA-256 of the function's
+    to the caller's buffers), nor are results marked `rlx_lir.fused`: float
+    elementwise values whose only user is a float elementwise op of the same
+    shape, computed inside that op's loop nest.  `fingerprint` is the SHA-256 of the function's
     generic form without locations and without the fingerprint itself: equal
     across processes, different whenever anything that affects execution
     differs.

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import sys
 from pathlib import Path
 from typing import Optional
 
@@ -42,3 +44,22 @@ def llvm_tool(name: str) -> Optional[str]:
     except ImportError:
         pass
     return shutil.which(name)
+
+
+def openmp_library() -> str:
+    """Path of the OpenMP runtime the multithreaded kernels call (`libiomp5.so`).
+
+    The `intel-openmp` wheel puts it in the environment's `lib/`; `RLX_OPENMP_LIBRARY`
+    overrides the search (any runtime providing the `__kmpc_*` entry points works).
+    """
+    override = os.environ.get("RLX_OPENMP_LIBRARY")
+    candidates = [Path(override)] if override else [Path(sys.prefix) / "lib" / "libiomp5.so",
+                                                    Path(sys.base_prefix) / "lib" / "libiomp5.so"]
+    for candidate in candidates:
+        if candidate.exists():
+            return str(candidate)
+    raise FileNotFoundError(
+        "OpenMP runtime libiomp5.so not found (looked in "
+        + ", ".join(str(c.parent) for c in candidates)
+        + "); install the intel-openmp wheel, set RLX_OPENMP_LIBRARY, or compile with threads=1"
+    )

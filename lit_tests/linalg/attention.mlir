@@ -11,16 +11,18 @@
 // CHECK-DAG: #[[TABLE:.*]] = affine_map<(d0, d1, d2) -> (d1, d2 mod 2)>
 // CHECK-DAG: #[[PARTNER_FULL:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, (d2 floordiv 8) * 8 + (d2 mod 8 + 4) mod 8)>
 // CHECK-DAG: #[[TABLE_FULL:.*]] = affine_map<(d0, d1, d2) -> (d1, d2 mod 4)>
-// attention: scores over (b, h, i, j, d); P.V over (b, i, h, d, j).
-// CHECK-DAG: #[[QMAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d1, d4)>
-// CHECK-DAG: #[[KGQA:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d1 floordiv 2, d4)>
-// CHECK-DAG: #[[KMHA:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d1, d4)>
-// CHECK-DAG: #[[SCORES:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+// attention: scores over (b, h, i, d, j) against the transposed keys kt[b, kv, d, j], P.V over
+// (b, i, h, j, d): the innermost loop is parallel and contiguous in both (it vectorizes).
+// The query map of the scores is also the probabilities' map in P.V, and the scores' map the output's.
+// CHECK-DAG: #[[QMAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d1, d3)>
+// CHECK-DAG: #[[KGQA:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 floordiv 2, d3, d4)>
+// CHECK-DAG: #[[KMHA:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d4)>
+// CHECK-DAG: #[[SCORES:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
 // CHECK-DAG: #[[ID4:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 // CHECK-DAG: #[[ROW:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
 // CHECK-DAG: #[[KEYMASK:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3)>
-// CHECK-DAG: #[[VGQA:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d2 floordiv 2, d3)>
-// CHECK-DAG: #[[VMHA:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d2, d3)>
+// CHECK-DAG: #[[VGQA:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d2 floordiv 2, d4)>
+// CHECK-DAG: #[[VMHA:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d2, d4)>
 // CHECK-DAG: #[[OUTROW:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d1)>
 
 // CHECK-LABEL: func.func @rope_partial
@@ -65,9 +67,10 @@ func.func @rope_bf16(%x: tensor<1x2x8xbf16>, %cos: tensor<2x4xbf16>, %sin: tenso
 // CHECK: %[[Q4:.*]] = tensor.expand_shape %[[Q]] {{\[\[}}0], [1], [2, 3]] output_shape [2, 3, 4, 4] : tensor<2x3x16xf32> into tensor<2x3x4x4xf32>
 // CHECK: %[[K4:.*]] = tensor.expand_shape %[[K]] {{\[\[}}0], [1], [2, 3]] output_shape [2, 7, 2, 4] : tensor<2x7x8xf32> into tensor<2x7x2x4xf32>
 // CHECK: %[[V4:.*]] = tensor.expand_shape %[[V]] {{\[\[}}0], [1], [2, 3]] output_shape [2, 7, 2, 4]
+// CHECK: %[[KT:.*]] = linalg.transpose ins(%[[K4]] : tensor<2x7x2x4xf32>) outs(%{{.*}} : tensor<2x2x4x7xf32>) permutation = [0, 2, 3, 1]
 // CHECK: %[[ZS:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<2x4x3x7xf32>)
-// CHECK: %[[S:.*]] = linalg.generic {indexing_maps = [#[[QMAP]], #[[KGQA]], #[[SCORES]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
-// CHECK-SAME: ins(%[[Q4]], %[[K4]] : tensor<2x3x4x4xf32>, tensor<2x7x2x4xf32>) outs(%[[ZS]] : tensor<2x4x3x7xf32>)
+// CHECK: %[[S:.*]] = linalg.generic {indexing_maps = [#[[QMAP]], #[[KGQA]], #[[SCORES]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
+// CHECK-SAME: ins(%[[Q4]], %[[KT]] : tensor<2x3x4x4xf32>, tensor<2x2x4x7xf32>) outs(%[[ZS]] : tensor<2x4x3x7xf32>)
 // CHECK: ^bb0(%[[QE:.*]]: f32, %[[KE:.*]]: f32, %[[ACC:.*]]: f32):
 // CHECK: %[[QK:.*]] = arith.mulf %[[QE]], %[[KE]] : f32
 // CHECK: arith.addf %[[ACC]], %[[QK]] : f32
@@ -94,7 +97,7 @@ func.func @rope_bf16(%x: tensor<1x2x8xbf16>, %cos: tensor<2x4xbf16>, %sin: tenso
 // CHECK: %[[SUM:.*]] = linalg.reduce ins(%[[P]] : tensor<2x4x3x7xf32>) outs(%{{.*}} : tensor<2x4x3xf32>) dimensions = [3]
 // CHECK: arith.addf
 // CHECK: %[[ZO:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<2x3x4x4xf32>)
-// CHECK: %[[PV:.*]] = linalg.generic {indexing_maps = [#[[QMAP]], #[[VGQA]], #[[SCORES]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+// CHECK: %[[PV:.*]] = linalg.generic {indexing_maps = [#[[QMAP]], #[[VGQA]], #[[SCORES]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]}
 // CHECK-SAME: ins(%[[P]], %[[V4]] : tensor<2x4x3x7xf32>, tensor<2x7x2x4xf32>) outs(%[[ZO]] : tensor<2x3x4x4xf32>)
 // CHECK: %[[N:.*]] = linalg.generic {indexing_maps = [#[[ID4]], #[[OUTROW]], #[[ID4]]], {{.*}} ins(%[[PV]], %[[SUM]] : tensor<2x3x4x4xf32>, tensor<2x4x3xf32>)
 // CHECK: ^bb0(%[[OE:.*]]: f32, %[[TE:.*]]: f32, %{{.*}}: f32):

@@ -144,14 +144,21 @@ def _lower_attention(op) -> ir.Value:
     v = _split_heads(op.v, head_dim)  # [B, Sk, Hkv, D]
     scores_shape = [batch, num_heads, sq, sk]
 
-    # scores[b, h, i, j] = sum_d q[b, i, h, d] * k[b, j, h floordiv G, d]
-    b, h, i, j, d = _dims(5)
+    # scores[b, h, i, j] = sum_d q[b, i, h, d] * kt[b, h floordiv G, d, j], with the keys
+    # transposed once so that the innermost loop (over keys j) is parallel and contiguous
+    # in kt and scores: it vectorizes as an axpy per (i, d) (a reduction over d innermost
+    # would accumulate through memory, one scalar at a time).
+    kv_heads = kv_width // head_dim
+    key_element = ir.RankedTensorType(k.type).element_type
+    kt_init = lb.empty([batch, kv_heads, head_dim, sk], key_element)
+    kt = linalg.transpose(k, outs=[kt_init], permutation=[0, 2, 3, 1]).results[0]
+    b, h, i, d, j = _dims(5)
     kv_head = ir.AffineExpr.get_floor_div(h, group)
     scores = lb.generic(
-        [q, k],
+        [q, kt],
         lb.zeros(scores_shape, f32),
-        [_map(5, [b, i, h, d]), _map(5, [b, j, kv_head, d]), _map(5, [b, h, i, j])],
-        [lb.PARALLEL] * 4 + [lb.REDUCTION],
+        [_map(5, [b, i, h, d]), _map(5, [b, kv_head, d, j]), _map(5, [b, h, i, j])],
+        [lb.PARALLEL] * 3 + [lb.REDUCTION, lb.PARALLEL],
         lambda x, y, acc: arith.addf(acc, arith.mulf(lb.widen(x), lb.widen(y))),
     )
 
@@ -206,8 +213,9 @@ def _lower_attention(op) -> ir.Value:
     )
     row_sum = _reduce_last(probs, arith.addf, 0.0)
 
-    # acc[b, i, h, d] = sum_j p[b, h, i, j] * v[b, j, h floordiv G, d], in the output layout.
-    b, i, h, d, j = _dims(5)
+    # acc[b, i, h, d] = sum_j p[b, h, i, j] * v[b, j, h floordiv G, d], in the output layout;
+    # the head feature d innermost (parallel, contiguous in v and acc) vectorizes.
+    b, i, h, j, d = _dims(5)
     heads_shape = [batch, sq, num_heads, head_dim]
     acc = lb.generic(
         [probs, v],
@@ -217,7 +225,7 @@ def _lower_attention(op) -> ir.Value:
             _map(5, [b, j, ir.AffineExpr.get_floor_div(h, group), d]),
             _map(5, [b, i, h, d]),
         ],
-        [lb.PARALLEL] * 4 + [lb.REDUCTION],
+        [lb.PARALLEL] * 3 + [lb.REDUCTION, lb.PARALLEL],
         lambda p, x, out: arith.addf(out, arith.mulf(p, lb.widen(x))),
     )
 

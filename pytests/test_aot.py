@@ -1,0 +1,192 @@
+"""AOT shared objects: export on the CPU target, load with numpy + ctypes only, run
+against plain numpy references written here; the CUDA export is built (PTX
+embedded) and checked structurally, since CI has no GPU."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from rlx_mlir import aot
+from rlx_mlir.models.llama import build_llama, random_weights
+from test_llama import CONFIG, reference_forward
+
+MLP = """
+func.func @mlp(%x: tensor<4x8xf32> {rlx.name = "x"}, %w: tensor<8x16xf32> {rlx.name = "w", rlx.param},
+               %b: tensor<16xf32> {rlx.name = "b", rlx.param}) -> tensor<4x16xf32> {
+  %0 = "rlx.matmul"(%x, %w) : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %1 = "rlx.add"(%0, %b) : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  %2 = "rlx.gelu"(%1) : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %2 : tensor<4x16xf32>
+}
+"""
+
+TWO_FUNCTIONS = """
+func.func @scale_add(%a: tensor<3x5xf32> {rlx.name = "a"}, %b: tensor<3x5xf32> {rlx.name = "b"}) -> tensor<3x5xf32> {
+  %0 = "rlx.mul"(%a, %a) : (tensor<3x5xf32>, tensor<3x5xf32>) -> tensor<3x5xf32>
+  %1 = "rlx.add"(%0, %b) : (tensor<3x5xf32>, tensor<3x5xf32>) -> tensor<3x5xf32>
+  return %1 : tensor<3x5xf32>
+}
+func.func @row_softmax(%x: tensor<2x6xf32> {rlx.name = "x"}) -> tensor<2x6xf32> {
+  %0 = "rlx.softmax"(%x) {axis = -1 : i64} : (tensor<2x6xf32>) -> tensor<2x6xf32>
+  return %0 : tensor<2x6xf32>
+}
+"""
+
+
+def gelu(h):
+    return 0.5 * h * (1.0 + np.vectorize(math.erf)(h / math.sqrt(2.0)))
+
+
+def softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+@pytest.fixture(scope="module")
+def mlp_so(tmp_path_factory):
+    path = tmp_path_factory.mktemp("mlp") / "mlp.so"
+    aot.export(MLP, path, target="cpu")
+    return path
+
+
+@pytest.fixture(scope="module")
+def mlp_inputs():
+    rng = np.random.default_rng(3)
+    return {name: rng.standard_normal(shape).astype(np.float32)
+            for name, shape in (("x", (4, 8)), ("w", (8, 16)), ("b", (16,)))}
+
+
+def test_exported_mlp_matches_numpy(mlp_so, mlp_inputs):
+    model = aot.load(str(mlp_so))
+    expected = gelu(mlp_inputs["x"].astype(np.float64) @ mlp_inputs["w"] + mlp_inputs["b"])
+    by_name = model(**mlp_inputs)
+    np.testing.assert_allclose(by_name, expected, rtol=1e-5, atol=1e-5)
+    by_position = model.mlp(mlp_inputs["x"], mlp_inputs["w"], mlp_inputs["b"])
+    np.testing.assert_array_equal(by_position, by_name)
+
+
+def test_manifest_describes_the_function(mlp_so):
+    manifest = json.loads(mlp_so.with_suffix(".json").read_text())
+    assert manifest["target"] == "cpu" and manifest["library"] == "mlp.so"
+    (function,) = manifest["functions"]
+    assert function["name"] == "mlp" and function["symbol"] == "_mlir_ciface_mlp"
+    assert [(i["name"], i["shape"], i["dtype"], i["param"]) for i in function["inputs"]] == [
+        ("x", [4, 8], "float32", False), ("w", [8, 16], "float32", True), ("b", [16], "float32", True)]
+    assert [(o["shape"], o["dtype"]) for o in function["outputs"]] == [([4, 16], "float32")]
+
+
+def test_load_and_run_do_not_import_mlir(mlp_so):
+    script = textwrap.dedent(f"""
+        import sys
+        import numpy as np
+        from rlx_mlir import aot
+        model = aot.load({str(mlp_so)!r})
+        y = model(x=np.ones((4, 8), np.float32), w=np.full((8, 16), 0.5, np.float32), b=np.zeros(16, np.float32))
+        loaded = sorted(m for m in sys.modules if m == "mlir" or m.startswith("mlir."))
+        print(repr(float(y[0, 0])), loaded)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    value, loaded = done.stdout.strip().split(" ", 1)
+    assert loaded == "[]"
+    assert float(value) == pytest.approx(gelu(np.float64(4.0)), rel=1e-6)  # 8 * 1 * 0.5
+
+
+def test_multi_function_module_exposes_each_function(tmp_path):
+    path = tmp_path / "two.so"
+    manifest = aot.export(TWO_FUNCTIONS, str(path))
+    assert [f["name"] for f in manifest["functions"]] == ["scale_add", "row_softmax"]
+    model = aot.load(str(path))
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((3, 5)).astype(np.float32), rng.standard_normal((3, 5)).astype(np.float32)
+    x = rng.standard_normal((2, 6)).astype(np.float32)
+    np.testing.assert_allclose(model.scale_add(a=a, b=b), a.astype(np.float64) ** 2 + b, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(model.row_softmax(x), softmax(x.astype(np.float64)), rtol=1e-5, atol=1e-6)
+    with pytest.raises(TypeError, match="has 2 functions .*call one by name"):
+        model(x)
+    with pytest.raises(AttributeError, match="no function 'nope'.*scale_add, row_softmax"):
+        model.nope
+
+
+def test_two_layer_llama_round_trip(tmp_path):
+    path = tmp_path / "llama.so"
+    aot.export(str(build_llama(CONFIG)), str(path), target="cpu")
+    model = aot.load(str(path))
+    weights = random_weights(CONFIG, seed=0)
+    tokens = np.random.default_rng(1).integers(0, CONFIG.vocab, (CONFIG.batch, CONFIG.seq)).astype(np.int64)
+    expected = reference_forward(tokens, weights, CONFIG)
+    logits = model(tokens=tokens, **weights)
+    np.testing.assert_allclose(logits, expected, rtol=1e-4, atol=1e-4 * np.abs(expected).max())
+
+
+def test_wrong_argument_is_a_clear_error(mlp_so, mlp_inputs):
+    model = aot.load(str(mlp_so))
+    with pytest.raises(ValueError, match=r"argument 'w' of mlp: expected numpy float32 \[8, 16\], got numpy float64"):
+        model(**{**mlp_inputs, "w": mlp_inputs["w"].astype(np.float64)})
+    with pytest.raises(TypeError, match="missing arguments: b"):
+        model(x=mlp_inputs["x"], w=mlp_inputs["w"])
+
+
+def test_export_errors_are_clear(tmp_path):
+    with pytest.raises(ValueError, match="unknown target 'tpu'"):
+        aot.export(MLP, str(tmp_path / "m.so"), target="tpu")
+    from rlx_mlir.backends.nvptx import TargetError
+
+    with pytest.raises(TargetError, match=r"PTX version 6.0 does not support 'sm_90'.*'\+ptx78'"):
+        aot.export(MLP, str(tmp_path / "m.so"), target="cuda", chip="sm_90", features="+ptx60")
+    from rlx_mlir import CompileError
+
+    bad = MLP.replace("tensor<8x16xf32>", "tensor<9x16xf32>")
+    with pytest.raises(CompileError, match="contracting dimensions differ"):
+        aot.export(bad, str(tmp_path / "m.so"))
+    assert not (tmp_path / "m.so").exists()
+
+
+def test_cuda_export_embeds_ptx_and_ships_the_cuda_runtime(tmp_path):
+    path = tmp_path / "mlp_cuda.so"
+    manifest = aot.export(MLP, str(path), target="cuda", chip="sm_80", features="+ptx70")
+    assert manifest["gpu"] == {"chip": "sm_80", "features": "+ptx70", "format": "isa"}
+    assert manifest["runtime_libraries"] == ["libmlir_cuda_runtime.so"]
+    assert (tmp_path / "libmlir_cuda_runtime.so").exists()
+    binary = path.read_bytes()
+    assert b".target sm_80" in binary and b".version 7.0" in binary and b".visible .entry" in binary
+    assert b".shared" in binary  # the tiled matmul's workgroup memory
+    needed = subprocess.run(["readelf", "-d", str(path)], capture_output=True, text=True).stdout
+    assert "libmlir_cuda_runtime.so" in needed and "$ORIGIN" in needed
+
+
+@pytest.mark.skipif(aot.cuda_device_error() is None, reason="a CUDA device is present")
+def test_loading_a_cuda_model_without_a_device_is_a_clear_error(tmp_path):
+    path = tmp_path / "mlp_cuda.so"
+    aot.export(MLP, str(path), target="cuda")
+    with pytest.raises(RuntimeError, match="cannot run CUDA model .*mlp_cuda.so: no CUDA"):
+        aot.load(str(path))
+
+
+def test_gpu_bundle_builds_and_its_check_script_passes_on_cpu(tmp_path):
+    # The deployment bundle of DESIGN.md §6 without libLLVM and the benchmark models (fast);
+    # its check script runs the CPU builds against its own numpy references, MLIR-free.
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = tmp_path / "bundle"
+    build = subprocess.run([sys.executable, os.path.join(root, "scripts", "gpu_bundle.py"), "--out", str(out),
+                            "--no-bench", "--no-llvm"], capture_output=True, text=True, timeout=300)
+    assert build.returncode == 0, build.stderr
+    assert {"check.py", "rlx_aot_loader.py", "models.json", "cpu", "cuda"} <= set(os.listdir(out))
+    assert "libmlir_cuda_runtime.so" in os.listdir(out / "cuda")
+    check = subprocess.run([sys.executable, str(out / "check.py"), "--cpu"], capture_output=True, text=True,
+                           timeout=300, cwd=tmp_path)
+    models = json.loads((out / "models.json").read_text())["numerics"]
+    passed = [line.split()[2] for line in check.stdout.splitlines() if line.startswith("PASS")]
+    assert passed == list(models), check.stdout + check.stderr
+    assert check.returncode == 0
+    if aot.cuda_device_error() is not None:
+        no_gpu = subprocess.run([sys.executable, str(out / "check.py")], capture_output=True, text=True, timeout=60)
+        assert no_gpu.returncode == 2 and "cannot run the CUDA models here: no CUDA" in no_gpu.stdout

@@ -1,0 +1,1 @@
+"""Target descriptions for code generation backends (no MLIR imports here)."""

@@ -1,0 +1,139 @@
+"""rlx-lower-to-nvvm: HIR/MIR (through the LIR plan) to NVIDIA GPU code.
+
+    rlx-opt model.mlir --rlx-lower-to-nvvm                              # sm_90, PTX 8.0 text embedded
+    rlx-opt model.mlir '--rlx-lower-to-nvvm=chip=sm_80 features=+ptx70'
+    rlx-opt model.mlir --pass-pipeline='builtin.module(rlx-lower-to-nvvm{format=bin})'   # cubin (ptxas)
+
+Stages, each a named pass.  Stages 1-4 are the pipeline `rlx-lower-to-gpu` (host functions launching
+`gpu.launch` kernels on device buffers, handy to inspect); 5 completes it.
+
+1. plan and lower to linalg on tensors as the CPU pipeline does (`rlx-mir-to-lir`,
+   `rlx-lir-to-linalg`; or `rlx-mir-to-linalg` with `plan=false`), bufferize whole
+   functions, results as caller-provided buffers;
+2. matmuls become shared-memory, register-tiled kernels (`rlx-gpu-tile-matmul`);
+   every other linalg op (copies included, `rlx-memref-copy-to-linalg`) becomes
+   an `scf.parallel` nest (`convert-linalg-to-parallel-loops`), with parallel
+   loops hoisted out of reduction loops (`rlx-gpu-hoist-parallel-loops`); row reductions
+   become one block per output with a shared-memory tree
+   (`rlx-gpu-block-reductions`); other nests are flattened and tiled into
+   blocks x threads (`rlx-gpu-grid-loops`) and mapped to `gpu.launch` by
+   upstream `gpu-map-parallel-loops` + `convert-parallel-loops-to-gpu`;
+3. `rlx-gpu-check-mapping` fails, naming the op, if any loop nest stayed on the host;
+4. `rlx-gpu-device-memory`: one `gpu.alloc` per function call holds the LIR
+   arena, every other buffer and the constants;
+5. kernels outlined, made async, and compiled by upstream
+   `gpu-lower-to-nvvm-pipeline`: NVVM, then `gpu-module-to-binary` embeds the
+   kernels (PTX text with `format=isa`, needing no CUDA toolkit; cubin with
+   `bin`, fatbin with `fatbin`, both needing `ptxas`), and host code calls
+   MLIR's CUDA runtime wrappers (`mgpuLaunchKernel`, ...).
+
+Functions take device pointers for every argument and result (the runtime
+copies).  `chip` and the `+ptxNN` in `features` are validated together before
+anything reaches LLVM, whose NVPTX backend aborts the process on a bad pair.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+
+from ..backends.nvptx import TargetError, check_target
+from ..passes.base import PassOptionError, RlxPipeline, option
+from ..passes.bool_tensors_to_i8 import BoolTensorsToI8
+from ..passes.distinct_results import DistinctResults
+from ..passes.emit_c_interface import EmitCInterface
+from ..passes.gpu_block_reductions import GpuBlockReductions
+from ..passes.gpu_check_mapping import GpuCheckMapping
+from ..passes.gpu_device_memory import GpuDeviceMemory
+from ..passes.gpu_grid_loops import GpuGridLoops
+from ..passes.gpu_hoist_parallel_loops import GpuHoistParallelLoops
+from ..passes.gpu_tile_matmul import GpuTileMatmul
+from ..passes.hir_to_mir import HirToMir
+from ..passes.lir_to_linalg import LirToLinalg
+from ..passes.memref_copy_to_linalg import MemrefCopyToLinalg
+from ..passes.mir_to_linalg import MirToLinalg
+from ..passes.mir_to_lir import MirToLir
+
+BUFFERIZE = (
+    "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}"
+)
+HOIST = "func.func(buffer-loop-hoisting)"
+OUT_PARAMS = "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}"
+MAP_TO_GPU = ("func.func(gpu-map-parallel-loops)", "convert-parallel-loops-to-gpu")
+
+
+def ptxas_available() -> bool:
+    """Whether `ptxas` (needed by format=bin and fatbin) is where gpu-module-to-binary looks."""
+    roots = [os.environ.get(v) for v in ("CUDA_ROOT", "CUDA_HOME", "CUDA_PATH")] + ["/usr/local/cuda"]
+    return any(r and os.path.exists(os.path.join(r, "bin", "ptxas")) for r in roots) or bool(shutil.which("ptxas"))
+
+
+@dataclasses.dataclass(frozen=True)
+class LowerToGPU(RlxPipeline):
+    name = "rlx-lower-to-gpu"
+    summary = "HIR/MIR to host functions launching gpu.launch kernels on device buffers (stages 1-4)"
+    plan: bool = option(True, "execute the LIR plan (one device arena); false lowers MIR directly")
+    block_size: int = option(256, "threads per block for elementwise and row-wise kernels")
+    tile: int = option(16, "matmul tile edge (T x T threads, T x T shared-memory tiles)")
+    block_reductions: bool = option(True, "row reductions as one block per output (tree in shared memory)")
+
+    def __post_init__(self):
+        if self.block_size & (self.block_size - 1):
+            raise PassOptionError(f"'{self.name}': block-size must be a power of two, got {self.block_size}")
+        if not 1 <= self.block_size <= 1024:
+            raise PassOptionError(f"'{self.name}': block-size must be in [1, 1024], got {self.block_size}")
+        if not 1 <= self.tile <= 32:
+            raise PassOptionError(f"'{self.name}': tile must be in [1, 32] (tile^2 threads), got {self.tile}")
+
+    def elements(self):
+        lowering = [MirToLir(), LirToLinalg()] if self.plan else [MirToLinalg()]
+        return [
+            HirToMir(), *lowering, BoolTensorsToI8(), "inline", "symbol-dce", "eliminate-empty-tensors",
+            "canonicalize", DistinctResults(), BUFFERIZE, HOIST, OUT_PARAMS, "canonicalize",
+            GpuTileMatmul(tile=self.tile), MemrefCopyToLinalg(), "convert-linalg-to-parallel-loops",
+            "inline", "symbol-dce", GpuHoistParallelLoops(),
+            *([GpuBlockReductions(block_size=self.block_size)] if self.block_reductions else []),
+            GpuGridLoops(block_size=self.block_size), *MAP_TO_GPU, "canonicalize",
+            GpuCheckMapping(), GpuDeviceMemory(), "symbol-dce",
+        ]
+
+
+@dataclasses.dataclass(frozen=True)
+class LowerToNVVM(RlxPipeline):
+    name = "rlx-lower-to-nvvm"
+    summary = "Lower HIR/MIR to NVIDIA GPU code: LIR plan, kernels on blocks/threads, NVVM, embedded PTX/cubin"
+    chip: str = option("sm_90", "target GPU (sm_XX)")
+    features: str = option("+ptx80", "PTX ISA version as an LLVM feature (+ptxNN); must support the chip")
+    format: str = option("isa", "embedded binary: isa (PTX text, no toolkit), bin (cubin) or fatbin")
+    plan: bool = option(True, "execute the LIR plan (one device arena); false lowers MIR directly")
+    block_size: int = option(256, "threads per block for elementwise and row-wise kernels")
+    tile: int = option(16, "matmul tile edge (T x T threads, T x T shared-memory tiles)")
+    block_reductions: bool = option(True, "row reductions as one block per output (tree in shared memory)")
+    opt_level: int = option(3, "LLVM optimization level for the kernels")
+
+    def __post_init__(self):
+        try:
+            check_target(self.chip, self.features, self.format)
+        except TargetError as error:
+            raise PassOptionError(f"'{self.name}': {error}") from None
+        if self.format != "isa" and not ptxas_available():
+            raise PassOptionError(
+                f"'{self.name}': format={self.format} needs the CUDA toolkit's ptxas (set CUDA_ROOT); "
+                "format=isa embeds PTX without it"
+            )
+        if not 0 <= self.opt_level <= 3:
+            raise PassOptionError(f"'{self.name}': opt-level must be in [0, 3], got {self.opt_level}")
+
+    def elements(self):
+        to_gpu = (
+            f"gpu-lower-to-nvvm-pipeline{{cubin-chip={self.chip} cubin-features={self.features} "
+            f"cubin-format={self.format} opt-level={self.opt_level}}}"
+        )
+        return [
+            LowerToGPU(plan=self.plan, block_size=self.block_size, tile=self.tile,
+                       block_reductions=self.block_reductions),
+            # Constants and index math move into the kernels (static bounds, no extra parameters).
+            "gpu-launch-sink-index-computations", "gpu-kernel-outlining", "func.func(gpu-async-region)",
+            EmitCInterface(), to_gpu, "reconcile-unrealized-casts",
+        ]

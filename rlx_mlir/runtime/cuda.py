@@ -1,0 +1,131 @@
+"""`compile(..., target="cuda")`: JIT compilation for NVIDIA GPUs.
+
+The module is lowered with `rlx-lower-to-nvvm` (kernels as PTX for the chip
+of device 0, host code calling MLIR's CUDA runtime wrappers) and JIT-compiled
+by MLIR's ExecutionEngine with `libmlir_cuda_runtime.so`.  The compiled
+function takes device buffers; the returned `CudaExecutable` uploads weights
+(`rlx.param` arguments) on first use and keeps them on the device across calls
+(a different array, or one at another address, is uploaded again; an array
+changed in place is not), copies the other inputs in and the results out on
+every call, and returns numpy arrays.
+
+Before anything is loaded, the CUDA driver is asked whether a device exists
+(`cuInit`, `cuDeviceGetCount` through ctypes): without one, `compile` raises
+`CudaUnavailableError` instead of letting a runtime library abort the process.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Optional, Union
+
+import numpy as np
+from mlir import ir
+from mlir.execution_engine import ExecutionEngine
+
+from .. import verifier
+from ..aot.loader import Function, _CudaRuntime, cuda_device_error
+from ..backends.nvptx import MIN_PTX, check_target
+from ..context import make_context
+from ..diagnostics import CompileError, DiagnosticCollector
+from ..parsing import parse_source
+from ..pass_pipeline import expand, run_pipeline
+from ..pipelines.lower_to_nvvm import LowerToNVVM
+from ..toolchain import runtime_library
+from .signature import Signature, find_function, signature_of
+
+
+class CudaUnavailableError(RuntimeError):
+    """target="cuda" on a machine without a usable CUDA driver and device."""
+
+
+def device_chip() -> str:
+    """`sm_XY` of CUDA device 0, from its compute capability."""
+    driver = ctypes.CDLL("libcuda.so.1")
+    device, major, minor = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+    driver.cuDeviceGet(ctypes.byref(device), 0)
+    driver.cuDeviceGetAttribute(ctypes.byref(major), 75, device)  # COMPUTE_CAPABILITY_MAJOR
+    driver.cuDeviceGetAttribute(ctypes.byref(minor), 76, device)  # COMPUTE_CAPABILITY_MINOR
+    return f"sm_{major.value}{minor.value}"
+
+
+class _DeviceState:
+    """What loader.Function needs of its model: the target, the runtime, pinned weights."""
+
+    def __init__(self, runtime: _CudaRuntime):
+        self.target = "cuda"
+        self.cuda = runtime
+        self._pinned: dict = {}
+
+
+def _entry(signature: Signature) -> dict:
+    def spec(s):
+        return {"name": s.name, "shape": list(s.shape), "dtype": s.dtype.name, "param": s.is_param}
+
+    return {"name": signature.entry, "inputs": [spec(s) for s in signature.inputs],
+            "outputs": [spec(s) for s in signature.outputs]}
+
+
+class CudaExecutable:
+    """A function compiled for the GPU: numpy in, numpy out; weights stay on the device."""
+
+    def __init__(self, engine: ExecutionEngine, signature: Signature, module: ir.Module, context: ir.Context,
+                 chip: str):
+        self.signature = signature
+        self.chip = chip
+        self._engine, self._module, self._context = engine, module, context  # keep them alive
+        address = engine.raw_lookup("_mlir_ciface_" + signature.entry)
+        if not address:
+            raise CompileError(f"compiled module has no C interface for '@{signature.entry}'")
+        runtime = _CudaRuntime(ctypes.CDLL(runtime_library("mlir_cuda_runtime"), mode=ctypes.RTLD_GLOBAL))
+        self._function = Function(_DeviceState(runtime), _entry(signature), address, packed=True)
+
+    @property
+    def input_names(self) -> list[str]:
+        return [spec.name for spec in self.signature.inputs]
+
+    def __call__(self, *args: np.ndarray, **kwargs: np.ndarray):
+        return self._function(*args, **kwargs)
+
+
+def compile_cuda(
+    module: Union[str, ir.Module],
+    entry: Optional[str] = None,
+    *,
+    chip: Optional[str] = None,
+    features: Optional[str] = None,
+    opt_level: int = 3,
+    filename: str = "<string>",
+    plan: bool = True,
+) -> CudaExecutable:
+    """Compiles `entry` for CUDA device 0 (or `chip` / `features`); see the module docstring."""
+    problem = cuda_device_error()
+    if problem:
+        raise CudaUnavailableError(f"target 'cuda' needs a CUDA GPU: {problem}")
+    chip = chip or device_chip()
+    features = features or (f"+ptx{MIN_PTX[chip]}" if chip in MIN_PTX else "+ptx80")
+    check_target(chip, features)
+    text = module.operation.get_asm(enable_debug_info=True) if isinstance(module, ir.Module) else module
+    context = make_context()
+    sources = {filename: text}
+    with context, DiagnosticCollector(context) as diagnostics:
+        parsed = parse_source(text, filename, context, diagnostics)
+        if not verifier.verify(parsed.operation):
+            raise CompileError("module does not verify", diagnostics.errors, sources)
+        signature = signature_of(find_function(parsed, entry))
+        try:
+            run_pipeline(parsed.operation, expand(LowerToNVVM(chip=chip, features=features, plan=plan)))
+        except ir.MLIRError:
+            raise CompileError("lowering to NVVM failed", diagnostics.errors, sources) from None
+        try:
+            engine = ExecutionEngine(
+                parsed,
+                opt_level=opt_level,
+                shared_libs=[runtime_library("mlir_cuda_runtime"), runtime_library("mlir_c_runner_utils")],
+            )
+        except RuntimeError as error:
+            raise CompileError(f"the LLVM JIT could not compile the module: {error}") from None
+        # Run the global constructors, which load the kernels' modules (mgpuModuleLoadJIT):
+        # calling the function through raw_lookup would not run them.
+        engine.initialize()
+        return CudaExecutable(engine, signature, parsed, context, chip)

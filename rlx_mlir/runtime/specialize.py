@@ -1,0 +1,240 @@
+"""Compile once, specialise at run time: the executable of a module with symbolic dimensions.
+
+`rlx_mlir.compile` of a dynamic module (see `rlx_mlir.dynamic`) returns a
+`SpecializingExecutable`.  Each call reads the symbols' sizes off the
+arguments' shapes (an argument `["BATCH", "SEQ", 512]` given a `(2, 7, 512)`
+array binds `BATCH=2`, `SEQ=7`), and runs the static executable of that
+binding: the first call with a new binding binds a copy of the module
+(`rlx-bind-dims`), plans, lowers and JIT-compiles it (a *miss*); later calls
+with the same sizes reuse it (a *hit*).  The cache is keyed by the binding
+together with the fingerprint of the dynamic module; `cache_info()` shows
+hits, misses and the variants compiled so far.
+
+    exe = rlx_mlir.compile(dynamic_module)
+    exe(tokens=np.zeros((1, 7), np.int64), **weights)     # compiles SEQ=7
+    exe(tokens=np.zeros((1, 7), np.int64), **weights)     # reuses it
+    exe.specialize(ModelVariant.prefill(1, 32))            # compiles ahead of time
+    exe.cache_info()                                       # SpecializationInfo(hits=1, misses=2, ...)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import re
+import threading
+from typing import Callable, Mapping, Optional, Sequence, Union
+
+import numpy as np
+from mlir import ir
+
+from .. import verifier
+from ..context import make_context
+from ..diagnostics import CompileError, DiagnosticCollector
+from ..dim_expr import DimExpr, format_dims
+from ..dynamic import DimError, argument_dims, bind_function, check_binding, function_symbols, is_dynamic
+from ..parsing import parse_source
+from ..variants import ModelVariant
+from .signature import NAME_ATTR, find_function
+
+_MAYBE_DYNAMIC = re.compile(r"rlx\.(dims|sym)\b")
+
+
+def is_dynamic_source(text: str, entry: Optional[str], filename: str = "<string>") -> bool:
+    """True when function `entry` of the module text has symbolic dimensions.
+
+    A textual pre-check keeps static modules from being parsed twice.
+    """
+    if not _MAYBE_DYNAMIC.search(text):
+        return False
+    context = make_context()
+    with context, DiagnosticCollector(context) as diagnostics:
+        try:
+            module = parse_source(text, filename, context, diagnostics)
+            return is_dynamic(find_function(module, entry).operation)
+        except (CompileError, ValueError):
+            return False  # let the static path report it
+
+
+@dataclasses.dataclass(frozen=True)
+class SpecializationInfo:
+    """Counters of a SpecializingExecutable's variant cache."""
+
+    hits: int
+    misses: int
+    variants: tuple  # each compiled binding, as a tuple of (symbol, size) pairs, in compile order
+
+
+class SpecializingExecutable:
+    """A dynamic function compiled once per binding of its symbols, on demand.
+
+    `compile_static(text, entry)` compiles one static specialisation (it is
+    `rlx_mlir.compile` with the caller's options).
+    """
+
+    def __init__(self, text: str, entry: Optional[str], compile_static: Callable, filename: str = "<string>"):
+        self._compile_static = compile_static
+        self._context = make_context()
+        with self._context, DiagnosticCollector(self._context) as diagnostics:
+            module = parse_source(text, filename, self._context, diagnostics)
+            if not verifier.verify(module.operation):
+                raise CompileError("module does not verify", diagnostics.errors, {filename: text})
+            function = find_function(module, entry).operation
+            self.entry = ir.StringAttr(function.attributes["sym_name"]).value
+            self.symbols = tuple(function_symbols(function))
+            self.input_dims = tuple(argument_dims(function))
+            self.input_names = tuple(_argument_names(function))
+        self._module = module
+        # Only arguments with symbols are read here; the static executable checks the others.
+        self._symbolic_inputs = [
+            (index, name, dims)
+            for index, (name, dims) in enumerate(zip(self.input_names, self.input_dims))
+            if any(isinstance(d, DimExpr) for d in dims)
+        ]
+        self.fingerprint = "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+        self._cache: dict[tuple, object] = {}
+        self._order: list[tuple] = []
+        self._hits = self._misses = 0
+        self._lock = threading.Lock()
+
+    # -- calling -------------------------------------------------------------------------------
+
+    def __call__(self, *args, **kwargs):
+        arrays = self._arrange(args, kwargs)
+        binding = self.binding_from_inputs(arrays)
+        executable = self._get(binding)
+        return executable(*arrays)
+
+    def specialize(self, binding: Union[Mapping[str, int], ModelVariant]):
+        """The static executable for `binding` (or a ModelVariant's sizes for this function's symbols)."""
+        if isinstance(binding, ModelVariant):
+            binding = binding.binding_for(self.symbols)
+        return self._get(dict(binding))
+
+    @property
+    def signature(self):
+        """There is none until the sizes are known: AttributeError pointing at `specialize()`."""
+        raise AttributeError(
+            f"@{self.entry} has symbolic dimensions ({', '.join(self.symbols)}): its numpy signature exists per "
+            f"binding; use specialize(binding).signature"
+        )
+
+    def cache_info(self) -> SpecializationInfo:
+        with self._lock:
+            return SpecializationInfo(self._hits, self._misses, tuple(self._order))
+
+    def binding_from_inputs(self, arrays: Sequence) -> dict[str, int]:
+        """The symbols' sizes read off the shapes of the arguments that have symbols.
+
+        ValueError naming the argument and the symbol for a rank or static
+        size that does not match, a symbol given two sizes, a symbol no
+        argument determines, or an expression dimension that disagrees.
+        (Arguments without symbols are checked by the static executable.)
+        """
+        binding: dict[str, int] = {}
+        origin: dict[str, str] = {}
+        shapes = []
+        for index, name, dims in self._symbolic_inputs:
+            shape = np.shape(arrays[index])
+            if len(shape) != len(dims):
+                raise ValueError(
+                    f"argument '{name}' of @{self.entry}: expected rank {len(dims)} {format_dims(dims)}, "
+                    f"got shape {list(shape)}"
+                )
+            shapes.append(shape)
+            for axis, (dim, size) in enumerate(zip(dims, shape)):
+                if isinstance(dim, int):
+                    if dim != size:
+                        raise ValueError(
+                            f"argument '{name}' of @{self.entry}: dimension {axis} must be {dim} "
+                            f"({format_dims(dims)}), got shape {list(shape)}"
+                        )
+                elif dim.op is None:  # a bare symbol fixes its size
+                    symbol = dim.value
+                    if symbol in binding and binding[symbol] != size:
+                        raise ValueError(
+                            f"symbol {symbol} is {size} in argument '{name}' (dimension {axis}), "
+                            f"but {binding[symbol]} in {origin[symbol]}"
+                        )
+                    if size < 1:
+                        raise ValueError(f"symbol {symbol} must be positive, got {size} in argument '{name}'")
+                    binding.setdefault(symbol, size)
+                    origin.setdefault(symbol, f"argument '{name}' (dimension {axis})")
+        unknown = [s for s in self.symbols if s not in binding]
+        if unknown:
+            raise ValueError(
+                f"the inputs of @{self.entry} do not determine {', '.join(unknown)}: "
+                f"call specialize() with a binding"
+            )
+        for (_, name, dims), shape in zip(self._symbolic_inputs, shapes):
+            for axis, (dim, size) in enumerate(zip(dims, shape)):
+                if isinstance(dim, DimExpr) and dim.op is not None and dim.evaluate(binding) != size:
+                    raise ValueError(
+                        f"argument '{name}' of @{self.entry}: dimension {axis} is {dim} = {dim.evaluate(binding)}, "
+                        f"got {size}"
+                    )
+        return binding
+
+    def _arrange(self, args: Sequence, kwargs: dict) -> list:
+        names = self.input_names
+        if len(args) > len(names):
+            raise TypeError(f"@{self.entry} takes {len(names)} arguments, got {len(args)}")
+        arranged = list(args) + [None] * (len(names) - len(args))
+        for key, value in kwargs.items():
+            if key not in names:
+                raise TypeError(f"@{self.entry} has no argument named '{key}' (arguments: {', '.join(names)})")
+            index = names.index(key)
+            if arranged[index] is not None:
+                raise TypeError(f"argument '{key}' given twice")
+            arranged[index] = value
+        missing = [n for n, v in zip(names, arranged) if v is None]
+        if missing:
+            raise TypeError(f"@{self.entry} is missing arguments: {', '.join(missing)}")
+        return arranged
+
+    # -- the variant cache ---------------------------------------------------------------------------
+
+    def _get(self, binding: dict[str, int]):
+        variant = tuple(sorted(binding.items()))
+        key = (self.fingerprint, variant)
+        with self._lock:
+            if key in self._cache:
+                self._hits += 1
+                return self._cache[key]
+            executable = self._compile_static(self.bound_text(binding), self.entry)
+            self._cache[key] = executable
+            self._order.append(variant)
+            self._misses += 1
+            return executable
+
+    def bound_text(self, binding: Mapping[str, int]) -> str:
+        """The module with `binding` applied (what one specialisation compiles); ValueError for a bad binding."""
+        with self._context, DiagnosticCollector(self._context):
+            copy = self._module.operation.clone()
+            try:
+                function = _function_named(copy, self.entry)
+                check_binding(function, binding)
+                bind_function(function, binding)
+            except DimError as error:
+                raise ValueError(f"@{self.entry}: {error.message}") from None
+            return copy.get_asm(enable_debug_info=True)
+
+    def __repr__(self) -> str:
+        return f"SpecializingExecutable(@{self.entry}, symbols={list(self.symbols)}, {self.cache_info()})"
+
+
+def _function_named(module: ir.Operation, name: str) -> ir.Operation:
+    for op in module.regions[0].blocks[0].operations:
+        op = op.operation
+        if op.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == name:
+            return op
+    raise ValueError(f"no function '@{name}' in the module")
+
+
+def _argument_names(function) -> list[str]:
+    names = []
+    attrs = list(ir.ArrayAttr(function.attributes["arg_attrs"])) if "arg_attrs" in function.attributes else []
+    for index, _ in enumerate(function.regions[0].blocks[0].arguments):
+        entry = ir.DictAttr(attrs[index]) if index < len(attrs) else None
+        names.append(ir.StringAttr(entry[NAME_ATTR]).value if entry is not None and NAME_ATTR in entry else f"arg{index}")
+    return names

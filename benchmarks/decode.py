@@ -1,0 +1,127 @@
+"""KV-cache decoding on the 12-layer Llama-style model: time to first token and tokens per second.
+
+The model of benchmarks/memory.py (12 layers, hidden 512, 8 heads of 64,
+SwiGLU 1408, vocab 1000), caches of CAPACITY positions.  Two executables,
+each compiled once: a prefill step of `--chunk` tokens at any position, and
+the decode step (one token at any position).  For each past length P: P prompt
+tokens prefilled in chunks (their wall time plus the first token's sampling is
+the time to first token), then `--steps` greedy decode steps (tokens per second
+= steps / their wall time).  A decode step attends to P + 1 keys:
+rlx.cached_attention reads only the filled part of the cache.
+
+The last rows, if the symbolic-dims API (`rlx_mlir.variants`) is present, use
+one step compiled with a symbolic `SEQ` (`CachedLlama(..., dynamic=True)`): the
+first run at a new length is a variant cache miss (specialise, compile, run),
+later runs at that length are hits; otherwise they say it is not available.
+
+    python benchmarks/decode.py [--steps 16] [--past 128 512] [--chunk 128] [--no-variants]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import time
+
+import numpy as np
+
+from rlx_mlir.generate import CachedLlama, sample
+from rlx_mlir.models.llama import LlamaConfig, random_weights
+
+CONFIG = LlamaConfig(layers=12, hidden=512, heads=8, kv_heads=8, head_dim=64, ffn=1408, vocab=1000)
+CAPACITY = 640
+
+
+def _timed(run):
+    start = time.perf_counter()
+    value = run()
+    return value, time.perf_counter() - start
+
+
+def measure_past(model: CachedLlama, past: int, chunk: int, steps: int, rng: np.random.Generator) -> dict:
+    """Prefill `past` tokens in chunks of `chunk` (the first token's latency), then `steps` decode steps."""
+    prompt = rng.integers(0, CONFIG.vocab, (1, past))
+    if past % chunk:
+        model.step(past % chunk)  # the last, shorter chunk: compiled before timing
+
+    def prefill():
+        model.reset()
+        for start in range(0, past, chunk):
+            logits = model.forward(prompt[:, start:start + chunk])
+        return sample(logits[:, -1], None)
+
+    token, ttft = _timed(prefill)
+    durations = []
+    for _ in range(steps):
+        token, seconds = _timed(lambda token=token: sample(model.forward(token[:, None])[:, -1], None))
+        durations.append(seconds)
+    return dict(past=past, chunks=-(-past // chunk), ttft=ttft, tokens_per_s=steps / sum(durations),
+                step_ms=1e3 * float(np.median(durations)))
+
+
+def variant_rows(weights: dict, chunk: int) -> list[tuple[str, str]]:
+    """(label, value) rows for the dynamic step (part A's symbolic SEQ), or one row saying it is absent."""
+    if importlib.util.find_spec("rlx_mlir.variants") is None:
+        return [("variant cache miss / hit", "n/a: rlx_mlir.variants not present")]
+    model = CachedLlama(CONFIG, weights, capacity=CAPACITY, dynamic=True)
+    _, compile_s = _timed(lambda: model.step(1))
+    prompt = np.random.default_rng(1).integers(0, CONFIG.vocab, (1, chunk))
+    token = np.zeros((1, 1), np.int64)
+    model.reset()
+    _, prefill_miss = _timed(lambda: model.forward(prompt))
+    _, decode_miss = _timed(lambda: model.forward(token))
+    model.reset()
+    _, prefill_hit = _timed(lambda: model.forward(prompt))
+    decode_hit = min(_timed(lambda: model.forward(token))[1] for _ in range(4))
+    rows = [
+        ("dynamic step (tokens [1, SEQ]): compile", f"{compile_s:.2f} s"),
+        (f"prefill {chunk}: variant cache miss", f"{prefill_miss:.2f} s (specialise SEQ={chunk}, compile, run)"),
+        (f"prefill {chunk}: variant cache hit", f"{prefill_hit:.3f} s (run)"),
+        ("decode: variant cache miss", f"{decode_miss:.2f} s (specialise SEQ=1, compile, run)"),
+        ("decode: variant cache hit", f"{1e3 * decode_hit:.1f} ms (run)"),
+    ]
+    executable = model.step(1)
+    if hasattr(executable, "cache_info"):
+        rows.append(("cache_info()", str(executable.cache_info())))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=16, help="decode steps timed per past length")
+    parser.add_argument("--past", type=int, nargs="+", default=[128, 512], help="past lengths (prompt tokens)")
+    parser.add_argument("--chunk", type=int, default=128, help="prefill chunk: one compiled prefill of this length")
+    parser.add_argument("--no-variants", action="store_true", help="skip the dynamic-compile rows")
+    args = parser.parse_args()
+
+    weights = random_weights(CONFIG, seed=0)
+    model = CachedLlama(CONFIG, weights, capacity=CAPACITY)
+    _, compile_prefill = _timed(lambda: model.step(args.chunk))
+    _, compile_decode = _timed(lambda: model.step(1))
+    # One untimed run of each (first-call costs: page faults on the arena, thread pool start).
+    model.reset()
+    model.forward(np.zeros((1, args.chunk), np.int64))
+    model.forward(np.zeros((1, 1), np.int64))
+    rng = np.random.default_rng(0)
+    rows = [measure_past(model, past, args.chunk, args.steps, rng) for past in args.past]
+
+    c = CONFIG
+    print(f"{c.layers}-layer Llama-style model (hidden {c.hidden}, {c.heads} heads, SwiGLU {c.ffn}, vocab {c.vocab}), "
+          f"batch {c.batch}, "
+          f"KV cache capacity {CAPACITY}, {args.steps} greedy decode steps per row")
+    print(f"compile once: prefill step of {args.chunk} tokens {compile_prefill:.1f} s, "
+          f"decode step (1 token, any position) {compile_decode:.1f} s")
+    header = f"{'past':>5} | {'prefill chunks':>14} | {'time to 1st token':>17} | {'decode tok/s':>12} | {'ms / step':>9}"
+    print(header)
+    print("-" * len(header))
+    for r in rows:
+        print(f"{r['past']:>5} | {r['chunks']:>14} | {r['ttft']:>15.3f} s | {r['tokens_per_s']:>12.2f} | "
+              f"{r['step_ms']:>9.1f}")
+    if not args.no_variants:
+        print()
+        for label, value in variant_rows(weights, args.chunk):
+            print(f"{label:<44} {value}")
+
+
+if __name__ == "__main__":
+    main()

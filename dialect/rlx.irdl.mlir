@@ -25,6 +25,38 @@ module {
       irdl.attributes {"num_heads" = %4, "head_dim" = %5, "mask_kind" = %6}
       irdl.results(result: %7)
     }
+    irdl.operation @kv_cache_write {
+      %0 = irdl.base "!builtin.tensor" 
+      %1 = irdl.base "!builtin.tensor" 
+      %2 = irdl.base "!builtin.tensor" 
+      %3 = irdl.base "!builtin.tensor" 
+      irdl.operands(cache: %0, new: %1, pos: %2)
+      irdl.results(result: %3)
+    }
+    irdl.operation @cached_attention {
+      %0 = irdl.base "!builtin.tensor" 
+      %1 = irdl.base "!builtin.tensor" 
+      %2 = irdl.base "!builtin.tensor" 
+      %3 = irdl.base "!builtin.tensor" 
+      %4 = irdl.base "#builtin.integer" 
+      %5 = irdl.base "#builtin.integer" 
+      %6 = irdl.base "!builtin.tensor" 
+      irdl.operands(q: %0, k_cache: %1, v_cache: %2, pos: %3)
+      irdl.attributes {"num_heads" = %4, "head_dim" = %5}
+      irdl.results(result: %6)
+    }
+    irdl.operation @rope_at {
+      %0 = irdl.base "!builtin.tensor" 
+      %1 = irdl.base "!builtin.tensor" 
+      %2 = irdl.base "!builtin.tensor" 
+      %3 = irdl.base "!builtin.tensor" 
+      %4 = irdl.base "#builtin.integer" 
+      %5 = irdl.base "#builtin.integer" 
+      %6 = irdl.base "!builtin.tensor" 
+      irdl.operands(x: %0, cos: %1, sin: %2, pos: %3)
+      irdl.attributes {"head_dim" = %4, "n_rot" = %5}
+      irdl.results(result: %6)
+    }
     irdl.operation @scan {
       %0 = irdl.base "!builtin.tensor" 
       %1 = irdl.base "!builtin.tensor" 

@@ -5,9 +5,41 @@
     y = exe(x, w, b)
 """
 
-from .builder import GraphModule, Tensor
-from .context import make_context
-from .diagnostics import CompileError
-from .runtime.jit import Executable, compile
+import importlib
 
-__all__ = ["CompileError", "Executable", "GraphModule", "Tensor", "compile", "make_context"]
+# Imported on first use, so that `rlx_mlir.aot` (whose loader needs only numpy and
+# ctypes) can be imported where MLIR is not installed.
+_EXPORTS = {
+    "GraphModule": ".builder",
+    "Tensor": ".builder",
+    "make_context": ".context",
+    "CompileError": ".diagnostics",
+    "Executable": ".runtime.jit",
+    "clear_compile_cache": ".runtime.jit",
+    "compile": ".runtime.jit",
+    "compile_cache_info": ".runtime.jit",
+}
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'rlx_mlir' has no attribute '{name}'")
+
+
+def __dir__():
+    return sorted({*globals(), *_EXPORTS})
+
+
+__all__ = [
+    "CompileError",
+    "Executable",
+    "GraphModule",
+    "Tensor",
+    "clear_compile_cache",
+    "compile",
+    "compile_cache_info",
+    "make_context",
+]

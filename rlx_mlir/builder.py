@@ -25,11 +25,14 @@ from typing import Any, Callable, Optional, Sequence, Union
 from mlir import ir
 from mlir.dialects import func
 
+from . import dynamic_builder
 from .context import make_context
 from .diagnostics import CompileError, DiagnosticCollector
 from .dialects import rlx, rlx_hir
 from .dialects.rlx_hir.dialect import FUSION_POLICIES, FUSION_POLICY_ATTR
+from .dim_expr import DimExpr, format_dims
 from .dsl import element_type_from_name
+from .dynamic import DIMS_ATTR, dims_attr
 from .shapes import format_shape, shape_of
 
 STAGES = ("hir", "mir", "lir")
@@ -51,8 +54,10 @@ class Tensor:
         self.value = value
 
     @property
-    def shape(self) -> tuple[int, ...]:
-        return shape_of(self.value.type)
+    def shape(self) -> tuple:
+        """The shape: ints, and symbol expressions (`dim_expr.DimExpr`) where it is symbolic."""
+        dims = self.module._symbolic.get(self.value)
+        return dims if dims is not None else shape_of(self.value.type)
 
     @property
     def dtype(self) -> str:
@@ -97,6 +102,7 @@ class GraphModule:
         self._names: list[str] = []
         self.fusion_report = None  # set by optimize()
         self._arg_attrs: list[ir.Attribute] = []
+        self._symbolic: dict[ir.Value, tuple] = {}  # symbolic shapes of values with `?` dims
         self._finished = False
         with self.context, ir.Location.unknown():
             self.module = ir.Module.create()
@@ -135,7 +141,7 @@ class GraphModule:
         return ir.StringAttr(attrs[FUSION_POLICY_ATTR]).value if FUSION_POLICY_ATTR in attrs else None
 
     def input(self, name: str, shape: Sequence[int], dtype: str = "f32") -> Tensor:
-        """A runtime input of the function."""
+        """A runtime input of the function; `shape` may name symbols: `("BATCH", "SEQ", 512)` (see `dynamic`)."""
         return self._argument(name, shape, dtype, is_param=False)
 
     def param(self, name: str, shape: Sequence[int], dtype: str = "f32") -> Tensor:
@@ -146,6 +152,8 @@ class GraphModule:
         self._check_open()
         if name in self._names:
             raise BuildError(f"an argument named '{name}' already exists")
+        if any(isinstance(d, str) or isinstance(d, DimExpr) for d in shape):
+            return self._symbolic_argument(name, shape, dtype, is_param)
         if any(not isinstance(d, int) or d < 0 for d in shape):
             raise BuildError(f"argument '{name}': shape {list(shape)} must be non-negative integers")
         with self.context, ir.Location.unknown():
@@ -158,6 +166,21 @@ class GraphModule:
         self._names.append(name)
         self._update_signature([])
         return Tensor(self, value)
+
+    def _symbolic_argument(self, name: str, shape, dtype: str, is_param: bool) -> Tensor:
+        """An argument with symbols in its shape: `?` in its type, the symbols in `rlx.dims`."""
+        try:
+            dims = dynamic_builder.parse_shape(shape)
+        except ValueError as error:
+            raise BuildError(f"argument '{name}': {error}") from None
+        with self.context, ir.Location.unknown():
+            tensor = self._argument(name, [0] * len(dims), dtype, is_param)
+            tensor.value.set_type(dynamic_builder.tensor_type(dims, element_type_from_name(dtype)))
+            attrs = {n.name: n.attr for n in ir.DictAttr(self._arg_attrs[-1])}
+            self._arg_attrs[-1] = ir.DictAttr.get({**attrs, DIMS_ATTR: dims_attr(dims)})
+        self._symbolic[tensor.value] = dims
+        self._update_signature([])
+        return tensor
 
     @contextlib.contextmanager
     def _scope(self, name: str):
@@ -205,6 +228,9 @@ class GraphModule:
                 raise BuildError(f"{op_class.OPERATION_NAME}: operand #{index} belongs to another GraphModule")
             values.append(operand.value if operand is not None else None)
         keywords = {k: (v.value if isinstance(v, Tensor) else v) for k, v in attributes.items()}
+        tensors = [t for t in (*operands, *attributes.values()) if isinstance(t, Tensor)]
+        if any(t.value in self._symbolic for t in tensors) or dynamic_builder.has_symbolic_attributes(op_class, attributes):
+            return self._emit_symbolic(op_class, operands, attributes, out_shape, results)
         try:
             with self.context, self._location(), ir.InsertionPoint(self._block):
                 if results == 1:
@@ -220,6 +246,49 @@ class GraphModule:
             raise BuildError(
                 f"{where}{op_class.OPERATION_NAME} gives shape {format_shape(outputs[0].shape)}, "
                 f"but out_shape is {format_shape(out_shape)}"
+            )
+        return outputs[0] if results == 1 else tuple(outputs)
+
+    def _emit_symbolic(self, op_class, operands, attributes, out_shape, results: int):
+        """`_emit` for operands or attributes with symbolic shapes (see `dynamic_builder`)."""
+
+        def operand(t):
+            if isinstance(t, Tensor):
+                return dynamic_builder.Operand(t.value, t.shape)
+            return t
+
+        wanted = None
+        if out_shape is not None:
+            try:
+                wanted = dynamic_builder.parse_shape(out_shape)
+            except ValueError as error:
+                raise BuildError(str(error)) from None
+        infers = hasattr(op_class, "infer_result_type") or hasattr(op_class, "infer_result_types")
+        element = attributes.get("result_type")
+        element = ir.RankedTensorType(element).element_type if element is not None else None
+        where = f"block '{self._block_name()}': " if self._block_name() else ""
+        try:
+            with self.context, self._location(), ir.InsertionPoint(self._block):
+                op, shapes = dynamic_builder.build(
+                    op_class if results == 1 else op_class.build,
+                    [operand(t) for t in operands],
+                    {k: operand(v) for k, v in attributes.items()},
+                    op_class,
+                    results,
+                    None if infers else wanted,
+                    element,
+                )
+        except (ValueError, TypeError) as error:
+            raise BuildError(f"{where}{error}") from None
+        outputs = []
+        for result, dims in zip(op.operation.results, shapes):
+            if dynamic_builder.is_symbolic(dims):
+                self._symbolic[result] = dims
+            outputs.append(Tensor(self, result))
+        if wanted is not None and results == 1 and not dynamic_builder.same_dims(wanted, outputs[0].shape):
+            raise BuildError(
+                f"{where}{op_class.OPERATION_NAME} gives shape {format_dims(outputs[0].shape)}, "
+                f"but out_shape is {format_dims(wanted)}"
             )
         return outputs[0] if results == 1 else tuple(outputs)
 
@@ -323,6 +392,40 @@ class GraphModule:
         if not self._finished:
             raise BuildError(f"call set_outputs before {what}")
 
+    def _require_static(self, what: str) -> None:
+        if self.symbols:
+            raise BuildError(
+                f"GraphModule '{self.name}' has symbolic dimensions ({', '.join(self.symbols)}): "
+                f"call bind_dims() before {what}, or compile() it to specialise at run time"
+            )
+
+    @property
+    def symbols(self) -> list[str]:
+        """The symbols the module's shapes mention (empty for a static module)."""
+        from .dynamic import function_symbols, is_dynamic
+
+        return function_symbols(self._func.operation) if is_dynamic(self._func.operation) else []
+
+    def bind_dims(self, binding) -> "GraphModule":
+        """Binds every symbol (a `{symbol: size}` dict or a `ModelVariant`) in place: the module becomes static.
+
+        Raises BuildError naming the symbol for an unknown or unbound symbol, a
+        non-positive size, or a size that makes an op invalid.
+        """
+        self._require_finished("bind_dims()")
+        from .dynamic import DimError, bind_module
+        from .variants import ModelVariant
+
+        if isinstance(binding, ModelVariant):
+            binding = binding.binding_for(self.symbols)
+        with self.context:
+            try:
+                bind_module(self.module.operation, dict(binding))
+            except DimError as error:
+                raise BuildError(error.message) from None
+        self._symbolic.clear()
+        return self
+
     def lower(self) -> "GraphModule":
         """HIR → MIR in place (rlx-hir-to-mir under the module's fusion policy); a no-op past HIR."""
         if self._stage != "hir":
@@ -337,12 +440,15 @@ class GraphModule:
             except ir.MLIRError:
                 raise CompileError("rlx-hir-to-mir failed", diagnostics.errors) from None
         self._stage = "mir"
+        # The HIR results are gone; only the arguments keep their symbolic shapes.
+        self._symbolic = {v: d for v, d in self._symbolic.items() if isinstance(v, ir.BlockArgument)}
         return self
 
     def plan(self, alignment: int = 64) -> "GraphModule":
         """MIR → LIR in place (rlx-mir-to-lir): the schedule, arena slots, views, phases and fingerprint."""
         if self._stage == "lir":
             return self
+        self._require_static("plan()")
         self.lower()
         from .pass_pipeline import run_pipeline
         from .passes.mir_to_lir import MirToLir
@@ -363,6 +469,7 @@ class GraphModule:
         """
         if self._stage == "lir":
             raise BuildError("optimize() rewrites MIR: call it before plan()")
+        self._require_static("optimize()")
         self.lower()
         from .pass_pipeline import run_pipeline
         from .passes import fusion_report

@@ -37,6 +37,14 @@ def _describe(type_: ir.Type) -> str:
     return str(type_)
 
 
+def _describe_value(graph, value) -> str:
+    """`_describe` of the value's type, with the symbols of a symbolic shape rather than `?`."""
+    dims = graph._symbolic.get(value)
+    if dims is None:
+        return _describe(value.type)
+    return f"[{', '.join(str(d) for d in dims)}] {ir.RankedTensorType(value.type).element_type}"
+
+
 def summarize(graph) -> str:
     from .runtime.signature import signature_of
 
@@ -53,7 +61,11 @@ def summarize(graph) -> str:
             lines.append("  params:  " + (", ".join(f"{s.name} {_describe_spec(s)}" for s in params) or "none"))
             lines.append("  outputs: " + (", ".join(_describe_spec(s) for s in signature.outputs) or "none"))
         except ValueError as error:
-            lines.append(f"  signature: {error}")
+            symbols = graph.symbols
+            if symbols:  # symbolic shapes: the numpy signature exists per binding only
+                lines.append(f"  symbols: {', '.join(symbols)} (bind_dims() or compile() to specialise)")
+            else:
+                lines.append(f"  signature: {error}")
         ops = [op for op in function.regions[0].blocks[0].operations if op.operation.name != "func.return"]
         plan_op = next((op for op in ops if op.operation.name == "rlx_lir.plan"), None)
         if plan_op is not None:
@@ -62,7 +74,7 @@ def summarize(graph) -> str:
         lines.append(f"  ops ({len(ops)}):")
         for op in ops:
             operation = op.operation
-            results = ", ".join(_describe(r.type) for r in operation.results)
+            results = ", ".join(_describe_value(graph, r) for r in operation.results)
             name = block_name(operation.location)
             where = f"  @ {name}" if name else ""
             lines.append(f"    {operation.name:<32} -> {results}{_plan_columns(operation)}{where}")

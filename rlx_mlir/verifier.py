@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from mlir import ir
 
+from . import dynamic
 from .dsl import Operation, VerifyError
 
 
@@ -23,10 +24,14 @@ def verify(root: ir.Operation) -> bool:
             diagnostic.location.emit_error(diagnostic.message)
         return False
     failed = False
+    dynamic_funcs = dynamic.dynamic_functions(root)
+    in_dynamic = {op for func in dynamic_funcs for op in dynamic.body_ops(func)}
 
     def check(op: ir.Operation) -> ir.WalkResult:
         nonlocal failed
         view = op.opview
+        if in_dynamic and op in in_dynamic:
+            return ir.WalkResult.ADVANCE  # checked at probe sizes below
         if isinstance(view, Operation):
             try:
                 with op.location:
@@ -40,6 +45,15 @@ def verify(root: ir.Operation) -> bool:
         return ir.WalkResult.ADVANCE
 
     root.walk(check)
+    for func in dynamic_funcs:
+        try:
+            dynamic.verify_function(func)
+        except dynamic.DimError as error:
+            (error.location or func.location).emit_error(error.message)
+            failed = True
+        except Exception as error:  # a bug in a verifier must not take the tool down
+            func.location.emit_error(f"internal error verifying symbolic dimensions: {type(error).__name__}: {error}")
+            failed = True
     return not failed and _verify_argument_attributes(root)
 
 

@@ -10,7 +10,8 @@ from typing import Optional
 
 from mlir import ir
 
-from ..dialects.rlx_lir.dialect import PHASE_ATTR, SLOT_ATTR, VIEW_ATTR
+from ..dialects.rlx_lir.dialect import FUSED_ATTR, PHASE_ATTR, SLOT_ATTR, VIEW_ATTR
+from ..dsl.traits import Elementwise
 from ..runtime.signature import PARAM_ATTR
 from ..shapes import shape_of
 from .planner import Buffer, MemoryPlan
@@ -40,7 +41,10 @@ class FunctionBuffers:
     value_ids: dict  # ir.Value -> buffer id
 
 
-def function_buffers(function) -> FunctionBuffers:
+def function_buffers(function, fuse_elementwise: Optional[bool] = None) -> FunctionBuffers:
+    """The function's buffers. Which elementwise results are fused (kind "fused", no
+    buffer) is decided by `fuses_into_consumer` when planning (`fuse_elementwise`), and
+    read from the ops' `rlx_lir.fused` markers otherwise (None)."""
     function = function.operation
     block = function.regions[0].blocks[0]
     ops = [op.operation for op in block.operations if op.operation.name != "rlx_lir.plan"]
@@ -59,10 +63,13 @@ def function_buffers(function) -> FunctionBuffers:
     returned = set()
     if ops and ops[-1].name == "func.return":
         returned = {v for v in ops[-1].operands}
+    fused = _fused_ops(ops, returned, fuse_elementwise)
+    executed_at = _execution_points(ops, fused)
     for index, op in enumerate(ops):
         for operand in _operands_within(op):
             if operand in value_ids:
-                drafts[value_ids[operand]]["users"].append(index)
+                # A fused op reads its operands where it really runs: inside its consumer's loop.
+                drafts[value_ids[operand]]["users"].append(executed_at[index])
         for result in op.results:
             if not isinstance(result.type, ir.RankedTensorType):
                 continue
@@ -72,6 +79,8 @@ def function_buffers(function) -> FunctionBuffers:
                 add(result, index, "intermediate", value_ids[view[0]], view[1])
             else:
                 kind = "constant" if op.name in CONSTANT_OPS else "output" if result in returned else "intermediate"
+                if kind == "intermediate" and index in fused:
+                    kind = "fused"
                 if kind == "intermediate" and len(op.results) > 1:
                     # An op carries one rlx_lir.slot: results of multi-result ops stay out of
                     # the arena (bufferization allocates them), as constants do.
@@ -83,6 +92,67 @@ def function_buffers(function) -> FunctionBuffers:
         for i, d in enumerate(drafts)
     ]
     return FunctionBuffers(ops, buffers, value_ids)
+
+
+def _fused_ops(ops: list, returned: set, fuse_elementwise: Optional[bool]) -> dict[int, int]:
+    """{index of a fused op: index of its consumer}, decided (`fuse_elementwise`) or read from markers."""
+    positions = {op: index for index, op in enumerate(ops)}
+    fused = {}
+    for index, op in enumerate(ops):
+        if len(op.results) != 1 or op.results[0] in returned or op.name in CONSTANT_OPS or _view_source(op) is not None:
+            continue
+        result = op.results[0]
+        if fuse_elementwise:
+            chosen = fuses_into_consumer(op, result)
+        else:
+            chosen = FUSED_ATTR in op.attributes and len(list(result.uses)) == 1
+        if chosen:
+            consumer = list(result.uses)[0].owner
+            consumer = consumer if isinstance(consumer, ir.Operation) else consumer.operation
+            if consumer in positions:
+                fused[index] = positions[consumer]
+    return fused
+
+
+def _execution_points(ops: list, fused: dict[int, int]) -> list[int]:
+    """Where each op's loop really runs: a fused op inside its (transitive) consumer's."""
+    points = list(range(len(ops)))
+    for index in reversed(range(len(ops))):
+        if index in fused:
+            points[index] = points[fused[index]]
+    return points
+
+
+def fuses_into_consumer(op: ir.Operation, result: ir.Value) -> bool:
+    """True when `result` is computed inside its only consumer's loop nest, so needs no buffer.
+
+    Both ops are float elementwise MIR ops of the same result shape, so the producer's
+    linalg.generic fuses into the consumer's (`rlx-fuse-elementwise`, which fuses
+    single-use producers: values with a slot are also used by their materialisation).
+    """
+    uses = list(result.uses)
+    if len(uses) != 1 or not _float_elementwise(op):
+        return False
+    consumer = uses[0].owner
+    if not isinstance(consumer, ir.Operation):
+        consumer = consumer.operation
+    return (
+        consumer.parent == op.parent
+        and _float_elementwise(consumer)
+        and len(consumer.results) == 1
+        and consumer.results[0].type == result.type
+    )
+
+
+def _float_elementwise(op: ir.Operation) -> bool:
+    opview = op.opview
+    has_trait = getattr(type(opview), "has_trait", None)
+    if has_trait is None or not has_trait(Elementwise) or len(op.results) != 1:
+        return False
+    return all(
+        isinstance(v.type, ir.RankedTensorType) and isinstance(ir.RankedTensorType(v.type).element_type, ir.FloatType)
+        for v in (*op.operands, *op.results)
+    )
 
 
 def _operands_within(op: ir.Operation) -> list:
@@ -98,6 +168,11 @@ def _view_source(op: ir.Operation) -> Optional[tuple]:
     """(source value, byte offset) when `op`'s result is a pure view of its operand."""
     name = op.name
     if name == "rlx.reshape":
+        return op.operands[0], 0
+    if name == "rlx.kv_cache_write":
+        # Not a pure view: the op writes its new rows into the cache, and its result *is* the
+        # cache's buffer (tensor.insert_slice, bufferized in place).  Planned as a view so it
+        # gets no slot: a slot would copy the whole cache into the arena at every step.
         return op.operands[0], 0
     if name == "rlx.cast" and ir.RankedTensorType(op.operands[0].type).element_type == ir.RankedTensorType(op.results[0].type).element_type:
         return op.operands[0], 0
@@ -199,6 +274,13 @@ def _structure_problems(function: ir.Operation) -> list[str]:
                     )
         if VIEW_ATTR in attrs and SLOT_ATTR not in attrs:
             problems.append(f"'{op.name}': {VIEW_ATTR} without a {SLOT_ATTR}")
+        if FUSED_ATTR in attrs and (len(op.results) != 1 or not fuses_into_consumer(op, op.results[0])):
+            problems.append(
+                f"'{op.name}' is marked {FUSED_ATTR} but its result is not a float elementwise value used "
+                "only by a float elementwise op of the same type"
+            )
+        if FUSED_ATTR in attrs and SLOT_ATTR in attrs:
+            problems.append(f"'{op.name}': {FUSED_ATTR} and {SLOT_ATTR} together (a fused value has no buffer)")
     return problems
 
 

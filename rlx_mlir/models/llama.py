@@ -6,6 +6,11 @@ and LM head.  Weights are `[in, out]`.
     weights = random_weights(config, seed=0)
     g = build_llama(config)
     logits = g.compile()(tokens=tokens, **weights)
+
+`build_llama(config, dynamic=True)` builds the same model with symbolic `BATCH`
+and `SEQ` (tokens `["BATCH", "SEQ"]`, RoPE rows narrowed to `SEQ` from a
+`max_seq`-row table): one `compile()` then runs any batch and any length up to
+`max_seq`, specialising each new shape on first use.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ class LlamaConfig:
     vocab: int = 97
     seq: int = 7
     batch: int = 1
+    max_seq: int = 128  # RoPE positions available to a dynamic build
     rope_theta: float = 10000.0
     eps: float = 1e-5
     policy: str = "direct"
@@ -72,12 +78,22 @@ def random_weights(c: LlamaConfig, seed: int = 0) -> dict[str, np.ndarray]:
     return weights
 
 
-def build_llama(c: LlamaConfig, name: str = "llama") -> GraphModule:
-    """The model as an HIR GraphModule taking `tokens` [batch, seq] (i64) and every weight by name."""
+def build_llama(c: LlamaConfig, name: str = "llama", *, dynamic: bool = False) -> GraphModule:
+    """The model as an HIR GraphModule taking `tokens` [batch, seq] (i64) and every weight by name.
+
+    With `dynamic`, tokens are `["BATCH", "SEQ"]` (any batch, `SEQ <= max_seq`).
+    """
     g = GraphModule.hir(name, policy=c.policy)
-    tokens = g.input("tokens", (c.batch, c.seq), "i64")
+    if dynamic:
+        tokens = g.input("tokens", ("BATCH", "SEQ"), "i64")
+    else:
+        tokens = g.input("tokens", (c.batch, c.seq), "i64")
     params = {n: g.param(n, shape) for n, shape in weight_shapes(c).items()}
-    cos, sin = (g.constant(t) for t in rope_tables(c.seq, c.head_dim, c.rope_theta))
+    if dynamic:
+        tables = (g.constant(t) for t in rope_tables(c.max_seq, c.head_dim, c.rope_theta))
+        cos, sin = (g.named("rope", lambda t=t: g.op(rlx.NarrowOp, t, axis=0, start=0, len="SEQ")) for t in tables)
+    else:
+        cos, sin = (g.constant(t) for t in rope_tables(c.seq, c.head_dim, c.rope_theta))
     zeros = g.constant(np.zeros(c.hidden, np.float32))  # RLX norms carry a beta
     x = g.named("embed", lambda: g.op(rlx.GatherOp, params["embed"], tokens, axis=0))
     for i in range(c.layers):

@@ -17,7 +17,7 @@ import dataclasses
 from mlir import ir
 from mlir.dialects import arith, bufferization, memref
 
-from ..dialects.rlx_lir.dialect import PHASE_ATTR, SLOT_ATTR, VIEW_ATTR
+from ..dialects.rlx_lir.dialect import FUSED_ATTR, PHASE_ATTR, SLOT_ATTR, VIEW_ATTR
 from ..ir_walk import collect_ops
 from .base import RlxPass
 from .mir_to_linalg import MirToLinalg
@@ -59,7 +59,7 @@ class LirToLinalg(RlxPass):
             plan_op.operation.erase()
         MirToLinalg().run(module)
         for op in collect_ops(module):  # plan attributes left on ops that were not rlx ops
-            for name in (SLOT_ATTR, VIEW_ATTR, PHASE_ATTR):
+            for name in (SLOT_ATTR, VIEW_ATTR, PHASE_ATTR, FUSED_ATTR):
                 if name in op.attributes:
                     del op.attributes[name]
 

@@ -3,7 +3,8 @@
 The op order is the schedule.  The planner (rlx_mlir.lir.planner) gives every
 intermediate a byte slot in one arena, shared between values whose lifetimes
 are disjoint, with pure views (reshape, same-type cast, contiguous narrow)
-placed inside their root; phases follow RLX's heuristic unless an op already
+placed inside their root; with `fuse-elementwise`, elementwise results
+computed inside their only elementwise consumer (`rlx_lir.fused`) get no slot; phases follow RLX's heuristic unless an op already
 carries `rlx_lir.phase` (an override); the plan op carries
 the I/O manifest and the fingerprint.  Functions that already have a plan are
 left alone.
@@ -15,7 +16,7 @@ import dataclasses
 
 from mlir import ir
 
-from ..dialects.rlx_lir.dialect import PHASE_ATTR, SLOT_ATTR, VIEW_ATTR, PlanOp
+from ..dialects.rlx_lir.dialect import FUSED_ATTR, PHASE_ATTR, SLOT_ATTR, VIEW_ATTR, PlanOp
 from ..ir_walk import collect_ops
 from ..lir.ir_plan import fingerprint, function_buffers
 from ..lir.phases import derive_phases
@@ -43,8 +44,8 @@ def body_functions(module: ir.Operation) -> set[str]:
     """
     names: set[str] = set()
     for op in collect_ops(module):
-        if op.name == "func.func":
-            continue
+        if op.name == "func.func" or (op.name == "func.call" and "no_inline" in op.attributes):
+            continue  # a no_inline call's callee stays a function: it is planned as one
         attributes = op.attributes
         for index in range(len(attributes)):
             attr = attributes[index].attr
@@ -63,6 +64,9 @@ class MirToLir(RlxPass):
     name = "rlx-mir-to-lir"
     summary = "Plan MIR functions: schedule, arena slots, views, phases, I/O manifest, fingerprint (rlx_lir)"
     alignment: int = option(64, "byte alignment of arena slots (a power of two)")
+    fuse_elementwise: bool = option(
+        False, "give no slot to elementwise results computed inside their only (elementwise) consumer"
+    )
 
     def run(self, module: ir.Operation) -> None:
         if self.alignment <= 0 or self.alignment & (self.alignment - 1):
@@ -83,7 +87,7 @@ class MirToLir(RlxPass):
             for value in (*operation.operands, *operation.results):
                 if isinstance(value.type, ir.RankedTensorType) and not is_static(value.type.shape):
                     raise fail(operation, f"'{operation.name}' has dynamic dimensions ({value.type}); bind them before planning")
-        buffers = function_buffers(function)
+        buffers = function_buffers(function, fuse_elementwise=self.fuse_elementwise)
         plan = plan_memory(buffers.buffers, len(buffers.ops), self.alignment)
         phases = derive_phases([op.name for op in buffers.ops])
         for index, op in enumerate(buffers.ops):
@@ -93,6 +97,8 @@ class MirToLir(RlxPass):
                 op.attributes[PHASE_ATTR] = ir.StringAttr.get(phases[index])
             for result in op.results:
                 buffer_id = buffers.value_ids.get(result)
+                if buffer_id is not None and buffers.buffers[buffer_id].kind == "fused":
+                    op.attributes[FUSED_ATTR] = ir.UnitAttr.get()
                 if buffer_id is None or buffer_id not in plan.offsets:
                     continue
                 size = buffers.buffers[buffer_id].size

@@ -1,24 +1,39 @@
 """rlx-lower-to-llvm: HIR or MIR (or linalg on tensors) to the LLVM dialect for CPU.
 
-Plans MIR into LIR and lowers it so each intermediate is computed in its
-arena slot (or, with `plan=false`, lowers MIR directly), stores boolean
-tensors as bytes, bufferizes whole functions, turns memref results into caller-provided output
-buffers (destination passing: the caller owns every result, so nothing leaks),
-frees internal buffers, and converts everything to LLVM.
+Outlines repeated HIR blocks into one called function each, plans MIR into LIR
+and lowers it so each intermediate is computed in its arena slot (or, with
+`plan=false`, lowers MIR directly), stores boolean tensors as bytes, then
+generates fast code on linalg: elementwise chains fused into one loop nest,
+exp/log/tanh/erf as inline polynomials, reassociable reductions, f32 matmuls
+as packed, tiled, FMA-vectorized GEMM kernels, large loop nests split across
+OpenMP threads. Then it bufferizes whole functions, turns memref results into
+caller-provided output buffers (destination passing: the caller owns every
+result, so nothing leaks), frees internal buffers, and converts everything to
+LLVM (OpenMP regions translate to `__kmpc_*` calls of libiomp5).
 """
 
 from __future__ import annotations
 
 import dataclasses
 
+from ..passes.approximate_math import ApproximateMath
 from ..passes.base import RlxPipeline, option
 from ..passes.bool_tensors_to_i8 import BoolTensorsToI8
 from ..passes.distinct_results import DistinctResults
+from ..passes.drop_tied_results import DropTiedResults
 from ..passes.emit_c_interface import EmitCInterface
+from ..passes.fuse_elementwise import FuseElementwise
 from ..passes.hir_to_mir import HirToMir
 from ..passes.lir_to_linalg import LirToLinalg
+from ..passes.memref_copy_to_linalg import MemrefCopyToLinalg
 from ..passes.mir_to_linalg import MirToLinalg
 from ..passes.mir_to_lir import MirToLir
+from ..passes.outline_blocks import OutlineBlocks
+from ..passes.pack_matmul import PackMatmul
+from ..passes.parallelize_linalg import ParallelizeLinalg
+from ..passes.readonly_arguments import ReadonlyArguments
+from ..passes.reassociate_reductions import ReassociateReductions
+from ..passes.tile_matmul import TileMatmul, default_threads
 
 BUFFERIZE = (
     "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}"
@@ -26,18 +41,30 @@ BUFFERIZE = (
 HOIST = "func.func(buffer-loop-hoisting)"  # a loop body's temporaries: allocated once, not per step
 OUT_PARAMS = "buffer-results-to-out-params{hoist-static-allocs modify-public-functions}"
 DEALLOCATE = "buffer-deallocation-pipeline"
+# Bufferizing tiled loops leaves self-copies that fold only once cse merged their subviews.
+CLEAN_UP = ("canonicalize", "cse", "canonicalize")
+# scf.forall (the thread split of matmul kernels and large loops) to OpenMP; canonicalize inlines the
+# memref.alloca_scope convert-scf-to-openmp wraps bodies in (convert-scf-to-cf rejects it).
+THREADS = ("func.func(scf-forall-to-parallel)", "convert-scf-to-openmp{{num-threads={threads}}}", "canonicalize")
 TO_LLVM = (
     "convert-linalg-to-loops",
+    # The matmul kernels' vector.transfer ops, unrolled to 1-D vectors.
+    "func.func(convert-vector-to-scf{full-unroll target-rank=1})",
     # expand-strided-metadata emits affine.apply for subview offsets: lower affine after it.
     "expand-strided-metadata",
     "lower-affine",
     "convert-scf-to-cf",
     "finalize-memref-to-llvm",
+    "convert-vector-to-llvm{vector-contract-lowering=outerproduct}",
     "convert-math-to-llvm",
     "convert-math-to-libm",
     "convert-arith-to-llvm",
     "convert-func-to-llvm",
     "convert-cf-to-llvm",
+    "convert-index-to-llvm",
+    "convert-ub-to-llvm",
+    # After the func/memref/arith conversions, as omp regions hold their ops.
+    "convert-openmp-to-llvm",
     "reconcile-unrealized-casts",
 )
 
@@ -45,20 +72,47 @@ TO_LLVM = (
 @dataclasses.dataclass(frozen=True)
 class LowerToLLVM(RlxPipeline):
     name = "rlx-lower-to-llvm"
-    summary = "Lower HIR/MIR to the LLVM dialect for CPU: MIR, linalg, bufferization, out-params, LLVM"
+    summary = "Lower HIR/MIR to the LLVM dialect for CPU: MIR, LIR, linalg, fused/vectorized/threaded code, LLVM"
     out_params: bool = option(True, "return results through caller-allocated buffers (needed by the JIT)")
     plan: bool = option(True, "execute the LIR plan (one arena, slots); false lowers MIR directly")
+    outline_blocks: bool = option(True, "compile repeated HIR blocks (decoder layers) once, as a called function")
+    approximate_math: bool = option(True, "exp, log, tanh, erf as inline polynomials (false: libm calls)")
+    fuse_elementwise: bool = option(True, "fuse elementwise chains into one loop nest (rlx-fuse-elementwise)")
+    reassociate: bool = option(True, "let float sums in reductions be reordered, so they vectorize")
+    matmul_kernels: bool = option(True, "pack, tile and vectorize f32 matmuls (false: scalar loops)")
+    threads: int = option(0, "OpenMP threads for matmul kernels and large loops; 0 = this machine's cores")
 
     def elements(self):
-        lowering = [MirToLir(), LirToLinalg()] if self.plan else [MirToLinalg()]
+        planning = MirToLir(fuse_elementwise=self.fuse_elementwise)
+        lowering = [planning, LirToLinalg()] if self.plan else [MirToLinalg()]
+        steps = [OutlineBlocks()] if self.outline_blocks else []
+        steps += [HirToMir(), *lowering]
+        if self.approximate_math:
+            steps.append(ApproximateMath())
         # Bodies of scan / if / while / custom_fn are private functions: inlining them lets a
         # loop body's last op write into the loop's carry; symbol-dce drops what was inlined.
-        steps = [HirToMir(), *lowering, BoolTensorsToI8(), "inline", "symbol-dce", "eliminate-empty-tensors",
-                 "canonicalize", DistinctResults(), BUFFERIZE]
-        steps.append(HOIST)
+        # Outlined blocks are called `no_inline` and stay functions.
+        steps += [BoolTensorsToI8(), "inline", "symbol-dce"]
+        if self.fuse_elementwise:
+            # Single-use elementwise producers (the plan gives them no slot) into their consumers.
+            steps.append(FuseElementwise())
+        if self.reassociate:
+            steps.append(ReassociateReductions())
+        threads = self.threads or default_threads()
+        if self.matmul_kernels:
+            steps += [PackMatmul(), "canonicalize", TileMatmul(threads=threads)]
+        if threads > 1:
+            steps.append(ParallelizeLinalg(threads=threads))
+        steps += ["eliminate-empty-tensors", "canonicalize", DistinctResults(), ReadonlyArguments(), BUFFERIZE]
+        steps += [*CLEAN_UP, HOIST]
+        steps.append(DropTiedResults())  # results updated in an argument's buffer (KV caches) are no outputs
         if self.out_params:
             steps.append(OUT_PARAMS)
-        steps += [DEALLOCATE, "canonicalize", EmitCInterface(), *TO_LLVM]
+        steps += [DEALLOCATE, "canonicalize"]
+        if threads > 1:
+            # After deallocation, which would otherwise place frees inside the omp loop wrappers.
+            steps += [step.format(threads=threads) for step in THREADS]
+        steps += [MemrefCopyToLinalg(only_strided=True), EmitCInterface(), *TO_LLVM]
         return steps
 
 

@@ -26,10 +26,12 @@ from ..ir_walk import collect_ops
 from ..parsing import parse_source
 from ..pass_pipeline import run_pipeline
 from ..pipelines.lower_to_llvm import LowerToLLVM
-from ..toolchain import runtime_library
+from ..passes.tile_matmul import default_threads
+from ..toolchain import openmp_library, runtime_library
+from .compile_cache import COMPILE_CACHE, CacheInfo
 from .signature import Signature, TensorSpec, find_function, signature_of
 
-TARGETS = ("cpu",)
+TARGETS = ("cpu", "cuda")
 
 
 @functools.lru_cache(maxsize=None)
@@ -83,7 +85,10 @@ class Executable:
         if not address:
             raise CompileError(f"compiled module has no C interface for '@{signature.entry}'")
         self._function = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
-        self._slots = [_Slot(spec) for spec in (*signature.inputs, *signature.outputs)]
+        # A result tied to an input (`rlx.tied`, e.g. a KV cache) is updated in the input's
+        # buffer: the compiled function has no output parameter for it.
+        self._fresh_outputs = [spec for spec in signature.outputs if spec.tied_input is None]
+        self._slots = [_Slot(spec) for spec in (*signature.inputs, *self._fresh_outputs)]
         self._packed = (ctypes.c_void_p * len(self._slots))(
             *[ctypes.addressof(slot.pointer) for slot in self._slots]
         )
@@ -98,16 +103,48 @@ class Executable:
     def input_names(self) -> list[str]:
         return [spec.name for spec in self.signature.inputs]
 
-    def __call__(self, *args: np.ndarray, **kwargs: np.ndarray):
+    def __call__(self, *args: np.ndarray, out=None, **kwargs: np.ndarray):
+        """Runs the function; `out` (an array, or a tuple with one per result) receives the results
+        instead of fresh arrays: C-contiguous, of the result's shape and dtype."""
         arrays = self._check_arguments(self._arrange(args, kwargs))
-        outputs = [np.empty(spec.shape, spec.dtype) for spec in self.signature.outputs]
+        given = self._check_out(out)
+        outputs = [given.pop(0) if given else np.empty(spec.shape, spec.dtype) if spec.tied_input is None
+                   else self._writable(arrays, spec)
+                   for spec in self.signature.outputs]
+        fresh = [array for spec, array in zip(self.signature.outputs, outputs) if spec.tied_input is None]
         with self._lock:
-            for slot, array in zip(self._slots, (*arrays, *outputs)):
+            for slot, array in zip(self._slots, (*arrays, *fresh)):
                 slot.bind(array)
             self._function(self._packed)
         if len(outputs) == 1:
             return outputs[0]
         return tuple(outputs)
+
+    def _check_out(self, out) -> list[np.ndarray]:
+        if out is None:
+            return []
+        given = list(out) if isinstance(out, (tuple, list)) else [out]
+        specs = self.signature.outputs
+        if len(given) != len(specs) or any(spec.tied_input is not None for spec in specs):
+            raise TypeError(
+                f"@{self.signature.entry}: out= takes {len(specs)} array(s), one per result, got {len(given)}"
+            )
+        for index, (spec, array) in enumerate(zip(specs, given)):
+            if (not isinstance(array, np.ndarray) or array.dtype != spec.dtype or array.shape != spec.shape
+                    or not array.flags.c_contiguous or not array.flags.writeable):
+                raise ArgumentError(
+                    f"out[{index}] of @{self.signature.entry}: expected a writable C-contiguous {spec.describe()}", spec
+                )
+        return given
+
+    def _writable(self, arrays: list[np.ndarray], spec: TensorSpec) -> np.ndarray:
+        """The input array that a tied result updates in place (and is returned as that result)."""
+        array = arrays[spec.tied_input]
+        if not array.flags.writeable:
+            name = self.signature.inputs[spec.tied_input].name
+            raise ValueError(f"argument '{name}' of @{self.signature.entry} is updated in place ({spec.name} is tied "
+                             f"to it) and must be a writable array")
+        return array
 
     def _arrange(self, args: Sequence, kwargs: dict) -> list:
         inputs = self.signature.inputs
@@ -148,23 +185,72 @@ def compile(
     opt_level: int = 3,
     filename: str = "<string>",
     plan: bool = True,
+    threads: Optional[int] = None,
+    matmul_kernels: bool = True,
+    cache: bool = True,
 ) -> Executable:
     """Compiles `entry` of an MLIR module (text or ir.Module) and returns a callable.
 
     With `plan` (the default) the module is planned into LIR and every
     intermediate lives in one arena allocated once; `plan=False` lowers MIR
-    directly (upstream bufferization allocates per call).
+    directly (upstream bufferization allocates per call). `threads` (default:
+    this machine's cores) is how many OpenMP threads the matmul kernels use;
+    `matmul_kernels=False` keeps matmuls as scalar loops. With `cache`, compiling
+    an identical module with identical options again returns the executable
+    compiled the first time (`compile_cache_info()` counts hits and misses).
+
+    A function with symbolic dimensions (`rlx.dims`, see `rlx_mlir.dynamic`)
+    gives a `SpecializingExecutable` that compiles each binding on first use.
 
     Raises CompileError (with MLIR diagnostics) when the module does not parse,
     verify or lower, and ValueError for an unknown target or entry.
     """
     if target not in TARGETS:
         raise ValueError(f"unknown target '{target}'; available: {', '.join(TARGETS)}")
+    if target == "cuda":  # the GPU path: its own pipeline and runtime (runtime/cuda.py)
+        from .cuda import compile_cuda
+
+        return compile_cuda(module, entry, opt_level=opt_level, filename=filename, plan=plan)
+    if threads is None:
+        threads = default_threads()
+    if threads < 1:
+        raise ValueError(f"threads must be at least 1, got {threads}")
     if isinstance(module, ir.Module):
         # Compile a copy in a Context of our own: the caller's IR is never mutated.
         text = module.operation.get_asm(enable_debug_info=True)
     else:
         text = module
+    from . import specialize
+
+    if specialize.is_dynamic_source(text, entry, filename):
+        # Symbolic dimensions: each binding of them is bound, planned and compiled on first use.
+        def compile_static(static_text: str, name: str) -> Executable:
+            return compile(static_text, name, target, opt_level=opt_level, filename=filename, plan=plan,
+                           threads=threads, matmul_kernels=matmul_kernels, cache=cache)
+
+        return specialize.SpecializingExecutable(text, entry, compile_static, filename)
+    options = (entry, target, opt_level, filename, plan, threads, matmul_kernels)
+
+    def build() -> Executable:
+        return _compile_text(text, entry, opt_level, filename, plan, threads, matmul_kernels)
+
+    if not cache:
+        return build()
+    return COMPILE_CACHE.get_or_compile(text, options, build)
+
+
+def compile_cache_info() -> CacheInfo:
+    """Hits, misses and size of the in-process compile cache."""
+    return COMPILE_CACHE.info()
+
+
+def clear_compile_cache() -> None:
+    COMPILE_CACHE.clear()
+
+
+def _compile_text(
+    text: str, entry: Optional[str], opt_level: int, filename: str, plan: bool, threads: int, matmul_kernels: bool
+) -> Executable:
     context = make_context()
     sources = {filename: text}
     with context, DiagnosticCollector(context) as diagnostics:
@@ -173,7 +259,8 @@ def compile(
             raise CompileError("module does not verify", diagnostics.errors, sources)
         signature = signature_of(find_function(parsed, entry))
         try:
-            run_pipeline(parsed.operation, LowerToLLVM(plan=plan).elements())
+            pipeline = LowerToLLVM(plan=plan, threads=threads, matmul_kernels=matmul_kernels)
+            run_pipeline(parsed.operation, pipeline.elements())
         except ir.MLIRError:
             raise CompileError("lowering to LLVM failed", diagnostics.errors, sources) from None
         leftover = _first_non_llvm_op(parsed.operation)
@@ -181,9 +268,10 @@ def compile(
             leftover.location.emit_error(f"'{leftover.name}' was not lowered to the LLVM dialect")
             raise CompileError("lowering to LLVM left non-LLVM operations", diagnostics.errors, sources)
         try:
-            engine = ExecutionEngine(
-                parsed, opt_level=opt_level, shared_libs=[runtime_library("mlir_c_runner_utils")]
-            )
+            libraries = [runtime_library("mlir_c_runner_utils")]
+            if threads > 1:
+                libraries.append(openmp_library())
+            engine = ExecutionEngine(parsed, opt_level=opt_level, shared_libs=libraries)
         except RuntimeError as error:
             raise CompileError(f"the LLVM JIT could not compile the module: {error}") from None
         return Executable(engine, signature, parsed, context)
@@ -193,7 +281,7 @@ def _first_non_llvm_op(module: ir.Operation) -> Optional[ir.Operation]:
     """The first op the pipeline left outside the LLVM dialect, if any.
 
     The ExecutionEngine only says "Failure while creating the ExecutionEngine"
-    when translation to LLVM IR meets one.
+    when translation to LLVM IR meets one. OpenMP ops translate to LLVM IR directly.
     """
-    leftovers = collect_ops(module, lambda op: op.name.split(".", 1)[0] not in ("llvm", "builtin"))
+    leftovers = collect_ops(module, lambda op: op.name.split(".", 1)[0] not in ("llvm", "builtin", "omp"))
     return leftovers[0] if leftovers else None

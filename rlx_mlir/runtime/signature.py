@@ -3,6 +3,7 @@ arguments and results, read from the `func.func` before lowering."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -24,6 +25,7 @@ _NUMPY_DTYPES = {
 
 NAME_ATTR = "rlx.name"
 PARAM_ATTR = "rlx.param"
+TIED_ATTR = "rlx.tied"  # result attribute: this result is argument #N updated in place (a KV cache)
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,7 @@ class TensorSpec:
     mlir_type: str
     position: Optional[SourcePosition] = field(default=None, compare=False)
     is_param: bool = False  # a weight (`rlx.param`) rather than a runtime input
+    tied_input: Optional[int] = None  # a result that is this input, updated in place (`rlx.tied`)
 
     def describe(self) -> str:
         return f"{self.mlir_type} (numpy {self.dtype.name} {list(self.shape)})"
@@ -104,6 +107,27 @@ def signature_of(function) -> Signature:
         for i, t in enumerate(function_type.inputs)
     )
     outputs = tuple(
-        _spec(t, f"result{i}", f"@{entry} result #{i}") for i, t in enumerate(function_type.results)
+        _tied(_spec(t, f"result{i}", f"@{entry} result #{i}"), function, i, function_type)
+        for i, t in enumerate(function_type.results)
     )
     return Signature(entry, inputs, outputs, named and bool(inputs))
+
+
+def _tied(spec: TensorSpec, function, index: int, function_type: ir.FunctionType) -> TensorSpec:
+    """`spec` with `tied_input` set when result #index carries `rlx.tied = N`: argument #N updated in place."""
+    if "res_attrs" not in function.attributes:
+        return spec
+    attrs = ir.DictAttr(ir.ArrayAttr(function.attributes["res_attrs"])[index])
+    if TIED_ATTR not in attrs:
+        return spec
+    where = f"@{ir.StringAttr(function.sym_name).value} result #{index}"
+    attr = attrs[TIED_ATTR]
+    if not isinstance(attr, ir.IntegerAttr) or not 0 <= ir.IntegerAttr(attr).value < len(function_type.inputs):
+        raise ValueError(f"{where}: {TIED_ATTR} must name an argument index below {len(function_type.inputs)}, got {attr}")
+    argument = ir.IntegerAttr(attr).value
+    if function_type.inputs[argument] != function_type.results[index]:
+        raise ValueError(
+            f"{where}: tied to argument #{argument} of type {function_type.inputs[argument]}, "
+            f"but the result is {function_type.results[index]}"
+        )
+    return dataclasses.replace(spec, tied_input=argument)

@@ -35,6 +35,10 @@ def _parser() -> ArgumentParser:
     parser.add_argument("--random-inputs", action="store_true", help="generate the arguments not given with --input")
     parser.add_argument("--seed", type=int, default=0, help="seed for --random-inputs (default 0)")
     parser.add_argument(
+        "--bind", default=None, metavar="SYMBOL=SIZE,...",
+        help="sizes of the symbolic dimensions of a dynamic function, e.g. BATCH=1,SEQ=7",
+    )
+    parser.add_argument(
         "--output", action="append", default=[], metavar="FILE.npy",
         help="write a result to a .npy file; repeat per result, in result order",
     )
@@ -57,6 +61,7 @@ def _main(argv: list[str]) -> int:
         return 1
     except ValueError as error:
         raise ToolError(str(error)) from None
+    executable = _specialised(executable, args.bind)
     specs = executable.signature.inputs
     arguments = _gather_inputs(args, specs, executable.signature.named_inputs)
     outputs = executable.signature.outputs
@@ -84,6 +89,33 @@ def _main(argv: list[str]) -> int:
             for spec, value in zip(outputs, results):
                 print(f"{spec.name}: {spec.mlir_type}\n{value}")
     return 0
+
+
+def _specialised(executable, bind: Optional[str]):
+    """The static executable of a dynamic function for `--bind`; `executable` itself when static."""
+    from ..passes.base import PassOptionError
+    from ..runtime.specialize import SpecializingExecutable
+
+    if not isinstance(executable, SpecializingExecutable):
+        if bind:
+            raise ToolError(f"--bind: @{executable.signature.entry} has no symbolic dimensions")
+        return executable
+    if not bind:
+        example = ",".join(f"{s}=..." for s in executable.symbols)
+        raise ToolError(f"@{executable.entry} has symbolic dimensions ({', '.join(executable.symbols)}): "
+                        f"give their sizes with --bind {example}")
+    try:
+        return executable.specialize(dict(_pairs(bind)))
+    except (PassOptionError, ValueError) as error:
+        raise ToolError(f"--bind: {error}") from None
+
+
+def _pairs(text: str) -> tuple:
+    """`BATCH=1,SEQ=7` as sorted (symbol, size) pairs, parsed as rlx-bind-dims options are."""
+    from ..passes.bind_dims import parse_binding
+
+    key, _, value = text.partition("=")
+    return parse_binding({key: value})
 
 
 def _gather_inputs(args, specs: tuple[TensorSpec, ...], named: bool) -> list[np.ndarray]:

@@ -7,6 +7,7 @@ order of the imports below.
 """
 
 from .attention import *  # noqa: F401,F403
+from .cache import *  # noqa: F401,F403
 from .control import *  # noqa: F401,F403
 from .data import *  # noqa: F401,F403
 from .dialect import Rlx  # noqa: F401

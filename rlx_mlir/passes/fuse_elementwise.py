@@ -7,7 +7,8 @@ A `linalg.generic` P is fused into the `linalg.generic` C that reads its result 
 - P's result has no other use (a value the LIR plan gave a slot is also used by its
   materialisation, so it stays: the plan decides what lives in memory);
 - C reads it through a permutation of all of C's loops, so P's body runs exactly once per
-  element, as before (no recomputation under broadcasts or reductions).
+  element, as before (no recomputation under broadcasts or reductions); through the identity
+  when P's body reads loop indices (`linalg.index`), which name P's own loops.
 
 C is rebuilt with P's inputs in place of P's result (their maps composed with C's) and P's
 body inlined ahead of C's. Repeated to a fixed point, a chain of elementwise ops becomes
@@ -70,7 +71,11 @@ def _fusable_operand(consumer) -> Optional[int]:
             continue
         if len(list(value.uses)) != 1 or producer.parent != consumer.parent:
             continue
-        if maps[index].is_permutation and maps[index].n_dims == _maps(producer)[-1].n_dims:
+        if not maps[index].is_permutation or maps[index].n_dims != _maps(producer)[-1].n_dims:
+            continue
+        # linalg.index in the producer names its own loops: only the identity keeps them.
+        identity = str(maps[index]) == str(ir.AffineMap.get_identity(maps[index].n_dims))
+        if identity or not any(inner.operation.name == "linalg.index" for inner in _body(producer).operations):
             return index
     return None
 

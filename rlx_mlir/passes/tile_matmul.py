@@ -28,7 +28,7 @@ from mlir.dialects.transform import interpreter
 
 from ..ir_walk import collect_ops
 from ..shapes import shape_of
-from .base import RlxPass, fail, option
+from .base import PassFailure, RlxPass, option
 from .pack_matmul import KERNEL_ATTR, KR, MR, NR, PACKED_ATTR
 
 CACHE_BLOCKS = (32, 8, 1024)  # MC/MR, NC/NR, KC: 256 rows, 256 columns, 1024 of K
@@ -196,14 +196,17 @@ class TileMatmul(RlxPass):
             return
         plans = []
         for index, op in enumerate(kernels):
-            packed = ir.BoolAttr(op.attributes[PACKED_ATTR]).value
+            packed = PACKED_ATTR not in op.attributes or ir.BoolAttr(op.attributes[PACKED_ATTR]).value
             b_shape = shape_of(op.operands[1].type)  # [n/NR, k, NR] packed, [k, n/NR, NR] in place
             panels_n, depth = (b_shape[0], b_shape[1]) if packed else (b_shape[1], b_shape[0])
             plans.append(KernelPlan(shape_of(op.operands[0].type)[0], panels_n, depth, self.threads, packed))
             op.attributes[KERNEL_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), index)
         script = ir.Module.parse(transform_script(plans), module.context)
         entry = script.body.operations[0]
+        location = kernels[0].location  # taken now: a failed script may have erased the op
         try:
             interpreter.apply_named_sequence(module, entry, script)
         except Exception as error:  # the interpreter reports through diagnostics and raises
-            raise fail(kernels[0], f"tiling the matmul kernels failed: {error}") from None
+            message = f"tiling the matmul kernels failed: {error}"
+            location.emit_error(message)
+            raise PassFailure(message) from None

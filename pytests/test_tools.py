@@ -39,7 +39,7 @@ def test_pipelines_expand_to_passes_and_upstream_text():
     elements = parse_pipeline("builtin.module(rlx-lower-to-llvm{out-params=false plan=false},cse)")
     names = [e if isinstance(e, str) else e.name for e in elements]
     assert names[:5] == [
-        "rlx-outline-blocks", "rlx-hir-to-mir", "rlx-mir-to-linalg", "rlx-approximate-math", "rlx-bool-tensors-to-i8"
+        "rlx-outline-blocks", "rlx-hir-to-mir", "rlx-split-weight-concat", "rlx-mir-to-linalg", "rlx-approximate-math"
     ]
     assert names[-1] == "cse"
     assert not any(n.startswith("buffer-results-to-out-params") for n in names)

@@ -41,6 +41,7 @@ from .passes.outline_blocks import OutlineBlocks
 from .passes.pack_matmul import PackMatmul
 from .passes.reassociate_reductions import ReassociateReductions
 from .passes.parallelize_linalg import ParallelizeLinalg
+from .passes.split_weight_concat import SplitWeightConcat
 from .passes.tile_matmul import TileMatmul
 from .passes.verify import Verify
 from .pipelines.lower_to_llvm import LowerToLLVM, LowerToLLVMDirect
@@ -63,6 +64,7 @@ PASSES: dict[str, type[Configurable]] = {
         EmitCInterface,
         Verify,
         OutlineBlocks,
+        SplitWeightConcat,
         FuseElementwise,
         ReassociateReductions,
         PackMatmul,

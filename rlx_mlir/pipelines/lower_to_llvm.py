@@ -33,6 +33,7 @@ from ..passes.pack_matmul import PackMatmul
 from ..passes.parallelize_linalg import ParallelizeLinalg
 from ..passes.readonly_arguments import ReadonlyArguments
 from ..passes.reassociate_reductions import ReassociateReductions
+from ..passes.split_weight_concat import SplitWeightConcat
 from ..passes.tile_matmul import TileMatmul, default_threads
 
 BUFFERIZE = (
@@ -76,6 +77,7 @@ class LowerToLLVM(RlxPipeline):
     out_params: bool = option(True, "return results through caller-allocated buffers (needed by the JIT)")
     plan: bool = option(True, "execute the LIR plan (one arena, slots); false lowers MIR directly")
     outline_blocks: bool = option(True, "compile repeated HIR blocks (decoder layers) once, as a called function")
+    split_weight_concat: bool = option(True, "multiply by each weight instead of copying them into one (per call)")
     approximate_math: bool = option(True, "exp, log, tanh, erf as inline polynomials (false: libm calls)")
     fuse_elementwise: bool = option(True, "fuse elementwise chains into one loop nest (rlx-fuse-elementwise)")
     reassociate: bool = option(True, "let float sums in reductions be reordered, so they vectorize")
@@ -86,7 +88,10 @@ class LowerToLLVM(RlxPipeline):
         planning = MirToLir(fuse_elementwise=self.fuse_elementwise)
         lowering = [planning, LirToLinalg()] if self.plan else [MirToLinalg()]
         steps = [OutlineBlocks()] if self.outline_blocks else []
-        steps += [HirToMir(), *lowering]
+        steps.append(HirToMir())
+        if self.split_weight_concat:
+            steps.append(SplitWeightConcat())
+        steps += lowering
         if self.approximate_math:
             steps.append(ApproximateMath())
         # Bodies of scan / if / while / custom_fn are private functions: inlining them lets a

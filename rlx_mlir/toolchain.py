@@ -53,13 +53,16 @@ def openmp_library() -> str:
     overrides the search (any runtime providing the `__kmpc_*` entry points works).
     """
     override = os.environ.get("RLX_OPENMP_LIBRARY")
-    candidates = [Path(override)] if override else [Path(sys.prefix) / "lib" / "libiomp5.so",
-                                                    Path(sys.base_prefix) / "lib" / "libiomp5.so"]
+    if override:
+        if Path(override).is_file():
+            return override
+        raise FileNotFoundError(f"OpenMP runtime not found: RLX_OPENMP_LIBRARY={override} is not a file")
+    candidates = [Path(sys.prefix) / "lib" / "libiomp5.so", Path(sys.base_prefix) / "lib" / "libiomp5.so"]
     for candidate in candidates:
         if candidate.exists():
             return str(candidate)
     raise FileNotFoundError(
         "OpenMP runtime libiomp5.so not found (looked in "
-        + ", ".join(str(c.parent) for c in candidates)
+        + ", ".join(sorted({str(c.parent) for c in candidates}))
         + "); install the intel-openmp wheel, set RLX_OPENMP_LIBRARY, or compile with threads=1"
     )

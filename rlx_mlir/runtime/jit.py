@@ -194,8 +194,9 @@ def compile(
     With `plan` (the default) the module is planned into LIR and every
     intermediate lives in one arena allocated once; `plan=False` lowers MIR
     directly (upstream bufferization allocates per call). `threads` (default:
-    this machine's cores) is how many OpenMP threads the matmul kernels use;
-    `matmul_kernels=False` keeps matmuls as scalar loops. With `cache`, compiling
+    `RLX_NUM_THREADS`, else this machine's cores) is how many OpenMP threads the
+    matmul kernels and large loop nests use; `matmul_kernels=False` keeps
+    matmuls as scalar loops. With `cache`, compiling
     an identical module with identical options again returns the executable
     compiled the first time (`compile_cache_info()` counts hits and misses).
 
@@ -270,7 +271,10 @@ def _compile_text(
         try:
             libraries = [runtime_library("mlir_c_runner_utils")]
             if threads > 1:
-                libraries.append(openmp_library())
+                try:
+                    libraries.append(openmp_library())
+                except FileNotFoundError as error:
+                    raise CompileError(str(error)) from None
             engine = ExecutionEngine(parsed, opt_level=opt_level, shared_libs=libraries)
         except RuntimeError as error:
             raise CompileError(f"the LLVM JIT could not compile the module: {error}") from None

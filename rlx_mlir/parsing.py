@@ -77,7 +77,7 @@ def _module_start(lines: list[str]) -> int:
 
 
 def _bracket_depth(line: str) -> int:
-    code = line.split("//", 1)[0]
+    code = line.split("//", 1)[0].replace("->", "")  # the arrow of an affine map closes nothing
     return sum(code.count(c) for c in "([{<") - sum(code.count(c) for c in ")]}>")
 
 

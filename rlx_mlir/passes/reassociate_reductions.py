@@ -4,10 +4,12 @@ LLVM's loop vectorizer keeps a floating-point sum in program order unless the
 adds may be reassociated, so a row sum (softmax, norms, attention scores, a
 contraction whose innermost loop reduces) runs one scalar add per element. This
 pass marks the `arith.addf`, `arith.mulf`, `arith.maximumf` and `arith.minimumf`
-in the body of every linalg op with a reduction loop `fastmath<reassoc,contract>`:
+in the body of every `linalg.generic` / `linalg.reduce` whose innermost loop reduces
+`fastmath<reassoc,contract>` (where the innermost loop is parallel, LLVM vectorizes it
+as it is, and the order of the sum is kept):
 sums then accumulate in vector lanes (a pairwise-like order, no less accurate
 than the sequential one) and a multiply feeding an add may become one FMA.
-Elementwise bodies are left exactly as written.
+Other bodies are left exactly as written.
 """
 
 from __future__ import annotations
@@ -22,12 +24,16 @@ from .base import RlxPass
 FLAGGED = ("arith.addf", "arith.mulf", "arith.maximumf", "arith.minimumf", "arith.subf")
 
 
-def _has_reduction_loop(op: ir.Operation) -> bool:
+def _innermost_loop_reduces(op: ir.Operation) -> bool:
+    """True when the op's innermost loop is a reduction: the only case where LLVM needs to
+    reorder the sum to vectorize (an innermost parallel loop vectorizes as it is)."""
     if op.name == "linalg.reduce":
-        return True
-    if "iterator_types" not in op.attributes:
-        return op.name in ("linalg.matmul", "linalg.batch_matmul", "linalg.matvec", "linalg.dot")
-    return any("reduction" in str(it) for it in ir.ArrayAttr(op.attributes["iterator_types"]))
+        rank = ir.RankedTensorType(op.operands[0].type).rank
+        return (rank - 1) in list(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
+    if op.name != "linalg.generic":
+        return False
+    iterators = ir.ArrayAttr(op.attributes["iterator_types"])
+    return len(iterators) > 0 and "reduction" in str(iterators[len(iterators) - 1])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,7 +43,10 @@ class ReassociateReductions(RlxPass):
 
     def run(self, module: ir.Operation) -> None:
         flags = ir.Attribute.parse("#arith.fastmath<reassoc,contract>")
-        for op in collect_ops(module, lambda o: o.name.startswith("linalg.") and o.regions and _has_reduction_loop(o)):
+        reducing = collect_ops(
+            module, lambda o: o.name in ("linalg.generic", "linalg.reduce") and _innermost_loop_reduces(o)
+        )
+        for op in reducing:
             for region in op.regions:
                 for block in region.blocks:
                     for inner in block.operations:

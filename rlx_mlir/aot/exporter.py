@@ -29,7 +29,6 @@ from mlir import ir
 from .. import verifier
 from ..context import make_context
 from ..diagnostics import CompileError, DiagnosticCollector
-from ..parsing import parse_source
 from ..pass_pipeline import run_pipeline
 from ..runtime.signature import find_function, signature_of
 from ..toolchain import llvm_tool, mlir_tool
@@ -111,9 +110,7 @@ def export(
     context = make_context()
     sources = {filename: text}
     with context, DiagnosticCollector(context) as diagnostics:
-        parsed = parse_source(text, filename, context, diagnostics)
-        if not verifier.verify(parsed.operation):
-            raise CompileError("module does not verify", diagnostics.errors, sources)
+        parsed = verifier.parse_verified(text, filename, context, diagnostics)
         names = functions or [
             ir.StringAttr(op.sym_name).value
             for op in parsed.body.operations

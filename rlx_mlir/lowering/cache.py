@@ -28,46 +28,9 @@ from ..dialects import rlx
 from ..shapes import DYNAMIC, shape_of
 from . import builders as lb
 
+# The cache ops extend the attention family: its helpers and its rope lowering are shared.
+from .attention import F32_NEG_INF, _dims, _f32, _index, _map, _reduce_last, _split_heads
 from .attention import LOWERINGS as _ATTENTION_LOWERINGS
-
-F32_NEG_INF = float("-inf")
-
-
-def _dims(count: int) -> list[ir.AffineExpr]:
-    return [ir.AffineDimExpr.get(i) for i in range(count)]
-
-
-def _map(count: int, results) -> ir.AffineMap:
-    return ir.AffineMap.get(count, 0, list(results))
-
-
-def _index(dim: int) -> ir.Value:
-    """The iteration index along loop `dim`, inside a linalg.generic body."""
-    return linalg.IndexOp(dim).result
-
-
-def _f32(value: float) -> ir.Value:
-    return arith.constant(ir.F32Type.get(), value)
-
-
-def _reduce_last(input_: ir.Value, combine: Callable[[ir.Value, ir.Value], ir.Value], init: float) -> ir.Value:
-    """linalg.reduce of an f32 tensor over its last dimension (static or dynamic), from `init`."""
-    shape = shape_of(input_.type)
-    out = linalg.fill(_f32(init), outs=[lb.empty(shape[:-1], ir.F32Type.get())])
-    op = linalg.ReduceOp([out.type], [input_], [out], ir.DenseI64ArrayAttr.get([len(shape) - 1]))
-    f32 = ir.F32Type.get()
-    block = op.regions[0].blocks.append(f32, f32)
-    with ir.InsertionPoint(block):
-        linalg.YieldOp([combine(block.arguments[0], block.arguments[1])])
-    return op.results[0]
-
-
-def _split_heads(value: ir.Value, head_dim: int) -> ir.Value:
-    """`[B, S, heads * D]` viewed as `[B, S, heads, D]` (static shapes)."""
-    b, s, c = shape_of(value.type)
-    shape = [b, s, c // head_dim, head_dim]
-    element = ir.RankedTensorType(value.type).element_type
-    return tensor.expand_shape(ir.RankedTensorType.get(shape, element), value, [[0], [1], [2, 3]], [], shape)
 
 
 def _position(pos: ir.Value, highest: int) -> ir.Value:

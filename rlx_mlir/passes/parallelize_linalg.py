@@ -16,11 +16,11 @@ import dataclasses
 from typing import Optional
 
 from mlir import ir
-from mlir.dialects.transform import interpreter
 
 from ..ir_walk import collect_ops
-from .base import RlxPass, fail, option
+from .base import RlxPass, option
 from .pack_matmul import KERNEL_ATTR
+from .transform_script import apply_script
 
 PARALLEL_ID = "rlx.parallel_id"
 # Named ops whose first loop is parallel (the rows of a matmul, the outer dim of a copy...).
@@ -85,6 +85,7 @@ def candidates(module: ir.Operation, threads: int, min_elements: int) -> list[tu
 
 
 def transform_script(dims: list[int], threads: int) -> str:
+    """The named-sequence body splitting op `rlx.parallel_id = i` along loop `dims[i]`."""
     lines = []
     for index, dim in enumerate(dims):
         counts = [0] * dim + [threads]
@@ -94,12 +95,7 @@ def transform_script(dims: list[int], threads: int) -> str:
             f"%tiled{index}, %forall{index} = transform.structured.tile_using_forall %op{index}"
             f" num_threads {counts} : (!transform.any_op) -> (!transform.any_op, !transform.any_op)",
         ]
-    return (
-        "module attributes {transform.with_named_sequence} {\n"
-        "transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {\n"
-        + "\n".join(lines)
-        + "\ntransform.yield\n}\n}\n"
-    )
+    return "\n".join(lines)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,10 +114,7 @@ class ParallelizeLinalg(RlxPass):
         i64 = ir.IntegerType.get_signless(64)
         for index, (op, _dim) in enumerate(ops):
             op.attributes[PARALLEL_ID] = ir.IntegerAttr.get(i64, index)
-        script = ir.Module.parse(transform_script([dim for _op, dim in ops], self.threads), module.context)
-        try:
-            interpreter.apply_named_sequence(module, script.body.operations[0], script)
-        except Exception as error:
-            raise fail(module, f"splitting linalg ops across threads failed: {error}") from None
+        script = transform_script([dim for _op, dim in ops], self.threads)
+        apply_script(module, script, ops[0][0].location, "splitting linalg ops across threads")
         for op in collect_ops(module, lambda o: PARALLEL_ID in o.attributes):  # the tiled clones
             del op.attributes[PARALLEL_ID]

@@ -21,6 +21,7 @@ from ..dialects import rlx
 from ..ir_walk import collect_ops
 from ..shapes import shape_of
 from .base import RlxPass
+from .mir_to_lir import has_plan
 
 
 def _column_concat(value: ir.Value):
@@ -69,9 +70,7 @@ def _in_planned_function(op: ir.Operation) -> bool:
     parent = op.parent
     while parent is not None and parent.name != "func.func":
         parent = parent.parent
-    if parent is None:
-        return False
-    return any(inner.operation.name == "rlx_lir.plan" for inner in parent.regions[0].blocks[0].operations)
+    return parent is not None and has_plan(parent)
 
 
 def _erase_dead_concats(concat) -> None:

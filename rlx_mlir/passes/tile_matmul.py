@@ -24,12 +24,12 @@ import dataclasses
 import os
 
 from mlir import ir
-from mlir.dialects.transform import interpreter
 
 from ..ir_walk import collect_ops
 from ..shapes import shape_of
-from .base import PassFailure, RlxPass, option
+from .base import RlxPass, option
 from .pack_matmul import KERNEL_ATTR, KR, MR, NR, PACKED_ATTR
+from .transform_script import apply_script
 
 CACHE_BLOCKS = (32, 8, 1024)  # MC/MR, NC/NR, KC: 256 rows, 256 columns, 1024 of K
 
@@ -175,13 +175,7 @@ def _vectorize_steps(index: int) -> str:
 def transform_script(plans: list[KernelPlan]) -> str:
     body = [line for index, plan in enumerate(plans) for line in _tile_kernel(index, plan)]
     vectorize = "\n".join(_vectorize_steps(index) for index in range(len(plans)))
-    return (
-        "module attributes {transform.with_named_sequence} {\n"
-        "transform.named_sequence @__transform_main(%root: !transform.any_op {transform.readonly}) {\n"
-        + "\n".join(body)
-        + _VECTORIZE.replace("{VECTORIZE_STEPS}", vectorize)
-        + "transform.yield\n}\n}\n"
-    )
+    return "\n".join(body) + _VECTORIZE.replace("{VECTORIZE_STEPS}", vectorize)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -201,12 +195,4 @@ class TileMatmul(RlxPass):
             panels_n, depth = (b_shape[0], b_shape[1]) if packed else (b_shape[1], b_shape[0])
             plans.append(KernelPlan(shape_of(op.operands[0].type)[0], panels_n, depth, self.threads, packed))
             op.attributes[KERNEL_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), index)
-        script = ir.Module.parse(transform_script(plans), module.context)
-        entry = script.body.operations[0]
-        location = kernels[0].location  # taken now: a failed script may have erased the op
-        try:
-            interpreter.apply_named_sequence(module, entry, script)
-        except Exception as error:  # the interpreter reports through diagnostics and raises
-            message = f"tiling the matmul kernels failed: {error}"
-            location.emit_error(message)
-            raise PassFailure(message) from None
+        apply_script(module, transform_script(plans), kernels[0].location, "tiling the matmul kernels")

@@ -28,7 +28,6 @@ from ..aot.loader import Function, _CudaRuntime, cuda_device_error
 from ..backends.nvptx import MIN_PTX, check_target
 from ..context import make_context
 from ..diagnostics import CompileError, DiagnosticCollector
-from ..parsing import parse_source
 from ..pass_pipeline import expand, run_pipeline
 from ..pipelines.lower_to_nvvm import LowerToNVVM
 from ..toolchain import runtime_library
@@ -109,9 +108,7 @@ def compile_cuda(
     context = make_context()
     sources = {filename: text}
     with context, DiagnosticCollector(context) as diagnostics:
-        parsed = parse_source(text, filename, context, diagnostics)
-        if not verifier.verify(parsed.operation):
-            raise CompileError("module does not verify", diagnostics.errors, sources)
+        parsed = verifier.parse_verified(text, filename, context, diagnostics)
         signature = signature_of(find_function(parsed, entry))
         try:
             run_pipeline(parsed.operation, expand(LowerToNVVM(chip=chip, features=features, plan=plan)))

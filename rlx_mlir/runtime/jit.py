@@ -23,7 +23,6 @@ from .. import verifier
 from ..context import make_context
 from ..diagnostics import CompileError, DiagnosticCollector
 from ..ir_walk import collect_ops
-from ..parsing import parse_source
 from ..pass_pipeline import run_pipeline
 from ..pipelines.lower_to_llvm import LowerToLLVM
 from ..passes.tile_matmul import default_threads
@@ -255,9 +254,7 @@ def _compile_text(
     context = make_context()
     sources = {filename: text}
     with context, DiagnosticCollector(context) as diagnostics:
-        parsed = parse_source(text, filename, context, diagnostics)
-        if not verifier.verify(parsed.operation):
-            raise CompileError("module does not verify", diagnostics.errors, sources)
+        parsed = verifier.parse_verified(text, filename, context, diagnostics)
         signature = signature_of(find_function(parsed, entry))
         try:
             pipeline = LowerToLLVM(plan=plan, threads=threads, matmul_kernels=matmul_kernels)

@@ -76,9 +76,7 @@ class SpecializingExecutable:
         self._compile_static = compile_static
         self._context = make_context()
         with self._context, DiagnosticCollector(self._context) as diagnostics:
-            module = parse_source(text, filename, self._context, diagnostics)
-            if not verifier.verify(module.operation):
-                raise CompileError("module does not verify", diagnostics.errors, {filename: text})
+            module = verifier.parse_verified(text, filename, self._context, diagnostics)
             function = find_function(module, entry).operation
             self.entry = ir.StringAttr(function.attributes["sym_name"]).value
             self.symbols = tuple(function_symbols(function))

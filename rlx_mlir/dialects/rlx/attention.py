@@ -50,6 +50,21 @@ def _positive(name: str, value: int) -> None:
         raise VerifyError(f"{name} must be positive, got {value}")
 
 
+def rope_features(x: ir.Type, head_dim: int, n_rot: int) -> tuple[int, int, int]:
+    """The checks RoPE ops share on `x` `[B, S, H * head_dim]` and the rotated features; returns x's shape."""
+    _positive("head_dim", head_dim)
+    _positive("n_rot", n_rot)
+    if n_rot % 2:
+        raise VerifyError(f"n_rot {n_rot} must be even (features rotate in pairs)")
+    if n_rot > head_dim:
+        raise VerifyError(f"n_rot {n_rot} exceeds head_dim {head_dim}")
+    b, s, c = _rank3("x", x, "[B, S, H * head_dim]")
+    c = _static_last_dim("x", (b, s, c))
+    if c % head_dim:
+        raise VerifyError(f"x last dim {c} is not a multiple of head_dim {head_dim}")
+    return b, s, c
+
+
 # --- rotary position embedding ---------------------------------------------------------
 
 
@@ -88,17 +103,7 @@ class RopeOp(Rlx.Operation, name="rope", traits=[Pure]):
         cls, x: ir.Type, cos: ir.Type, sin: ir.Type, head_dim: int, n_rot: int
     ) -> ir.Type:
         element = same_element_type(x, cos, sin)
-        _positive("head_dim", head_dim)
-        if n_rot <= 0:
-            raise VerifyError(f"n_rot must be positive, got {n_rot}")
-        if n_rot % 2:
-            raise VerifyError(f"n_rot {n_rot} must be even (features rotate in pairs)")
-        if n_rot > head_dim:
-            raise VerifyError(f"n_rot {n_rot} exceeds head_dim {head_dim}")
-        b, s, c = _rank3("x", x, "[B, S, H * head_dim]")
-        c = _static_last_dim("x", (b, s, c))
-        if c % head_dim:
-            raise VerifyError(f"x last dim {c} is not a multiple of head_dim {head_dim}")
+        b, s, c = rope_features(x, head_dim, n_rot)
         table = [s, n_rot // 2]
         for name, type_ in (("cos", cos), ("sin", sin)):
             if not _fits(shape_of(type_), table):

@@ -24,7 +24,7 @@ from mlir import ir
 
 from ...dsl import F32Attr, FloatTensor, I64Attr, Pure, TensorOf, VerifyError, attribute, operand, result
 from ...shapes import DYNAMIC, format_shape, shape_of
-from .attention import _fits, _positive, _rank3, _static_last_dim
+from .attention import _fits, _positive, _rank3, _static_last_dim, rope_features
 from .dialect import Rlx, same_element_type
 
 __all__ = ["CachedAttentionOp", "KvCacheWriteOp", "RopeAtOp"]
@@ -161,16 +161,7 @@ class RopeAtOp(Rlx.Operation, name="rope_at", traits=[Pure]):
         cls, x: ir.Type, cos: ir.Type, sin: ir.Type, pos: ir.Type, head_dim: int, n_rot: int
     ) -> ir.Type:
         element = same_element_type(x, cos, sin)
-        _positive("head_dim", head_dim)
-        _positive("n_rot", n_rot)
-        if n_rot % 2:
-            raise VerifyError(f"n_rot {n_rot} must be even (features rotate in pairs)")
-        if n_rot > head_dim:
-            raise VerifyError(f"n_rot {n_rot} exceeds head_dim {head_dim}")
-        b, s, c = _rank3("x", x, "[B, S, H * head_dim]")
-        c = _static_last_dim("x", (b, s, c))
-        if c % head_dim:
-            raise VerifyError(f"x last dim {c} is not a multiple of head_dim {head_dim}")
+        b, s, c = rope_features(x, head_dim, n_rot)
         _check_position(pos)
         table = shape_of(cos)
         if len(table) != 2 or not _fits(table[1:], [n_rot // 2]):

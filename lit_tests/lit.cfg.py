@@ -18,7 +18,8 @@ from rlx_mlir.toolchain import llvm_tool, mlir_tool  # noqa: E402
 tool_dirs = [os.path.dirname(sys.executable)]
 tool_dirs += [os.path.dirname(t) for t in (mlir_tool("mlir-opt"), llvm_tool("FileCheck")) if t]
 config.environment["PATH"] = os.pathsep.join(tool_dirs + [os.environ.get("PATH", "")])
-for name in ("HOME", "TMPDIR"):
+# PYTHONPATH lets a checkout other than the installed one (a git worktree) test its own sources.
+for name in ("HOME", "TMPDIR", "PYTHONPATH"):
     if name in os.environ:
         config.environment[name] = os.environ[name]
 

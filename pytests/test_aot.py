@@ -14,6 +14,7 @@ import textwrap
 import numpy as np
 import pytest
 
+import rlx_mlir
 from rlx_mlir import aot
 from rlx_mlir.models.llama import build_llama, random_weights
 from test_llama import CONFIG, reference_forward
@@ -39,6 +40,23 @@ func.func @row_softmax(%x: tensor<2x6xf32> {rlx.name = "x"}) -> tensor<2x6xf32> 
   return %0 : tensor<2x6xf32>
 }
 """
+
+
+def cache_step(tied_first: bool) -> str:
+    """A decode step: the cache with 2 rows written at `pos` (a result tied to argument 0, updated in
+    place) and the new rows squared.  Named `step` like a libc function: calls inside the library must
+    still reach the model's own `step`."""
+    cache, new = "tensor<2x6x4xf32>", "tensor<2x2x4xf32>"
+    tied = f"{cache} {{rlx.tied = 0 : i64}}"
+    results, values = ((f"{tied}, {new}", f"%0, %1 : {cache}, {new}") if tied_first
+                       else (f"{new}, {tied}", f"%1, %0 : {new}, {cache}"))
+    return f"""
+func.func @step(%cache: {cache} {{rlx.name = "cache"}}, %new: {new} {{rlx.name = "new"}},
+                %pos: tensor<i64> {{rlx.name = "pos"}}) -> ({results}) {{
+  %0 = "rlx.kv_cache_write"(%cache, %new, %pos) : ({cache}, {new}, tensor<i64>) -> {cache}
+  %1 = "rlx.mul"(%new, %new) : ({new}, {new}) -> {new}
+  return {values}
+}}"""
 
 
 def gelu(h):
@@ -190,3 +208,56 @@ def test_gpu_bundle_builds_and_its_check_script_passes_on_cpu(tmp_path):
     if aot.cuda_device_error() is not None:
         no_gpu = subprocess.run([sys.executable, str(out / "check.py")], capture_output=True, text=True, timeout=60)
         assert no_gpu.returncode == 2 and "cannot run the CUDA models here: no CUDA" in no_gpu.stdout
+
+
+@pytest.mark.parametrize("tied_first", [True, False], ids=["tied-first", "tied-second"])
+def test_tied_result_is_the_callers_array_updated_in_place(tmp_path, tied_first):
+    text = cache_step(tied_first)
+    manifest = aot.export(text, tmp_path / "step.so")
+    assert [o["tied"] for o in manifest["functions"][0]["outputs"]] == ([0, None] if tied_first else [None, 0])
+    model, jit = aot.load(str(tmp_path / "step.so")), rlx_mlir.compile(text)
+    rng = np.random.default_rng(7)
+    cache = rng.standard_normal((2, 6, 4)).astype(np.float32)
+    jit_cache, expected = cache.copy(), cache.copy()
+    for pos in (3, 0, 5):  # 5 is clamped to C - S = 4: rows 4 and 5
+        new = rng.standard_normal((2, 2, 4)).astype(np.float32)
+        start = min(pos, 4)
+        expected[:, start:start + 2] = new  # numpy: rlx.kv_cache_write writes S rows at clamp(pos, 0, C - S)
+        outputs = model(cache, new, np.array(pos))
+        jit_outputs = jit(jit_cache, new, np.array(pos))
+        written, squared = outputs if tied_first else outputs[::-1]
+        assert written is cache  # the caller's own array, as compile() returns it
+        np.testing.assert_array_equal(cache, expected)
+        np.testing.assert_allclose(squared, new.astype(np.float64) ** 2, rtol=1e-6)
+        for ours, theirs in zip(outputs, jit_outputs):
+            np.testing.assert_array_equal(ours, theirs)
+        np.testing.assert_array_equal(jit_cache, cache)
+
+
+def test_tied_argument_must_be_a_writable_c_contiguous_array(tmp_path):
+    aot.export(cache_step(True), tmp_path / "step.so")
+    model = aot.load(str(tmp_path / "step.so"))
+    new, pos = np.ones((2, 2, 4), np.float32), np.array(0)
+    message = "argument 'cache' of step is updated in place .* must be a writable C-contiguous numpy array"
+    read_only = np.zeros((2, 6, 4), np.float32)
+    read_only.flags.writeable = False
+    for cache in (read_only, np.zeros((4, 6, 2), np.float32).transpose(2, 1, 0)):  # read-only; Fortran order
+        with pytest.raises(ValueError, match=message):
+            model(cache, new, pos)
+    assert not read_only.any()
+
+
+def test_cuda_export_of_a_tied_result_is_a_clear_error(tmp_path):
+    # The CUDA pipeline keeps a tied result as an output of its own: refused, rather than a cache
+    # that is silently never updated.
+    text = """
+func.func @acc(%acc: tensor<4x8xf32>, %x: tensor<4x8xf32>) -> (tensor<4x8xf32> {rlx.tied = 0 : i64}) {
+  %0 = "rlx.add"(%acc, %x) : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}"""
+    from rlx_mlir import CompileError
+
+    with pytest.raises(CompileError, match=r"@acc: target 'cuda' does not update results tied to an argument "
+                                           r"\(rlx.tied\) in place"):
+        aot.export(text, tmp_path / "acc.so", target="cuda")
+    assert not (tmp_path / "acc.json").exists()

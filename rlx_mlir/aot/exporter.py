@@ -120,7 +120,7 @@ def _signature_global(record: dict) -> str:
     return f'\n@{SIGNATURE_SYMBOL} = constant [{len(data)} x i8] c"{text}", align 1\n'
 
 
-def _check_calling_convention(lowered: ir.Module, functions: list) -> None:
+def _check_calling_convention(lowered: ir.Module, functions: list, target: str) -> None:
     """Each `_mlir_ciface_<name>` takes one descriptor per input and per result not tied to an input:
     what the loader passes (a result tied to an input must have been updated in its buffer)."""
     arity = {}
@@ -128,15 +128,15 @@ def _check_calling_convention(lowered: ir.Module, functions: list) -> None:
         if op.operation.name == "llvm.func" and len(op.regions[0].blocks):
             arity[ir.StringAttr(op.attributes["sym_name"]).value] = len(op.regions[0].blocks[0].arguments)
     for function in functions:
-        expected = len(function["inputs"]) + sum(output["tied"] is None for output in function["outputs"])
+        tied = sum(output["tied"] is not None for output in function["outputs"])
+        expected = len(function["inputs"]) + len(function["outputs"]) - tied
         found = arity.get(function["symbol"])
+        if tied and found == expected + tied:
+            raise CompileError(f"@{function['name']}: target '{target}' does not update results tied to an "
+                               f"argument (rlx.tied) in place yet: its compiled function still returns them")
         if found != expected:
-            tied = sum(output["tied"] is not None for output in function["outputs"])
-            raise CompileError(
-                f"@{function['name']}: the compiled C interface takes {found} descriptors, the loader would pass "
-                f"{expected} ({len(function['inputs'])} inputs, {len(function['outputs']) - tied} results"
-                + (f"; {tied} tied results updated in place are not supported by this target" if tied else "")
-                + ")")
+            raise CompileError(f"@{function['name']}: the compiled C interface takes {found} descriptors, not one "
+                               f"per input and per result not tied to an input ({expected})")
 
 
 def export(
@@ -188,7 +188,7 @@ def export(
             run_pipeline(parsed.operation, pipeline)
         except ir.MLIRError:
             raise CompileError(f"lowering for target '{target}' failed", diagnostics.errors, sources) from None
-        _check_calling_convention(parsed, functions)
+        _check_calling_convention(parsed, functions, target)
         lowered = parsed.operation.get_asm()
     compiler = _c_compiler()
     with tempfile.TemporaryDirectory(prefix="rlx-aot-") as scratch:

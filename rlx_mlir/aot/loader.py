@@ -186,7 +186,8 @@ def _first_difference(ours, theirs, where: str) -> Optional[str]:
             if found:
                 return found
         return None
-    if isinstance(ours, list) and isinstance(theirs, list):
+    if isinstance(ours, list) and isinstance(theirs, list) and any(
+            isinstance(item, (dict, list)) for item in (*ours, *theirs)):  # a shape is compared whole
         if len(ours) != len(theirs):
             return f"{where} (has {len(ours)} entries, the library {len(theirs)})"
         for index, (a, b) in enumerate(zip(ours, theirs)):

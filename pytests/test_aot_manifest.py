@@ -170,6 +170,9 @@ def test_manifest_that_is_not_json_is_a_clear_error(model_dir):
     (model_dir / "mlp.json").write_bytes(b'{"format": "rlx-aot/2", \xff')
     with pytest.raises(ManifestError, match=r"mlp\.json: not valid JSON"):
         aot.load(str(model_dir / "mlp.so"))
+    (model_dir / "mlp.json").write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(ManifestError, match=r"mlp\.json: not valid JSON: maximum recursion depth"):
+        aot.load(str(model_dir / "mlp.so"))
     (model_dir / "mlp.json").write_text("[1, 2]")
     with pytest.raises(ManifestError, match=r"mlp\.json: format: not an RLX AOT manifest"):
         aot.load(str(model_dir / "mlp.so"))
@@ -177,7 +180,7 @@ def test_manifest_that_is_not_json_is_a_clear_error(model_dir):
 
 def test_missing_manifest_is_a_clear_error(model_dir):
     os.remove(model_dir / "mlp.json")
-    with pytest.raises(FileNotFoundError, match=r"mlp\.json: no manifest \(aot\.export writes it next to the library\)"):
+    with pytest.raises(FileNotFoundError, match=r"mlp\.json: no manifest \(aot\.export writes it next to the lib"):
         aot.load(str(model_dir / "mlp.so"))
 
 
@@ -203,3 +206,14 @@ def test_export_with_a_missing_compiler_in_cc_is_a_compile_error(tmp_path, monke
 def test_exported_library_exports_only_its_c_interfaces(exported):
     nm = subprocess.run(["nm", "-D", "--defined-only", str(exported / "mlp.so")], capture_output=True, text=True)
     assert sorted(line.split()[-1] for line in nm.stdout.splitlines()) == ["_mlir_ciface_mlp", "rlx_aot_signature"]
+
+
+def test_function_names_that_name_c_symbols(tmp_path):
+    import numpy as np
+
+    dotted = MLP.replace("@mlp", "@mlp.v2$1")
+    aot.export(dotted, tmp_path / "dotted.so")
+    x, w, b = np.ones((4, 8), np.float32), np.zeros((8, 16), np.float32), np.zeros(16, np.float32)
+    assert aot.load(str(tmp_path / "dotted.so")).functions["mlp.v2$1"](x, w, b).shape == (4, 16)
+    with pytest.raises(ValueError, match=r"function '@my mlp' cannot be exported: a C symbol is named after it"):
+        aot.export(MLP.replace("@mlp", '@"my mlp"'), tmp_path / "spaced.so")

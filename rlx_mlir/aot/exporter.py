@@ -37,7 +37,8 @@ from ..diagnostics import CompileError, DiagnosticCollector
 from ..pass_pipeline import run_pipeline
 from ..runtime.signature import find_function, signature_of
 from ..toolchain import llvm_tool, mlir_tool
-from .loader import CIFACE_PREFIX, MANIFEST_FORMAT, SIGNATURE_SYMBOL, check_manifest, file_sha256, manifest_path
+from .loader import (CIFACE_PREFIX, MANIFEST_FORMAT, SIGNATURE_SYMBOL, SYMBOL_NAME, check_manifest, file_sha256,
+                     manifest_path)
 
 TARGETS = ("cpu", "cuda")
 
@@ -120,14 +121,14 @@ def _signature_global(record: dict) -> str:
     return f'\n@{SIGNATURE_SYMBOL} = constant [{len(data)} x i8] c"{text}", align 1\n'
 
 
-def _check_calling_convention(lowered: ir.Module, functions: list, target: str) -> None:
+def _check_calling_convention(lowered: ir.Module, records: list, target: str) -> None:
     """Each `_mlir_ciface_<name>` takes one descriptor per input and per result not tied to an input:
     what the loader passes (a result tied to an input must have been updated in its buffer)."""
     arity = {}
     for op in lowered.body.operations:
         if op.operation.name == "llvm.func" and len(op.regions[0].blocks):
             arity[ir.StringAttr(op.attributes["sym_name"]).value] = len(op.regions[0].blocks[0].arguments)
-    for function in functions:
+    for function in records:
         tied = sum(output["tied"] is not None for output in function["outputs"])
         expected = len(function["inputs"]) + len(function["outputs"]) - tied
         found = arity.get(function["symbol"])
@@ -183,12 +184,16 @@ def export(
         ]
         if not names:
             raise ValueError("the module has no public function to export")
-        functions = [_function_record(signature_of(find_function(parsed, name))) for name in names]
+        bad = [name for name in names if not SYMBOL_NAME.fullmatch(name)]
+        if bad:
+            raise ValueError(f"function '@{bad[0]}' cannot be exported: a C symbol is named after it, so its name "
+                             f"must be letters, digits, '_', '$' and '.', not starting with a digit")
+        records = [_function_record(signature_of(find_function(parsed, name))) for name in names]
         try:
             run_pipeline(parsed.operation, pipeline)
         except ir.MLIRError:
             raise CompileError(f"lowering for target '{target}' failed", diagnostics.errors, sources) from None
-        _check_calling_convention(parsed, functions, target)
+        _check_calling_convention(parsed, records, target)
         lowered = parsed.operation.get_asm()
     compiler = _c_compiler()
     with tempfile.TemporaryDirectory(prefix="rlx-aot-") as scratch:
@@ -197,7 +202,7 @@ def export(
         _run([_tool("mlir-translate", mlir_tool), "--mlir-to-llvmir", str(scratch / "model.mlir"),
               "-o", str(scratch / "model.ll")], "translation to LLVM IR")
         with open(scratch / "model.ll", "a") as ll:  # what the loader checks the manifest against
-            ll.write(_signature_global({"target": target, "functions": functions}))
+            ll.write(_signature_global({"target": target, "functions": records}))
         _run([_tool("llc", llvm_tool), f"-O{opt_level}", "-relocation-model=pic", "-filetype=obj",
               str(scratch / "model.ll"), "-o", str(scratch / "model.o")], "code generation (llc)")
         needed = _undefined_symbols(scratch / "model.o")
@@ -209,7 +214,7 @@ def export(
                 shutil.copy2(library, destination)
         # Only the C interfaces and the signature record are exported: the functions they call stay
         # local, so a function named like a symbol of the process (`step`, `index`: libc's) is still ours.
-        exports = [function["symbol"] for function in functions] + [SIGNATURE_SYMBOL]
+        exports = [record["symbol"] for record in records] + [SIGNATURE_SYMBOL]
         (scratch / "exports.map").write_text("{\n  global: " + "; ".join(exports) + ";\n  local: *;\n};\n")
         _run([*compiler, "-shared", "-o", str(output), str(scratch / "model.o"), f"-L{output.parent}",
               *[f"-l:{lib.name}" for lib in runtime], "-lm", "-Wl,-rpath,$ORIGIN", "-Wl,--no-undefined",
@@ -221,7 +226,7 @@ def export(
         "library": output.name,
         "runtime_libraries": [lib.name for lib in runtime],
         "sha256": {name: file_sha256(str(output.parent / name)) for name in [output.name, *[r.name for r in runtime]]},
-        "functions": functions,
+        "functions": records,
     }
     if target == "cuda":
         manifest["gpu"] = {"chip": chip, "features": features, "format": format}

@@ -40,6 +40,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import threading
 from typing import Any, Optional
 
@@ -48,6 +49,7 @@ import numpy as np
 MANIFEST_FORMAT = "rlx-aot/2"
 SIGNATURE_SYMBOL = "rlx_aot_signature"  # in the library: its functions, as JSON (written by the exporter)
 CIFACE_PREFIX = "_mlir_ciface_"
+SYMBOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")  # a function name that names C symbols (MLIR's bare-id)
 TARGETS = ("cpu", "cuda")
 # The numpy dtypes a function's arguments and results can have (rlx_mlir.runtime.signature).
 DTYPES = ("float16", "float32", "float64", "bool", "int8", "int16", "int32", "int64")
@@ -128,7 +130,7 @@ def _check_spec(entry, where: str, output: bool, inputs: list) -> None:
 
 def _check_function(entry, where: str) -> None:
     entry = _take(entry, where, {"name": str, "symbol": str, "inputs": list, "outputs": list})
-    if not entry["name"].isidentifier():
+    if not SYMBOL_NAME.fullmatch(entry["name"]):
         _fail(f"{where}.name", f"not a function name: {entry['name']!r}")
     if entry["symbol"] != CIFACE_PREFIX + entry["name"]:
         _fail(f"{where}.symbol", f"must be {CIFACE_PREFIX + entry['name']!r}, got {entry['symbol']!r}")
@@ -514,7 +516,7 @@ def _read_manifest(where: str):
     try:
         with open(where, "rb") as f:
             return json.loads(f.read().decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as error:
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
         raise ManifestError(f"{where}: not valid JSON: {error}") from None
 
 

@@ -136,8 +136,6 @@ def _check_function(entry, where: str) -> None:
         _fail(f"{where}.symbol", f"must be {CIFACE_PREFIX + entry['name']!r}, got {entry['symbol']!r}")
     for index, spec in enumerate(entry["inputs"]):
         _check_spec(spec, f"{where}.inputs[{index}]", False, entry["inputs"])
-    if not entry["outputs"]:
-        _fail(f"{where}.outputs", "a function has at least one result")
     for index, spec in enumerate(entry["outputs"]):
         _check_spec(spec, f"{where}.outputs[{index}]", True, entry["inputs"])
 

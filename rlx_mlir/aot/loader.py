@@ -35,6 +35,7 @@ passed); other inputs are copied in and results copied out on every call.
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import hashlib
 import importlib.util
@@ -45,6 +46,23 @@ import threading
 from typing import Any, Optional
 
 import numpy as np
+
+_CUDA_MODEL_HANDLES: list = []
+
+
+@atexit.register
+def _unload_cuda_models() -> None:
+    """Closes CUDA model libraries while the CUDA driver is still up.
+
+    A CUDA model's global destructor unloads its kernels (`mgpuModuleUnload`).
+    Left to the C runtime's exit, it runs after the driver has torn its context
+    down, and every kernel module prints "'cuModuleUnload(module)' failed".
+    Python's atexit handlers run before that, so the libraries are closed here.
+    """
+    import _ctypes
+
+    while _CUDA_MODEL_HANDLES:
+        _ctypes.dlclose(_CUDA_MODEL_HANDLES.pop())
 
 MANIFEST_FORMAT = "rlx-aot/2"
 SIGNATURE_SYMBOL = "rlx_aot_signature"  # in the library: its functions, as JSON (written by the exporter)
@@ -481,6 +499,8 @@ class Model:
                 raise ManifestError(f"{where}: runtime_libraries: a CUDA model needs libmlir_cuda_runtime.so")
             self.cuda = _CudaRuntime(runtime)
         self._library = ctypes.CDLL(path)
+        if self.target == "cuda":
+            _CUDA_MODEL_HANDLES.append(self._library._handle)
         recorded = _signature_record(self._library, path)
         difference = _first_difference(
             {"target": manifest["target"], "functions": manifest["functions"]}, recorded, "")

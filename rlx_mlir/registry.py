@@ -12,6 +12,7 @@ from typing import Optional
 
 from .passes.approximate_math import ApproximateMath
 from .passes.base import Configurable
+from .passes.bf16_as_i16 import Bf16AsI16
 from .passes.bind_dims import BindDims
 from .passes.bool_tensors_to_i8 import BoolTensorsToI8
 from .passes.cse import CommonSubexpressionElimination
@@ -87,6 +88,7 @@ PASSES: dict[str, type[Configurable]] = {
         GpuGridLoops,
         GpuCheckMapping,
         GpuDeviceMemory,
+        Bf16AsI16,
     )
 }
 PIPELINES: dict[str, type[Configurable]] = {

@@ -10,6 +10,7 @@ from __future__ import annotations
 from mlir import ir
 
 from . import dynamic
+from .dialects.rlx.control import call_cycles
 from .dsl import Operation, VerifyError
 
 
@@ -54,7 +55,79 @@ def verify(root: ir.Operation) -> bool:
         except Exception as error:  # a bug in a verifier must not take the tool down
             func.location.emit_error(f"internal error verifying symbolic dimensions: {type(error).__name__}: {error}")
             failed = True
-    return not failed and _verify_argument_attributes(root)
+    sizes_ok = _verify_type_sizes(root)
+    acyclic = _verify_no_recursion(root)
+    return not failed and _verify_argument_attributes(root) and sizes_ok and acyclic
+
+
+INT64_MAX = 2**63 - 1
+
+
+def _oversized(type_: ir.Type) -> str | None:
+    """Why a tensor or memref type's element count or byte size does not fit in int64, or None.
+
+    Sizes are multiplied in Python (MLIR's own size computation asserts on overflow)."""
+    if not isinstance(type_, (ir.RankedTensorType, ir.MemRefType)):
+        return None
+    shaped = ir.ShapedType(type_)
+    elements = 1
+    for size in shaped.shape:
+        if size >= 0:  # dynamic sizes are checked when they are bound
+            elements *= size
+    element = shaped.element_type
+    width = element.width if isinstance(element, (ir.IntegerType, ir.FloatType)) else 64
+    size_bytes = elements * max(1, -(-width // 8))
+    if elements > INT64_MAX:
+        return f"type '{type_}' has {elements} elements, more than a 64-bit size can count (at most {INT64_MAX})"
+    if size_bytes > INT64_MAX:
+        return f"type '{type_}' takes {size_bytes} bytes, more than a 64-bit size can count (at most {INT64_MAX})"
+    return None
+
+
+def _verify_type_sizes(root: ir.Operation) -> bool:
+    """Every tensor or memref type of an op's results, a block's arguments or a function's
+    signature has an element count and a byte size that fit in int64."""
+    ok = True
+
+    def check(op: ir.Operation) -> ir.WalkResult:
+        nonlocal ok
+        types = [result.type for result in op.results]
+        types += [argument.type for region in op.regions for block in region.blocks for argument in block.arguments]
+        if op.name == "func.func":
+            signature = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
+            types += list(signature.inputs) + list(signature.results)
+        reported = set()
+        for type_ in types:
+            problem = _oversized(type_)
+            if problem is not None and problem not in reported:
+                reported.add(problem)
+                op.location.emit_error(f"'{op.name}' op {problem}")
+                ok = False
+        return ir.WalkResult.ADVANCE
+
+    root.walk(check)
+    return ok
+
+
+def _verify_no_recursion(root: ir.Operation) -> bool:
+    """No function runs itself, directly or through others (func.call, or the bodies of
+    rlx.scan / if / while / custom_fn)."""
+    ok = True
+
+    def check(op: ir.Operation) -> ir.WalkResult:
+        nonlocal ok
+        if op.name == "builtin.module":
+            for cycle, role, caller in call_cycles(op):
+                chain = " -> ".join(f"@{name}" for name in cycle)
+                caller.location.emit_error(
+                    f"'{caller.name}' op {role} @{cycle[-1]} closes the call cycle {chain}: "
+                    "recursion (through func.call or scan/if/while/custom_fn bodies) is not supported"
+                )
+                ok = False
+        return ir.WalkResult.ADVANCE
+
+    root.walk(check)
+    return ok
 
 
 def _verify_argument_attributes(root: ir.Operation) -> bool:

@@ -8,8 +8,9 @@ produced (iteration space (M/MR, N/NR, K, MR, NR)):
    the panels it multiplies (`convert-scf-to-openmp` later runs the forall on OpenMP threads);
 2. cache blocks: up to MC = 256 rows, NC = 256 columns and KC = 1024 of K, loop order N, K, M
    (BLIS's jc, pc, ic), then one MR×NR register tile per iteration, then K in steps of KR;
-3. unit dims folded away (which replaces the generic: the step is found again inside
-   its K loop), the 4×8×32 tile vectorized to a `vector.contract`, the C tile hoisted
+3. unit dims folded away inside each K loop (which replaces the generic: the step is found
+   again inside that loop; the patterns run on the loop's body only, so a K loop of a single
+   step, K ≤ KR, is not folded away while its handle is still needed), the 4×8×32 tile vectorized to a `vector.contract`, the C tile hoisted
    out of the K loop (it stays in registers), the contraction lowered to outer products, i.e.
    `vector.fma` on `vector<32xf32>`; the pack is lowered to pad + transpose.
 
@@ -128,10 +129,6 @@ def _tile_kernel(index: int, plan: KernelPlan) -> list[str]:
 
 _VECTORIZE = """
 %funcs = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
-transform.apply_patterns to %funcs {
-  transform.apply_patterns.linalg.fold_unit_extent_dims_via_slices
-  transform.apply_patterns.canonicalization
-} : !transform.any_op
 {VECTORIZE_STEPS}
 transform.apply_patterns to %funcs {
   transform.apply_patterns.vector.reduction_to_contract
@@ -164,8 +161,14 @@ transform.apply_patterns to %funcs { transform.apply_patterns.canonicalization }
 
 def _vectorize_steps(index: int) -> str:
     """Vectorize kernel `index`'s KR×MR×NR step, found again inside its K loop (folding
-    the unit dims replaced the generic and dropped its tag)."""
+    the unit dims replaced the generic and dropped its tag). The patterns apply to the ops
+    nested in the loop, not to the loop: canonicalizing it would fold a single-step K loop
+    into its body and leave the `%k_kl` handle with no replacement."""
     return (
+        f"transform.apply_patterns to %k{index}_kl {{\n"
+        "  transform.apply_patterns.linalg.fold_unit_extent_dims_via_slices\n"
+        "  transform.apply_patterns.canonicalization\n"
+        "} : !transform.any_op\n"
         f"%step{index} = transform.structured.match ops{{[\"linalg.generic\"]}} in %k{index}_kl"
         " : (!transform.any_op) -> !transform.any_op\n"
         f"transform.structured.vectorize %step{index} : !transform.any_op"

@@ -9,7 +9,8 @@ as packed, tiled, FMA-vectorized GEMM kernels, large loop nests split across
 OpenMP threads. Then it bufferizes whole functions, turns memref results into
 caller-provided output buffers (destination passing: the caller owns every
 result, so nothing leaks), frees internal buffers, and converts everything to
-LLVM (OpenMP regions translate to `__kmpc_*` calls of libiomp5).
+LLVM (OpenMP regions translate to `__kmpc_*` calls of libiomp5), where bf16 is kept in
+memory as i16 bit patterns (`rlx-bf16-as-i16`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..passes.approximate_math import ApproximateMath
+from ..passes.bf16_as_i16 import Bf16AsI16
 from ..passes.base import RlxPipeline, option
 from ..passes.bool_tensors_to_i8 import BoolTensorsToI8
 from ..passes.distinct_results import DistinctResults
@@ -118,6 +120,7 @@ class LowerToLLVM(RlxPipeline):
             # After deallocation, which would otherwise place frees inside the omp loop wrappers.
             steps += [step.format(threads=threads) for step in THREADS]
         steps += [MemrefCopyToLinalg(only_strided=True), EmitCInterface(), *TO_LLVM]
+        steps.append(Bf16AsI16())  # LLVM's x86 backend cannot legalize every bf16 vector it vectorizes
         return steps
 
 

@@ -35,7 +35,7 @@ from .dialect import Rlx
 
 __all__ = [
     "ScanOp", "IfOp", "WhileOp", "CustomFnOp",
-    "SymbolRefAttr", "custom_fn_outputs", "lookup_function", "function_signature",
+    "SymbolRefAttr", "custom_fn_outputs", "lookup_function", "function_signature", "call_cycles",
 ]
 
 
@@ -106,6 +106,69 @@ def _scalar_bool(type_: ir.Type) -> bool:
         and str(ir.RankedTensorType(type_).element_type) == "i1"
         and all(d == 1 for d in shape_of(type_))
     )
+
+
+# --- recursion -------------------------------------------------------------------------
+
+# The symbol attributes through which an op runs another function. custom_fn's vjp / jvp
+# are metadata, never called by the forward program.
+CALLED_FUNCTIONS = {
+    "func.call": ("callee",),
+    "rlx.scan": ("body",),
+    "rlx.if": ("then_branch", "else_branch"),
+    "rlx.while": ("cond", "body"),
+    "rlx.custom_fn": ("fwd",),
+}
+
+
+def _calls(function: ir.Operation, functions: dict) -> list[tuple[str, str, ir.Operation]]:
+    """(callee, attribute, op) for every op in `function` that runs a function of `functions`."""
+    found = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        for role in CALLED_FUNCTIONS.get(op.name, ()):
+            if role in op.attributes and isinstance(op.attributes[role], ir.FlatSymbolRefAttr):
+                callee = ir.FlatSymbolRefAttr(op.attributes[role]).value
+                if callee in functions:
+                    found.append((callee, role, op))
+        return ir.WalkResult.ADVANCE
+
+    function.walk(visit)
+    return found
+
+
+def call_cycles(module: ir.Operation) -> list[tuple[list[str], str, ir.Operation]]:
+    """Every cycle of the call graph of `module`'s functions (calls through func.call and the
+    bodies of scan / if / while / custom_fn), as (the functions in call order, ending with
+    the first again; the attribute; the op that closes the cycle). Recursion would run
+    forever or, with bodies inlined, not at all: the lowerings need an acyclic call graph."""
+    functions = {}
+    for op in module.regions[0].blocks[0].operations:
+        op = op.operation
+        if op.name == "func.func":
+            functions[ir.StringAttr(op.attributes["sym_name"]).value] = op
+    calls = {name: _calls(function, functions) for name, function in functions.items()}
+    cycles = []
+    state: dict[str, str] = {}  # "open" while on the current path, "done" after
+    for start in functions:
+        if start in state:
+            continue
+        path, stack = [start], [iter(calls[start])]
+        state[start] = "open"
+        while stack:  # depth-first, iteratively: call chains may be deep
+            step = next(stack[-1], None)
+            if step is None:
+                state[path.pop()] = "done"
+                stack.pop()
+                continue
+            callee, role, op = step
+            if state.get(callee) == "open":
+                cycles.append((path[path.index(callee):] + [callee], role, op))
+            elif callee not in state:
+                state[callee] = "open"
+                path.append(callee)
+                stack.append(iter(calls[callee]))
+    return cycles
 
 
 # --- scan ----------------------------------------------------------------------------

@@ -27,10 +27,12 @@ from ..pass_pipeline import run_pipeline
 from ..pipelines.lower_to_llvm import LowerToLLVM
 from ..passes.tile_matmul import default_threads
 from ..toolchain import openmp_library, runtime_library
+from . import isolation, options
 from .compile_cache import COMPILE_CACHE, CacheInfo
 from .signature import Signature, TensorSpec, find_function, signature_of
 
 TARGETS = ("cpu", "cuda")
+DEFAULT_MAX_VARIANTS = 32  # specialisations a dynamic executable keeps (least recently used go first)
 
 
 @functools.lru_cache(maxsize=None)
@@ -104,17 +106,25 @@ class Executable:
 
     def __call__(self, *args: np.ndarray, out=None, **kwargs: np.ndarray):
         """Runs the function; `out` (an array, or a tuple with one per result) receives the results
-        instead of fresh arrays: C-contiguous, of the result's shape and dtype."""
+        instead of fresh arrays: C-contiguous, of the result's shape and dtype. An `out` array may
+        overlap an input (`exe(x, w, out=x)`): the result is computed into a temporary and copied."""
         arrays = self._check_arguments(self._arrange(args, kwargs))
         given = self._check_out(out)
-        outputs = [given.pop(0) if given else np.empty(spec.shape, spec.dtype) if spec.tied_input is None
-                   else self._writable(arrays, spec)
-                   for spec in self.signature.outputs]
-        fresh = [array for spec, array in zip(self.signature.outputs, outputs) if spec.tied_input is None]
+        outputs = [arrays[spec.tied_input] if spec.tied_input is not None
+                   else given[index] if given else np.empty(spec.shape, spec.dtype)
+                   for index, spec in enumerate(self.signature.outputs)]
+        # Where the compiled code writes each result: it reads its inputs while it writes, so an
+        # `out` array that shares memory with an input gets a temporary, copied after the call.
+        targets = [np.empty_like(array) if given and any(np.may_share_memory(array, a) for a in arrays) else array
+                   for array in outputs]
+        fresh = [target for spec, target in zip(self.signature.outputs, targets) if spec.tied_input is None]
         with self._lock:
             for slot, array in zip(self._slots, (*arrays, *fresh)):
                 slot.bind(array)
             self._function(self._packed)
+        for target, array in zip(targets, outputs):
+            if target is not array:
+                np.copyto(array, target)
         if len(outputs) == 1:
             return outputs[0]
         return tuple(outputs)
@@ -130,20 +140,17 @@ class Executable:
             )
         for index, (spec, array) in enumerate(zip(specs, given)):
             if (not isinstance(array, np.ndarray) or array.dtype != spec.dtype or array.shape != spec.shape
-                    or not array.flags.c_contiguous or not array.flags.writeable):
+                    or not array.flags.c_contiguous or not array.flags.writeable or not array.flags.aligned):
                 raise ArgumentError(
                     f"out[{index}] of @{self.signature.entry}: expected a writable C-contiguous {spec.describe()}", spec
                 )
+            for other in range(index):
+                if np.may_share_memory(given[other], array):
+                    raise ArgumentError(
+                        f"out[{other}] and out[{index}] of @{self.signature.entry} share memory: each result needs "
+                        f"an array of its own", spec
+                    )
         return given
-
-    def _writable(self, arrays: list[np.ndarray], spec: TensorSpec) -> np.ndarray:
-        """The input array that a tied result updates in place (and is returned as that result)."""
-        array = arrays[spec.tied_input]
-        if not array.flags.writeable:
-            name = self.signature.inputs[spec.tied_input].name
-            raise ValueError(f"argument '{name}' of @{self.signature.entry} is updated in place ({spec.name} is tied "
-                             f"to it) and must be a writable array")
-        return array
 
     def _arrange(self, args: Sequence, kwargs: dict) -> list:
         inputs = self.signature.inputs
@@ -163,8 +170,14 @@ class Executable:
         return arranged
 
     def _check_arguments(self, values: list) -> list[np.ndarray]:
+        """The arguments as arrays the compiled code can read: C-contiguous and aligned (copied where
+        they are not), except those a result is tied to, which are updated in place and so must
+        already be such arrays (a copy would leave the caller's array, a KV cache, unchanged)."""
+        tied = {spec.tied_input: spec for spec in self.signature.outputs if spec.tied_input is not None}
         arrays = []
-        for spec, value in zip(self.signature.inputs, values):
+        for index, (spec, value) in enumerate(zip(self.signature.inputs, values)):
+            if index in tied:
+                self._check_in_place(value, spec, tied[index])
             array = np.asarray(value)
             if array.dtype != spec.dtype or array.shape != spec.shape:
                 raise ArgumentError(
@@ -172,8 +185,37 @@ class Executable:
                     f"got numpy {array.dtype.name} {list(array.shape)}",
                     spec,
                 )
-            arrays.append(np.ascontiguousarray(array))
+            arrays.append(value if index in tied else np.require(array, requirements=("C", "A")))
+        for index, array in enumerate(arrays):
+            for other in tied:
+                if other != index and np.may_share_memory(array, arrays[other]):
+                    if index in tied:
+                        raise ArgumentError(
+                            f"arguments '{self.signature.inputs[other].name}' and '{self.signature.inputs[index].name}' "
+                            f"of @{self.signature.entry} are both updated in place and share memory",
+                            self.signature.inputs[index],
+                        )
+                    arrays[index] = array = array.copy()  # read as it was before the in-place update
         return arrays
+
+    def _check_in_place(self, value, spec: TensorSpec, result: TensorSpec) -> None:
+        """ArgumentError unless `value` is an array that the compiled code can update in place."""
+        if not isinstance(value, np.ndarray):
+            problem = f"got a {type(value).__name__}, not a numpy array"
+        elif not value.flags.writeable:
+            problem = "it is read-only"
+        elif not value.flags.c_contiguous:
+            order = "Fortran order" if value.flags.f_contiguous else "a strided view"
+            problem = f"it is not C-contiguous ({order}); pass np.ascontiguousarray(...) and keep that array"
+        elif not value.flags.aligned:
+            problem = "its data is not aligned to its element size"
+        else:
+            return
+        raise ArgumentError(
+            f"argument '{spec.name}' of @{self.signature.entry} is updated in place ({result.name} is tied "
+            f"to it) and must be a writable array, C-contiguous and aligned: {problem}",
+            spec,
+        )
 
 
 def compile(
@@ -187,56 +229,75 @@ def compile(
     threads: Optional[int] = None,
     matmul_kernels: bool = True,
     cache: bool = True,
+    isolate: bool = False,
+    max_variants: int = DEFAULT_MAX_VARIANTS,
 ) -> Executable:
     """Compiles `entry` of an MLIR module (text or ir.Module) and returns a callable.
 
     With `plan` (the default) the module is planned into LIR and every
     intermediate lives in one arena allocated once; `plan=False` lowers MIR
     directly (upstream bufferization allocates per call). `threads` (default:
-    `RLX_NUM_THREADS`, else this machine's cores) is how many OpenMP threads the
-    matmul kernels and large loop nests use; `matmul_kernels=False` keeps
-    matmuls as scalar loops. With `cache`, compiling
+    `RLX_NUM_THREADS`, else this machine's cores; at most 1024) is how many OpenMP
+    threads the matmul kernels and large loop nests use; `matmul_kernels=False` keeps
+    matmuls as scalar loops. `opt_level` is LLVM's -O level, 0 to 3. With `cache`, compiling
     an identical module with identical options again returns the executable
     compiled the first time (`compile_cache_info()` counts hits and misses).
 
+    With `isolate`, the module is first compiled in a child Python process
+    (runtime/isolation.py): an abort or crash inside MLIR or LLVM becomes a
+    CompileError carrying the child's message instead of ending this process.
+    It costs about one more compile (plus starting Python) per compile that
+    misses the cache.
+
     A function with symbolic dimensions (`rlx.dims`, see `rlx_mlir.dynamic`)
-    gives a `SpecializingExecutable` that compiles each binding on first use.
+    gives a `SpecializingExecutable` that compiles each binding on first use and
+    keeps the `max_variants` most recently used of them.
 
     Raises CompileError (with MLIR diagnostics) when the module does not parse,
-    verify or lower, and ValueError for an unknown target or entry.
+    verify or lower, and ValueError for an unknown target or entry or a bad option.
     """
     if target not in TARGETS:
         raise ValueError(f"unknown target '{target}'; available: {', '.join(TARGETS)}")
+    if not isinstance(module, (str, ir.Module)):
+        raise ValueError(f"compile(): module must be MLIR text (str) or an mlir.ir.Module, got {type(module).__name__}")
+    entry = options.check_name("entry", entry, optional=True)
+    filename = options.check_name("filename", filename)
+    opt_level = options.check_opt_level(opt_level)
+    plan = options.check_flag("plan", plan)
+    matmul_kernels = options.check_flag("matmul_kernels", matmul_kernels)
+    cache = options.check_flag("cache", cache)
+    isolate = options.check_flag("isolate", isolate)
+    max_variants = options.check_count("max_variants", max_variants, 1)
+    if threads is not None or target == "cpu":
+        threads = options.check_threads(default_threads(), default=True) if threads is None else options.check_threads(threads)
+    # Compile a copy in a Context of our own: the caller's IR is never mutated.
+    text = module.operation.get_asm(enable_debug_info=True) if isinstance(module, ir.Module) else module
+    settings = dict(entry=entry, target=target, opt_level=opt_level, filename=filename, plan=plan, threads=threads,
+                    matmul_kernels=matmul_kernels)
     if target == "cuda":  # the GPU path: its own pipeline and runtime (runtime/cuda.py)
         from .cuda import compile_cuda
 
-        return compile_cuda(module, entry, opt_level=opt_level, filename=filename, plan=plan)
-    if threads is None:
-        threads = default_threads()
-    if threads < 1:
-        raise ValueError(f"threads must be at least 1, got {threads}")
-    if isinstance(module, ir.Module):
-        # Compile a copy in a Context of our own: the caller's IR is never mutated.
-        text = module.operation.get_asm(enable_debug_info=True)
-    else:
-        text = module
+        if isolate:
+            isolation.compile_in_child(text, settings)
+        return compile_cuda(text, entry, opt_level=opt_level, filename=filename, plan=plan)
     from . import specialize
 
     if specialize.is_dynamic_source(text, entry, filename):
         # Symbolic dimensions: each binding of them is bound, planned and compiled on first use.
         def compile_static(static_text: str, name: str) -> Executable:
             return compile(static_text, name, target, opt_level=opt_level, filename=filename, plan=plan,
-                           threads=threads, matmul_kernels=matmul_kernels, cache=cache)
+                           threads=threads, matmul_kernels=matmul_kernels, cache=cache, isolate=isolate)
 
-        return specialize.SpecializingExecutable(text, entry, compile_static, filename)
-    options = (entry, target, opt_level, filename, plan, threads, matmul_kernels)
+        return specialize.SpecializingExecutable(text, entry, compile_static, filename, capacity=max_variants)
 
     def build() -> Executable:
+        if isolate:
+            isolation.compile_in_child(text, settings)
         return _compile_text(text, entry, opt_level, filename, plan, threads, matmul_kernels)
 
     if not cache:
         return build()
-    return COMPILE_CACHE.get_or_compile(text, options, build)
+    return COMPILE_CACHE.get_or_compile(text, tuple(settings.values()), build)
 
 
 def compile_cache_info() -> CacheInfo:
@@ -270,7 +331,7 @@ def _compile_text(
             if threads > 1:
                 try:
                     libraries.append(openmp_library())
-                except FileNotFoundError as error:
+                except OSError as error:  # missing, or not a loadable OpenMP runtime
                     raise CompileError(str(error)) from None
             engine = ExecutionEngine(parsed, opt_level=opt_level, shared_libs=libraries)
         except RuntimeError as error:

@@ -14,7 +14,7 @@ the module text and options on stdin) and waits for it:
 - the child died (a signal, or LLVM's exit code after a fatal error): CompileError
   with the child's stderr (LLVM's message), and this process carries on.
 
-The cost is one more compile plus starting Python (about a second), on
+The cost is one more compile plus starting Python (about 1.5 s), on
 compiles that miss the compile cache only.
 """
 

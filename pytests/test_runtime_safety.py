@@ -392,3 +392,26 @@ def test_isolate_reports_ordinary_errors_with_their_diagnostics():
     with pytest.raises(rlx_mlir.CompileError, match=r"bad\.mlir:3:3: error: type of return operand 0") as caught:
         rlx_mlir.compile(text, isolate=True, cache=False, filename="bad.mlir")
     assert "crashed" not in str(caught.value)
+
+
+TWO_CACHES = """
+func.func @write2(%k: tensor<1x6x4xf32> {rlx.name = "k"}, %v: tensor<1x6x4xf32> {rlx.name = "v"},
+                  %new: tensor<1x1x4xf32>, %pos: tensor<i64>)
+    -> (tensor<1x6x4xf32> {rlx.tied = 0 : i64}, tensor<1x6x4xf32> {rlx.tied = 1 : i64}) {
+  %0 = "rlx.kv_cache_write"(%k, %new, %pos) : (tensor<1x6x4xf32>, tensor<1x1x4xf32>, tensor<i64>) -> tensor<1x6x4xf32>
+  %1 = "rlx.kv_cache_write"(%v, %new, %pos) : (tensor<1x6x4xf32>, tensor<1x1x4xf32>, tensor<i64>) -> tensor<1x6x4xf32>
+  return %0, %1 : tensor<1x6x4xf32>, tensor<1x6x4xf32>
+}"""
+
+
+def test_two_in_place_arguments_that_share_memory():
+    exe = rlx_mlir.compile(TWO_CACHES, threads=1)
+    cache = np.zeros((1, 6, 4), np.float32)
+    with pytest.raises(ValueError, match="arguments 'k' and 'v' of @write2 are both updated in place and share memory"):
+        exe(cache, cache, np.ones((1, 1, 4), np.float32), np.array(0))
+    k, v = np.zeros((1, 6, 4), np.float32), np.zeros((1, 6, 4), np.float32)
+    exe(k, v, np.full((1, 1, 4), 3.0, np.float32), np.array(5))
+    expected = np.zeros((1, 6, 4), np.float32)
+    expected[0, 5] = 3.0
+    np.testing.assert_array_equal(k, expected)
+    np.testing.assert_array_equal(v, expected)

@@ -68,8 +68,7 @@ class _Slot:
         self.descriptor.offset = 0
         self.pointer = ctypes.pointer(self.descriptor)
 
-    def bind(self, array: np.ndarray) -> None:
-        address = array.ctypes.data
+    def bind(self, address: int) -> None:
         self.descriptor.allocated = address
         self.descriptor.aligned = address
 
@@ -89,6 +88,10 @@ class Executable:
         # A result tied to an input (`rlx.tied`, e.g. a KV cache) is updated in the input's
         # buffer: the compiled function has no output parameter for it.
         self._fresh_outputs = [spec for spec in signature.outputs if spec.tied_input is None]
+        self._tied = {spec.tied_input: spec for spec in signature.outputs if spec.tied_input is not None}
+        self._positions = {}  # argument name -> index (the first, should two share a name)
+        for index, spec in enumerate(signature.inputs):
+            self._positions.setdefault(spec.name, index)
         self._slots = [_Slot(spec) for spec in (*signature.inputs, *self._fresh_outputs)]
         self._packed = (ctypes.c_void_p * len(self._slots))(
             *[ctypes.addressof(slot.pointer) for slot in self._slots]
@@ -109,18 +112,22 @@ class Executable:
         instead of fresh arrays: C-contiguous, of the result's shape and dtype. An `out` array may
         overlap an input (`exe(x, w, out=x)`): the result is computed into a temporary and copied."""
         arrays = self._check_arguments(self._arrange(args, kwargs))
+        extents = _extents(arrays)
+        if self._tied:
+            self._read_before_update(arrays, extents)
         given = self._check_out(out)
         outputs = [arrays[spec.tied_input] if spec.tied_input is not None
                    else given[index] if given else np.empty(spec.shape, spec.dtype)
                    for index, spec in enumerate(self.signature.outputs)]
         # Where the compiled code writes each result: it reads its inputs while it writes, so an
         # `out` array that shares memory with an input gets a temporary, copied after the call.
-        targets = [np.empty_like(array) if given and any(np.may_share_memory(array, a) for a in arrays) else array
+        targets = [np.empty_like(array) if given and _sharing(_extents([array]), extents).any() else array
                    for array in outputs]
         fresh = [target for spec, target in zip(self.signature.outputs, targets) if spec.tied_input is None]
+        addresses = [*extents[:, 0].tolist(), *(array.ctypes.data for array in fresh)]
         with self._lock:
-            for slot, array in zip(self._slots, (*arrays, *fresh)):
-                slot.bind(array)
+            for slot, address in zip(self._slots, addresses):
+                slot.bind(address)
             self._function(self._packed)
         for target, array in zip(targets, outputs):
             if target is not array:
@@ -158,12 +165,12 @@ class Executable:
             raise TypeError(f"@{self.signature.entry} takes {len(inputs)} arguments, got {len(args)}")
         arranged = list(args) + [None] * (len(inputs) - len(args))
         for key, value in kwargs.items():
-            positions = [i for i, spec in enumerate(inputs) if spec.name == key]
-            if not positions:
+            position = self._positions.get(key)
+            if position is None:
                 raise TypeError(f"@{self.signature.entry} has no argument named '{key}' (arguments: {', '.join(self.input_names)})")
-            if arranged[positions[0]] is not None:
+            if arranged[position] is not None:
                 raise TypeError(f"argument '{key}' given twice")
-            arranged[positions[0]] = value
+            arranged[position] = value
         missing = [spec.name for spec, value in zip(inputs, arranged) if value is None]
         if missing:
             raise TypeError(f"@{self.signature.entry} is missing arguments: {', '.join(missing)}")
@@ -173,11 +180,10 @@ class Executable:
         """The arguments as arrays the compiled code can read: C-contiguous and aligned (copied where
         they are not), except those a result is tied to, which are updated in place and so must
         already be such arrays (a copy would leave the caller's array, a KV cache, unchanged)."""
-        tied = {spec.tied_input: spec for spec in self.signature.outputs if spec.tied_input is not None}
         arrays = []
         for index, (spec, value) in enumerate(zip(self.signature.inputs, values)):
-            if index in tied:
-                self._check_in_place(value, spec, tied[index])
+            if index in self._tied:
+                self._check_in_place(value, spec, self._tied[index])
             array = np.asarray(value)
             if array.dtype != spec.dtype or array.shape != spec.shape:
                 raise ArgumentError(
@@ -185,17 +191,9 @@ class Executable:
                     f"got numpy {array.dtype.name} {list(array.shape)}",
                     spec,
                 )
-            arrays.append(value if index in tied else np.require(array, requirements=("C", "A")))
-        for index, array in enumerate(arrays):
-            for other in tied:
-                if other != index and np.may_share_memory(array, arrays[other]):
-                    if index in tied:
-                        raise ArgumentError(
-                            f"arguments '{self.signature.inputs[other].name}' and '{self.signature.inputs[index].name}' "
-                            f"of @{self.signature.entry} are both updated in place and share memory",
-                            self.signature.inputs[index],
-                        )
-                    arrays[index] = array = array.copy()  # read as it was before the in-place update
+            if not (array.flags.c_contiguous and array.flags.aligned):
+                array = np.array(array, order="C")  # a fresh copy is aligned
+            arrays.append(array)
         return arrays
 
     def _check_in_place(self, value, spec: TensorSpec, result: TensorSpec) -> None:
@@ -216,6 +214,37 @@ class Executable:
             f"to it) and must be a writable array, C-contiguous and aligned: {problem}",
             spec,
         )
+
+    def _read_before_update(self, arrays: list[np.ndarray], extents: np.ndarray) -> None:
+        """Replaces each input that shares memory with an argument updated in place by a copy (so it
+        is read as it was before the update); two in-place arguments that share memory are an error."""
+        tied_inputs = list(self._tied)
+        sharing = _sharing(extents[tied_inputs, None, :], extents[None, :, :])  # [tied, every input]
+        sharing[range(len(tied_inputs)), tied_inputs] = False
+        for row, index in np.argwhere(sharing).tolist():
+            if index in self._tied:
+                raise ArgumentError(
+                    f"arguments '{self.signature.inputs[tied_inputs[row]].name}' and "
+                    f"'{self.signature.inputs[index].name}' of @{self.signature.entry} are both updated in place "
+                    f"and share memory",
+                    self.signature.inputs[index],
+                )
+            arrays[index] = arrays[index].copy()  # a fresh array: it shares nothing
+            extents[index] = _extents([arrays[index]])[0]  # the address the call binds
+
+
+def _extents(arrays: Sequence[np.ndarray]) -> np.ndarray:
+    """The bytes [start, end) that each C-contiguous array occupies, one row per array."""
+    rows = [(address, address + array.nbytes) for array in arrays for address in (array.ctypes.data,)]
+    return np.array(rows, dtype=np.int64).reshape(len(rows), 2)
+
+
+def _sharing(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """Whether the byte ranges `first[..., :]` and `second[..., :]` ([start, end) in the last axis,
+    broadcast against each other) share a byte: numpy's bounds test, vectorized, so one call checks
+    every in-place argument against a model's hundred weights. Empty ranges share nothing."""
+    start, end = np.maximum(first[..., 0], second[..., 0]), np.minimum(first[..., 1], second[..., 1])
+    return start < end
 
 
 def compile(

@@ -297,8 +297,10 @@ def compile(
     cache = options.check_flag("cache", cache)
     isolate = options.check_flag("isolate", isolate)
     max_variants = options.check_count("max_variants", max_variants, 1)
-    if threads is not None or target == "cpu":
-        threads = options.check_threads(default_threads(), default=True) if threads is None else options.check_threads(threads)
+    if threads is not None:
+        threads = options.check_threads(threads)
+    elif target == "cpu":
+        threads = options.check_threads(default_threads(), default=True)
     # Compile a copy in a Context of our own: the caller's IR is never mutated.
     text = module.operation.get_asm(enable_debug_info=True) if isinstance(module, ir.Module) else module
     settings = dict(entry=entry, target=target, opt_level=opt_level, filename=filename, plan=plan, threads=threads,

@@ -297,6 +297,14 @@ def test_the_variant_cache_keeps_the_most_recently_used():
     assert exe.cache_info().misses == 5
 
 
+def test_a_dynamic_executable_takes_out_arrays_too():
+    exe = _dynamic_square()
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    expected = x * x
+    assert exe(x, out=x) is x
+    np.testing.assert_array_equal(x, expected)
+
+
 def test_the_variant_cache_has_a_default_bound():
     assert _dynamic_square().cache_info().capacity == 32
 

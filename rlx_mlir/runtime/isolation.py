@@ -76,6 +76,12 @@ def _message(stderr: str) -> str:
 
 
 def main() -> int:
+    try:  # a crash here is expected now and then: leave no core file behind
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    except (ImportError, ValueError, OSError):
+        pass
     request = json.load(sys.stdin)
     from .jit import compile
 

@@ -108,11 +108,12 @@ class SpecializingExecutable:
 
     # -- calling -------------------------------------------------------------------------------
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args, out=None, **kwargs):
+        """Runs the specialisation for the arguments' sizes; `out` as for `Executable`."""
         arrays = self._arrange(args, kwargs)
         binding = self.binding_from_inputs(arrays)
         executable = self._get(binding)
-        return executable(*arrays)
+        return executable(*arrays, out=out)
 
     def specialize(self, binding: Union[Mapping[str, int], ModelVariant]):
         """The static executable for `binding` (or a ModelVariant's sizes for this function's symbols)."""

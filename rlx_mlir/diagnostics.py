@@ -101,7 +101,11 @@ class DiagnosticCollector:
         return self
 
     def __exit__(self, *exc) -> None:
+        # Drop the handler once detached: it holds the bound `_collect` (so this collector and
+        # its Context), and the binding's handler object is invisible to Python's cycle
+        # collector, so keeping it would keep every compile's Context alive forever.
         self._handler.detach()
+        self._handler = None
         self.context.emit_error_diagnostics = self._previous_emit
 
     def _collect(self, diagnostic: ir.Diagnostic) -> bool:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import os
 import shutil
 import sys
@@ -51,18 +53,54 @@ def openmp_library() -> str:
 
     The `intel-openmp` wheel puts it in the environment's `lib/`; `RLX_OPENMP_LIBRARY`
     overrides the search (any runtime providing the `__kmpc_*` entry points works).
+    FileNotFoundError when there is none; OSError when the file is not a loadable
+    OpenMP runtime (checked here: LLVM's JIT aborts the process on a file it cannot load).
     """
     override = os.environ.get("RLX_OPENMP_LIBRARY")
     if override:
         if Path(override).is_file():
-            return override
+            return check_openmp_runtime(override, "RLX_OPENMP_LIBRARY=")
         raise FileNotFoundError(f"OpenMP runtime not found: RLX_OPENMP_LIBRARY={override} is not a file")
     candidates = [Path(sys.prefix) / "lib" / "libiomp5.so", Path(sys.base_prefix) / "lib" / "libiomp5.so"]
     for candidate in candidates:
         if candidate.exists():
-            return str(candidate)
+            return check_openmp_runtime(str(candidate))
     raise FileNotFoundError(
         "OpenMP runtime libiomp5.so not found (looked in "
         + ", ".join(sorted({str(c.parent) for c in candidates}))
         + "); install the intel-openmp wheel, set RLX_OPENMP_LIBRARY, or compile with threads=1"
     )
+
+
+_ELF_MAGIC = b"\x7fELF"
+_ET_DYN = 3  # ELF e_type of a shared object
+OPENMP_ENTRY_POINT = "__kmpc_fork_call"  # what the generated parallel regions call
+
+
+def check_openmp_runtime(path: str, origin: str = "") -> str:
+    """`path`, once it is known to be an ELF shared object that loads and provides the OpenMP
+    entry points; OSError saying what is wrong otherwise. `origin` prefixes the path in messages."""
+    stat = os.stat(path)
+    problem = _openmp_runtime_problem(os.path.realpath(path), stat.st_mtime_ns, stat.st_size)
+    if problem:
+        raise OSError(f"{origin}{path} is not a usable OpenMP runtime: {problem}")
+    return path
+
+
+@functools.lru_cache(maxsize=8)
+def _openmp_runtime_problem(path: str, mtime_ns: int, size: int) -> Optional[str]:
+    """What is wrong with the library at `path` (None when nothing is); cached per file version."""
+    with open(path, "rb") as file:
+        header = file.read(18)
+    if len(header) < 18 or not header.startswith(_ELF_MAGIC):
+        return "not an ELF file"
+    byteorder = "little" if header[5] == 1 else "big"
+    if int.from_bytes(header[16:18], byteorder) != _ET_DYN:
+        return "an ELF file, but not a shared library"
+    try:
+        library = ctypes.CDLL(path)
+    except OSError as error:
+        return f"it does not load ({error})"
+    if not hasattr(library, OPENMP_ENTRY_POINT):
+        return f"it does not define {OPENMP_ENTRY_POINT}"
+    return None

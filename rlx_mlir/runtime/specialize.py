@@ -6,9 +6,12 @@ arguments' shapes (an argument `["BATCH", "SEQ", 512]` given a `(2, 7, 512)`
 array binds `BATCH=2`, `SEQ=7`), and runs the static executable of that
 binding: the first call with a new binding binds a copy of the module
 (`rlx-bind-dims`), plans, lowers and JIT-compiles it (a *miss*); later calls
-with the same sizes reuse it (a *hit*).  The cache is keyed by the binding
-together with the fingerprint of the dynamic module; `cache_info()` shows
-hits, misses and the variants compiled so far.
+with the same sizes reuse it (a *hit*).  The cache is keyed by the binding and
+holds at most `capacity` variants (`compile(..., max_variants=N)`, default
+32): a new one past that evicts the least recently used, which a later call
+compiles again (a decode loop over a growing `PAST_SEQ` would otherwise keep
+one compiled variant per length forever).  `cache_info()` shows hits, misses, evictions
+and the variants held.
 
     exe = rlx_mlir.compile(dynamic_module)
     exe(tokens=np.zeros((1, 7), np.int64), **weights)     # compiles SEQ=7
@@ -19,6 +22,7 @@ hits, misses and the variants compiled so far.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import hashlib
 import re
@@ -62,17 +66,24 @@ class SpecializationInfo:
 
     hits: int
     misses: int
-    variants: tuple  # each compiled binding, as a tuple of (symbol, size) pairs, in compile order
+    variants: tuple  # each binding held, as a tuple of (symbol, size) pairs, in the order they were compiled
+    capacity: int = 0  # the most variants held at once
+    evictions: int = 0  # variants dropped to stay within capacity
 
 
 class SpecializingExecutable:
     """A dynamic function compiled once per binding of its symbols, on demand.
 
     `compile_static(text, entry)` compiles one static specialisation (it is
-    `rlx_mlir.compile` with the caller's options).
+    `rlx_mlir.compile` with the caller's options); the `capacity` most recently
+    used variants are kept.
     """
 
-    def __init__(self, text: str, entry: Optional[str], compile_static: Callable, filename: str = "<string>"):
+    def __init__(self, text: str, entry: Optional[str], compile_static: Callable, filename: str = "<string>",
+                 capacity: int = 32):
+        if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 1:
+            raise ValueError(f"the variant cache capacity must be a positive integer, got {capacity!r}")
+        self.capacity = capacity
         self._compile_static = compile_static
         self._context = make_context()
         with self._context, DiagnosticCollector(self._context) as diagnostics:
@@ -90,18 +101,19 @@ class SpecializingExecutable:
             if any(isinstance(d, DimExpr) for d in dims)
         ]
         self.fingerprint = "sha256:" + hashlib.sha256(text.encode()).hexdigest()
-        self._cache: dict[tuple, object] = {}
-        self._order: list[tuple] = []
-        self._hits = self._misses = 0
+        # binding -> (compile number, executable), least recently used first
+        self._cache: "collections.OrderedDict[tuple, tuple[int, object]]" = collections.OrderedDict()
+        self._hits = self._misses = self._evictions = 0
         self._lock = threading.Lock()
 
     # -- calling -------------------------------------------------------------------------------
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args, out=None, **kwargs):
+        """Runs the specialisation for the arguments' sizes; `out` as for `Executable`."""
         arrays = self._arrange(args, kwargs)
         binding = self.binding_from_inputs(arrays)
         executable = self._get(binding)
-        return executable(*arrays)
+        return executable(*arrays, out=out)
 
     def specialize(self, binding: Union[Mapping[str, int], ModelVariant]):
         """The static executable for `binding` (or a ModelVariant's sizes for this function's symbols)."""
@@ -119,7 +131,9 @@ class SpecializingExecutable:
 
     def cache_info(self) -> SpecializationInfo:
         with self._lock:
-            return SpecializationInfo(self._hits, self._misses, tuple(self._order))
+            held = sorted(self._cache.items(), key=lambda item: item[1][0])
+            return SpecializationInfo(self._hits, self._misses, tuple(variant for variant, _ in held), self.capacity,
+                                      self._evictions)
 
     def binding_from_inputs(self, arrays: Sequence) -> dict[str, int]:
         """The symbols' sizes read off the shapes of the arguments that have symbols.
@@ -194,15 +208,17 @@ class SpecializingExecutable:
 
     def _get(self, binding: dict[str, int]):
         variant = tuple(sorted(binding.items()))
-        key = (self.fingerprint, variant)
         with self._lock:
-            if key in self._cache:
+            if variant in self._cache:
                 self._hits += 1
-                return self._cache[key]
+                self._cache.move_to_end(variant)
+                return self._cache[variant][1]
             executable = self._compile_static(self.bound_text(binding), self.entry)
-            self._cache[key] = executable
-            self._order.append(variant)
             self._misses += 1
+            self._cache[variant] = (self._misses, executable)
+            while len(self._cache) > self.capacity:
+                self._cache.popitem(last=False)
+                self._evictions += 1
             return executable
 
     def bound_text(self, binding: Mapping[str, int]) -> str:

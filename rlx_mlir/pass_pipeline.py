@@ -127,10 +127,10 @@ def _parse_element(token: _Token, text: str) -> list[Element]:
     if nested is not None:
         raise PipelineError(f"'{name}' is a module pass and takes no nested pipeline", text, token.column)
     try:
-        instance = rlx_class.from_options(parse_options(options or ""))
+        # Expanding a pipeline builds its passes, whose options are checked as well.
+        return expand(rlx_class.from_options(parse_options(options or "")))
     except PassOptionError as error:
         raise PipelineError(str(error), text, token.column) from None
-    return expand(instance)
 
 
 def expand(item: Configurable) -> list[Element]:

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import rlx_mlir
 from rlx_mlir import registry
 from rlx_mlir.pass_pipeline import PipelineError, parse_pipeline
 from rlx_mlir.tools.gen_dialect import stale_files
@@ -95,3 +96,27 @@ def test_rlx_run_bad_inputs(tmp_path):
         done = _run("rlx_mlir.tools.run", *args)
         assert done.returncode == 1, (args, done.stdout, done.stderr)
         assert "error:" in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_big_endian_arguments_are_accepted_in_native_order():
+    """A big-endian array holds the same values: the runtime converts it instead of refusing
+    it with a message that printed the same type twice."""
+    exe = rlx_mlir.compile(MLP.read_text(), "mlp")
+    rng = np.random.default_rng(0)
+    x, w, b = (rng.standard_normal(s).astype(np.float32) for s in ((4, 8), (8, 16), (16,)))
+    native = exe(x, w, b)
+    swapped = exe(x.astype(">f4"), w.astype(">f4"), b)
+    np.testing.assert_array_equal(swapped, native)
+    with pytest.raises(ValueError, match=r"expected tensor<4x8xf32> \(numpy float32 \[4, 8\]\), got numpy float64"):
+        exe(x.astype(">f8"), w, b)
+
+
+def test_memory_error_is_a_clear_tool_error(capsys):
+    from rlx_mlir.tools.cli import guarded
+
+    def main(argv):
+        raise MemoryError("Unable to allocate 37.3 GiB for an array with shape (100000, 100000)")
+
+    assert guarded("rlx-run", main, []) == 1
+    err = capsys.readouterr().err
+    assert err == "rlx-run: error: out of memory: Unable to allocate 37.3 GiB for an array with shape (100000, 100000)\n"

@@ -200,6 +200,9 @@ def _python_pass(instance: RlxPass):
                 pass_.signal_pass_failure()
         except PassFailure:
             pass_.signal_pass_failure()
+        except MemoryError as error:  # e.g. a huge tensor: numpy's message names the size
+            op.location.emit_error(f"pass '{instance.name}' ran out of memory: {error or 'MemoryError'}")
+            pass_.signal_pass_failure()
         except Exception as error:  # a bug in a pass: report it as a diagnostic, not a crash
             if os.environ.get("RLX_DEBUG"):
                 traceback.print_exc()

@@ -26,6 +26,13 @@ func.func @integer_splats() -> (tensor<2xi32>, tensor<2xi1>, tensor<2xi64>) {
   return %0, %1, %3 : tensor<2xi32>, tensor<2xi1>, tensor<2xi64>
 }
 
+// Compiled, such a constant would be data in the code: a clear error at the op instead of
+// LLVM exhausting memory.
+// RUN: not rlx-opt %s --rlx-lower-to-llvm 2>&1 | FileCheck %s --check-prefix=EMBED
+// RUN: not rlx-run %s --entry narrow_of_huge_splat 2>&1 | FileCheck %s --check-prefix=EMBED
+// EMBED: huge-splat.mlir:{{[0-9]+}}:8: error: 'rlx.constant' op of type tensor<1000000000000000xf32> is 4000000000000000 bytes, too large to embed in the compiled code (at most 2147483648 bytes); pass it as an argument
+// EMBED-NOT: internal error
+
 // Folding a result larger than max-elements is not attempted; one that runs out of memory
 // anyway is a diagnostic naming the pass and the size, not an internal error.
 // RUN: not rlx-opt %s --rlx-fold-constants=max-elements=1000000000000000 2>&1 | FileCheck %s --check-prefix=OOM

@@ -124,7 +124,7 @@ class Configurable:
         self.check_options()
 
     def check_options(self) -> None:
-        """Checks between options that a range cannot express; raise PassOptionError."""
+        """Checks that a range cannot express (between options, against the machine); raises PassOptionError."""
 
     @classmethod
     def _where(cls, field: dataclasses.Field) -> str:

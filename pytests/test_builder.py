@@ -98,6 +98,37 @@ def test_escape_hatch_and_tensor_operators():
     np.testing.assert_array_equal(neg, -a)
 
 
+@pytest.mark.parametrize(
+    "name, shape, message",
+    [
+        ("x", (True, 4), r"argument 'x': shape \[True, 4\] has the bool True as a dimension"),
+        ("x", ("BATCH", False), r"argument 'x': shape \['BATCH', False\] has the bool False as a dimension"),
+        ("", (2, 4), r"an argument name must be a non-empty string, got ''"),
+        (" ", (2, 4), r"an argument name must be a non-empty string, got ' '"),
+        (None, (2, 4), r"an argument name must be a non-empty string, got None"),
+        ("x", 4, r"argument 'x': the shape must be a sequence of dimensions, got 4"),
+        ("x", ("(" * 500 + "BATCH" + ")" * 500,), r"argument 'x': .* is too deep: it nests more than 100"),
+        ("x", ("BATCH // 0",), r"argument 'x': .*division by zero in 'BATCH // 0'"),
+    ],
+)
+def test_bad_arguments_are_refused_with_the_reason(name, shape, message):
+    g = GraphModule.hir("f")
+    with pytest.raises(BuildError, match=message):
+        g.input(name, shape)
+    assert g._names == []  # nothing was added
+
+
+@pytest.mark.parametrize("stage", ["hir", "mir"])
+@pytest.mark.parametrize("step", ["plan", "optimize"])
+def test_steps_before_set_outputs_say_to_call_it(stage, step):
+    """Not MLIR's "block with no terminator": the module has no outputs yet."""
+    g = getattr(GraphModule, stage)("f")
+    x = g.input("x", (2, 4))
+    _ = x + x
+    with pytest.raises(BuildError, match=rf"GraphModule 'f' has no outputs yet: call set_outputs before {step}\(\)"):
+        getattr(g, step)()
+
+
 def test_shared_linear_pair_returns_two_tensors():
     g = GraphModule.hir("pair")
     x = g.input("x", (3, 8))

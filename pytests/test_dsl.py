@@ -175,3 +175,21 @@ def test_ops_with_several_results_infer_and_verify_them():
             wrong = SplitOp(_placeholder(_tensor(4)), result_types=[_tensor(2), _tensor(3)])
             with pytest.raises(VerifyError, match=r"result #1 \('high'\) type tensor<3xf32> does not match the inferred type tensor<2xf32>"):
                 wrong.verify_invariants()
+
+
+def test_attributes_must_carry_their_documented_type():
+    """`eps` is documented as a 32-bit float attribute and `axis` as a 64-bit integer one
+    (dialect/rlx.md): an f64 eps or an i32 axis is refused by the builder as by the verifier."""
+    with rlx_mlir.make_context(), ir.Location.unknown():
+        module = ir.Module.create()
+        with ir.InsertionPoint(module.body):
+            x, g = _placeholder(_tensor(4, 8)), _placeholder(_tensor(8))
+            f64_eps = ir.FloatAttr.get_f64(1e-5)
+            with pytest.raises(ValueError, match=r"attribute 'eps' must be a 32-bit float attribute \(f32\), but got 1.000000e-05 : f64"):
+                rlx.RmsNormOp(x, g, g, eps=f64_eps)
+            i32_axis = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), -1)
+            with pytest.raises(ValueError, match=r"attribute 'axis' must be a 64-bit integer attribute \(i64\), but got -1 : i32"):
+                rlx.SoftmaxOp(x, axis=i32_axis)
+            # Python numbers become the documented types.
+            assert str(rlx.RmsNormOp(x, g, g, axis=-1, eps=1e-5).operation.attributes["eps"].type) == "f32"
+            assert str(rlx.SoftmaxOp(x, axis=1).operation.attributes["axis"].type) == "i64"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import rlx_mlir
 from rlx_mlir import registry
 from rlx_mlir.pass_pipeline import PipelineError, parse_pipeline
 from rlx_mlir.tools.gen_dialect import stale_files
@@ -95,3 +97,67 @@ def test_rlx_run_bad_inputs(tmp_path):
         done = _run("rlx_mlir.tools.run", *args)
         assert done.returncode == 1, (args, done.stdout, done.stderr)
         assert "error:" in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_big_endian_arguments_are_accepted_in_native_order():
+    """A big-endian array holds the same values: the runtime converts it instead of refusing
+    it with a message that printed the same type twice."""
+    exe = rlx_mlir.compile(MLP.read_text(), "mlp")
+    rng = np.random.default_rng(0)
+    x, w, b = (rng.standard_normal(s).astype(np.float32) for s in ((4, 8), (8, 16), (16,)))
+    native = exe(x, w, b)
+    swapped = exe(x.astype(">f4"), w.astype(">f4"), b)
+    np.testing.assert_array_equal(swapped, native)
+    with pytest.raises(ValueError, match=r"expected tensor<4x8xf32> \(numpy float32 \[4, 8\]\), got numpy float64"):
+        exe(x.astype(">f8"), w, b)
+
+
+def test_memory_error_is_a_clear_tool_error(capsys):
+    from rlx_mlir.tools.cli import guarded
+
+    def main(argv):
+        raise MemoryError("Unable to allocate 37.3 GiB for an array with shape (100000, 100000)")
+
+    assert guarded("rlx-run", main, []) == 1
+    err = capsys.readouterr().err
+    assert err == "rlx-run: error: out of memory: Unable to allocate 37.3 GiB for an array with shape (100000, 100000)\n"
+
+
+def _ranged_options():
+    for table in (registry.PASSES, registry.PIPELINES):
+        for name, cls in table.items():
+            for field in cls.option_fields():
+                valid = field.metadata.get("valid")
+                if valid is not None:
+                    yield name, cls, field, valid
+
+
+RANGED_OPTIONS = list(_ranged_options())
+
+
+@pytest.mark.parametrize("name, cls, field, valid", RANGED_OPTIONS, ids=[f"{n}:{f.name}" for n, _, f, _ in RANGED_OPTIONS])
+def test_every_ranged_option_refuses_values_outside_its_range(name, cls, field, valid):
+    """Each option is checked where it is declared: just outside the range is an error naming
+    the option, the value and the range, from a pipeline string and from Python."""
+    option = field.name.replace("_", "-")
+    outside = [v for v in (valid.minimum - 1 if valid.minimum is not None else None,
+                           valid.maximum + 1 if valid.maximum is not None else None) if v is not None]
+    if valid.power_of_two:
+        outside.append(3)
+    assert outside
+    for value in outside:
+        message = f"option '{option}' of '{name}': expected {re.escape(valid.describe())}, got {value}"
+        with pytest.raises(PipelineError, match=rf"<pass-pipeline>:1:1: error: {message}"):
+            parse_pipeline(f"{name}{{{option}={value}}}")
+        with pytest.raises(ValueError, match=message):
+            cls(**{field.name: value})
+    cls(**{field.name: field.default})  # the default is in range
+
+
+def test_option_types_are_checked_from_python():
+    from rlx_mlir.pipelines.lower_to_llvm import LowerToLLVM
+
+    with pytest.raises(ValueError, match=r"option 'threads' of 'rlx-lower-to-llvm': expected int, got True"):
+        LowerToLLVM(threads=True)
+    with pytest.raises(ValueError, match=r"option 'plan' of 'rlx-lower-to-llvm': expected bool, got 1"):
+        LowerToLLVM(plan=1)

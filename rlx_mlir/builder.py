@@ -150,8 +150,15 @@ class GraphModule:
 
     def _argument(self, name: str, shape, dtype: str, is_param: bool) -> Tensor:
         self._check_open()
+        if not isinstance(name, str) or not name.strip():
+            raise BuildError(f"an argument name must be a non-empty string, got {name!r}")
         if name in self._names:
             raise BuildError(f"an argument named '{name}' already exists")
+        if isinstance(shape, (str, bytes)) or not isinstance(shape, Sequence):
+            raise BuildError(f"argument '{name}': the shape must be a sequence of dimensions, got {shape!r}")
+        for d in shape:
+            if isinstance(d, bool):  # an int to Python, but never meant as a size
+                raise BuildError(f"argument '{name}': shape {list(shape)} has the bool {d} as a dimension")
         if any(isinstance(d, str) or isinstance(d, DimExpr) for d in shape):
             return self._symbolic_argument(name, shape, dtype, is_param)
         if any(not isinstance(d, int) or d < 0 for d in shape):
@@ -390,7 +397,7 @@ class GraphModule:
 
     def _require_finished(self, what: str) -> None:
         if not self._finished:
-            raise BuildError(f"call set_outputs before {what}")
+            raise BuildError(f"GraphModule '{self.name}' has no outputs yet: call set_outputs before {what}")
 
     def _require_static(self, what: str) -> None:
         if self.symbols:
@@ -448,6 +455,7 @@ class GraphModule:
         """MIR → LIR in place (rlx-mir-to-lir): the schedule, arena slots, views, phases and fingerprint."""
         if self._stage == "lir":
             return self
+        self._require_finished("plan()")
         self._require_static("plan()")
         self.lower()
         from .pass_pipeline import run_pipeline
@@ -469,6 +477,7 @@ class GraphModule:
         """
         if self._stage == "lir":
             raise BuildError("optimize() rewrites MIR: call it before plan()")
+        self._require_finished("optimize()")
         self._require_static("optimize()")
         self.lower()
         from .pass_pipeline import run_pipeline

@@ -4,7 +4,9 @@ The language is deliberately tiny: non-negative integer literals, symbols
 (identifiers such as `BATCH`, `SEQ`, `ROWS`, `PAST_SEQ` or any user name), the
 binary operators `+ - * //` with the usual precedence (`*` and `//` bind
 tighter; all are left-associative) and parentheses.  `//` is floor division;
-dividing by zero is an error at evaluation.
+dividing by a literal zero is an error when parsing, by a symbolic expression
+that is zero an error at evaluation.  An expression nests at most `MAX_DEPTH`
+operators and parentheses deep (the tree is walked recursively).
 
     >>> parse_dim("BATCH * SEQ").evaluate({"BATCH": 2, "SEQ": 7})
     14
@@ -27,6 +29,7 @@ BATCH, SEQ, ROWS, PAST_SEQ = "BATCH", "SEQ", "ROWS", "PAST_SEQ"
 
 _TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z0-9_]*)|(//|[+\-*()]))")
 _PRECEDENCE = {"+": 1, "-": 1, "*": 2, "//": 2}
+MAX_DEPTH = 100  # far beyond any real size expression, far below Python's recursion limit
 
 
 class DimExprError(ValueError):
@@ -125,7 +128,31 @@ def parse_dim(text: str) -> DimExpr:
     expr = parser.expression(1)
     if parser.index != len(tokens):
         raise DimExprError(f"cannot parse dimension '{text}': unexpected '{_show(tokens[parser.index])}'")
+    if _depth(expr) > MAX_DEPTH:
+        raise _too_deep(text)
     return expr
+
+
+def _abbreviated(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _too_deep(text: str) -> DimExprError:
+    return DimExprError(
+        f"dimension expression '{_abbreviated(text)}' is too deep: "
+        f"it nests more than {MAX_DEPTH} operators and parentheses"
+    )
+
+
+def _depth(expr: DimExpr) -> int:
+    """The height of the expression tree, found without recursion."""
+    deepest, stack = 0, [(expr, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if node.op is not None:
+            stack += [(node.lhs, depth + 1), (node.rhs, depth + 1)]
+    return deepest
 
 
 def _show(token) -> str:
@@ -137,6 +164,7 @@ class _Parser:
 
     def __init__(self, tokens: list, text: str):
         self.tokens, self.text, self.index = tokens, text, 0
+        self.open_parentheses = 0  # bounds the parser's own recursion
 
     def atom(self) -> DimExpr:
         if self.index >= len(self.tokens):
@@ -144,7 +172,11 @@ class _Parser:
         token = self.tokens[self.index]
         self.index += 1
         if token == ("op", "("):
+            self.open_parentheses += 1
+            if self.open_parentheses > MAX_DEPTH:
+                raise _too_deep(self.text)
             inner = self.expression(1)
+            self.open_parentheses -= 1
             if self.index >= len(self.tokens) or self.tokens[self.index] != ("op", ")"):
                 raise DimExprError(f"cannot parse dimension '{self.text}': missing ')'")
             self.index += 1
@@ -162,6 +194,8 @@ class _Parser:
             self.index += 1
             rhs = self.expression(_PRECEDENCE[token[1]] + 1)
             lhs = DimExpr(token[1], lhs=lhs, rhs=rhs)
+            if token[1] == "//" and rhs == DimExpr(None, 0):
+                raise DimExprError(f"division by zero in '{self.text}'")
         return lhs
 
 

@@ -248,8 +248,11 @@ MAX_SIZE = 2**62  # sizes beyond this are rejected before MLIR sees them
 
 
 def _size(dim: Dim, binding: Mapping[str, int]) -> int:
-    """`dim` under `binding`; VerifyError when it is negative or too large for a tensor type."""
-    value = evaluate_dim(dim, binding)
+    """`dim` under `binding`; VerifyError when it is negative, too large for a tensor type, or undefined."""
+    try:
+        value = evaluate_dim(dim, binding)
+    except DimExprError as error:  # e.g. a division by a symbolic expression that is zero here
+        raise VerifyError(str(error)) from None
     if not 0 <= value < MAX_SIZE:
         raise VerifyError(f"size {dim} = {value} is {'negative' if value < 0 else 'too large'}")
     return value

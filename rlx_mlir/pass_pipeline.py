@@ -127,10 +127,10 @@ def _parse_element(token: _Token, text: str) -> list[Element]:
     if nested is not None:
         raise PipelineError(f"'{name}' is a module pass and takes no nested pipeline", text, token.column)
     try:
-        instance = rlx_class.from_options(parse_options(options or ""))
+        # Expanding a pipeline builds its passes, whose options are checked as well.
+        return expand(rlx_class.from_options(parse_options(options or "")))
     except PassOptionError as error:
         raise PipelineError(str(error), text, token.column) from None
-    return expand(instance)
 
 
 def expand(item: Configurable) -> list[Element]:
@@ -199,6 +199,9 @@ def _python_pass(instance: RlxPass):
             if instance.name != "rlx-verify" and not verifier.verify(op):
                 pass_.signal_pass_failure()
         except PassFailure:
+            pass_.signal_pass_failure()
+        except MemoryError as error:  # e.g. a huge tensor: numpy's message names the size
+            op.location.emit_error(f"pass '{instance.name}' ran out of memory: {error or 'MemoryError'}")
             pass_.signal_pass_failure()
         except Exception as error:  # a bug in a pass: report it as a diagnostic, not a crash
             if os.environ.get("RLX_DEBUG"):

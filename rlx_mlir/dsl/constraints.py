@@ -79,13 +79,18 @@ BoolTensor = TensorOf(("i1",))
 
 @dataclass(frozen=True)
 class AttrConstraint:
-    """An attribute kind: its IRDL base, Python conversions and a summary."""
+    """An attribute kind: its IRDL base, Python conversions and a summary.
+
+    `value_type` names the type an integer or float attribute must carry (`i64`,
+    `f32`): IRDL's `irdl.base` admits any width, so the Python check enforces it.
+    """
 
     summary: str
     irdl_base: str
     to_python: Callable[[ir.Attribute], Any]
     from_python: Callable[[Any], ir.Attribute]
     allowed: tuple[Any, ...] = ()
+    value_type: Optional[str] = None
 
     def emit_irdl(self) -> ir.Value:
         return irdl.base(base_name=self.irdl_base)
@@ -95,6 +100,8 @@ class AttrConstraint:
             value = self.to_python(attr)
         except (ValueError, TypeError):
             return f"must be {self.summary}, but got {attr}"
+        if self.value_type is not None and str(attr.type) != self.value_type:
+            return f"must be {self.summary} ({self.value_type}), but got {attr}"
         if self.allowed and value not in self.allowed:
             choices = ", ".join(repr(v) for v in self.allowed)
             return f"must be one of {choices}, but got {value!r}"
@@ -106,6 +113,7 @@ I64Attr = AttrConstraint(
     "#builtin.integer",
     lambda a: ir.IntegerAttr(a).value,
     lambda v: ir.IntegerAttr.get(ir.IntegerType.get_signless(64), int(v)),
+    value_type="i64",
 )
 
 F64Attr = AttrConstraint(
@@ -113,6 +121,7 @@ F64Attr = AttrConstraint(
     "#builtin.float",
     lambda a: ir.FloatAttr(a).value,
     lambda v: ir.FloatAttr.get_f64(float(v)),
+    value_type="f64",
 )
 
 F32Attr = AttrConstraint(
@@ -120,6 +129,7 @@ F32Attr = AttrConstraint(
     "#builtin.float",
     lambda a: ir.FloatAttr(a).value,
     lambda v: ir.FloatAttr.get_f32(float(v)),
+    value_type="f32",
 )
 
 BoolAttr = AttrConstraint(

@@ -6,11 +6,15 @@ A pass is a frozen dataclass whose fields are its options (xDSL's convention):
     class MyPass(RlxPass):
         name = "rlx-my-pass"
         summary = "One line for --help."
-        alignment: int = option(64, "arena alignment in bytes")
+        alignment: int = option(64, "arena alignment in bytes", power_of_two=True)
 
         def run(self, module: ir.Operation) -> None: ...
 
 On the command line options read as in MLIR: `rlx-my-pass{alignment=128}`.
+An option declares its valid values next to its default (`minimum`, `maximum`,
+`power_of_two`); every instance is checked against them when it is built, from
+a pipeline string or from Python, so a pass never runs with an option it cannot
+honour.
 A pass reports failure by emitting an error diagnostic at the offending op's
 location and raising `PassFailure`.
 """
@@ -18,7 +22,7 @@ location and raising `PassFailure`.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar, Union
+from typing import Any, ClassVar, Optional, Union
 
 from mlir import ir
 
@@ -28,12 +32,53 @@ class PassFailure(Exception):
 
 
 class PassOptionError(ValueError):
-    """A pass option that does not exist or does not parse."""
+    """A pass option that does not exist, does not parse, or is out of its valid range."""
 
 
-def option(default: Any, help: str) -> Any:
-    """Declares a pass option with its default and a one-line description."""
-    return dataclasses.field(default=default, metadata={"help": help})
+# The most OpenMP threads an option may ask for: far beyond any machine this runs on,
+# small enough that a typo (threads=99999) is an error rather than 99999 threads.
+MAX_THREADS = 1024
+
+
+@dataclasses.dataclass(frozen=True)
+class Valid:
+    """The values an integer option accepts: [minimum, maximum], optionally powers of two only."""
+
+    minimum: Optional[int] = None
+    maximum: Optional[int] = None
+    power_of_two: bool = False
+
+    def describe(self) -> str:
+        kind = "a power of two" if self.power_of_two else "an integer"
+        if self.minimum is not None and self.maximum is not None:
+            return f"{kind} in [{self.minimum}, {self.maximum}]"
+        if self.minimum is not None:
+            return f"{kind} >= {self.minimum}"
+        if self.maximum is not None:
+            return f"{kind} <= {self.maximum}"
+        return kind
+
+    def accepts(self, value: int) -> bool:
+        return (
+            (self.minimum is None or value >= self.minimum)
+            and (self.maximum is None or value <= self.maximum)
+            and (not self.power_of_two or (value > 0 and value & (value - 1) == 0))
+        )
+
+
+def option(
+    default: Any,
+    help: str,
+    *,
+    minimum: Optional[int] = None,
+    maximum: Optional[int] = None,
+    power_of_two: bool = False,
+) -> Any:
+    """Declares a pass option with its default, a one-line description and, for integers, its valid range."""
+    metadata: dict[str, Any] = {"help": help}
+    if minimum is not None or maximum is not None or power_of_two:
+        metadata["valid"] = Valid(minimum, maximum, power_of_two)
+    return dataclasses.field(default=default, metadata=metadata)
 
 
 def _cli_name(field_name: str) -> str:
@@ -54,6 +99,17 @@ def _parse_value(raw: str, kind: type, where: str) -> Any:
         raise PassOptionError(f"{where}: expected {kind.__name__}, got '{raw}'") from None
 
 
+def _check_value(value: Any, field: dataclasses.Field, where: str) -> None:
+    """Raises PassOptionError unless `value` has the option's type and lies in its valid range."""
+    kind = type(field.default)
+    # bool is an int in Python: neither may stand for the other.
+    if isinstance(value, bool) != (kind is bool) or not isinstance(value, kind):
+        raise PassOptionError(f"{where}: expected {kind.__name__}, got {value!r}")
+    valid = field.metadata.get("valid")
+    if valid is not None and not valid.accepts(value):
+        raise PassOptionError(f"{where}: expected {valid.describe()}, got {value}")
+
+
 @dataclasses.dataclass(frozen=True)
 class Configurable:
     """Something named on the command line, with dataclass fields as options."""
@@ -61,14 +117,31 @@ class Configurable:
     name: ClassVar[str]
     summary: ClassVar[str]
 
+    def __post_init__(self) -> None:
+        for field in self.option_fields():
+            if "help" in field.metadata:  # declared with option()
+                _check_value(getattr(self, field.name), field, self._where(field))
+        self.check_options()
+
+    def check_options(self) -> None:
+        """Checks that a range cannot express (between options, against the machine); raises PassOptionError."""
+
+    @classmethod
+    def _where(cls, field: dataclasses.Field) -> str:
+        return f"option '{_cli_name(field.name)}' of '{cls.name}'"
+
     @classmethod
     def option_fields(cls) -> list[dataclasses.Field]:
         return list(dataclasses.fields(cls))
 
     @classmethod
     def describe_options(cls) -> list[tuple[str, str, Any]]:
-        """(command-line name, help, default) for each option."""
-        return [(_cli_name(f.name), f.metadata.get("help", ""), f.default) for f in cls.option_fields()]
+        """(command-line name, help with the valid range, default) for each option."""
+        described = []
+        for f in cls.option_fields():
+            help_text, valid = f.metadata.get("help", ""), f.metadata.get("valid")
+            described.append((_cli_name(f.name), f"{help_text} ({valid.describe()})" if valid else help_text, f.default))
+        return described
 
     @classmethod
     def from_options(cls, options: dict[str, str]) -> "Configurable":
@@ -80,8 +153,7 @@ class Configurable:
             if field is None:
                 known = ", ".join(sorted(by_cli)) or "none"
                 raise PassOptionError(f"'{cls.name}' has no option '{key}' (options: {known})")
-            kind = type(field.default)
-            values[field.name] = _parse_value(raw, kind, f"option '{key}' of '{cls.name}'")
+            values[field.name] = _parse_value(raw, type(field.default), cls._where(field))
         return cls(**values)
 
     def spelled(self) -> str:

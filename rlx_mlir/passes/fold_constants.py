@@ -48,6 +48,7 @@ from ..shapes import DYNAMIC, shape_of
 from .base import RlxPass, option
 
 _DTYPES = {"f32": np.float32, "f16": np.float16, "i64": np.int64, "i32": np.int32, "i1": np.bool_}
+_INTEGERS = (np.int64, np.int32, np.bool_)
 
 
 def _dtype(element: ir.Type) -> Optional[type]:
@@ -240,11 +241,13 @@ def _as_array(attribute: ir.DenseElementsAttr, value: ir.Value) -> Optional[np.n
     if dtype is None:
         return None
     try:
-        if dtype is np.bool_ and attribute.is_splat:
-            # The bindings' buffer of a splat i1 attribute holds one packed byte, and
-            # np.array() of it reads past it: build the array from the splat value.
-            splat = bool(ir.IntegerAttr(attribute.get_splat_value()).value)
-            array = np.full(shape_of(value.type), splat, np.bool_)
+        if attribute.is_splat:
+            # A read-only broadcast of the one value: a splat operand costs no memory however
+            # large it is (the results folded are bounded by max-elements). np.array() would
+            # materialise it, and for i1 reads past the bindings' one packed byte.
+            element = attribute.get_splat_value()
+            scalar = ir.IntegerAttr(element).value if dtype in _INTEGERS else ir.FloatAttr(element).value
+            array = np.broadcast_to(np.array(scalar).astype(dtype), shape_of(value.type))
         else:
             array = np.array(attribute)
     except (TypeError, ValueError, RuntimeError):
@@ -270,7 +273,7 @@ def _num_elements(shape) -> int:
 class FoldConstants(RlxPass):
     name = "rlx-fold-constants"
     summary = "Evaluate RLX ops whose operands are all constants (NumPy) into rlx.constant"
-    max_elements: int = option(1 << 20, "fold only results with at most this many elements")
+    max_elements: int = option(1 << 20, "fold only results with at most this many elements", minimum=0)
 
     def run(self, module: ir.Operation) -> None:
         candidates: list[ir.Operation] = []

@@ -171,8 +171,8 @@ class _Cloner:
 class GpuBlockReductions(RlxPass):
     name = "rlx-gpu-block-reductions"
     summary = "Row reductions (scf.parallel over a sequential reduction loop) as block-level tree reductions"
-    block_size: int = option(256, "threads per block (a power of two)")
-    min_length: int = option(64, "shortest reduced dimension worth a block (shorter ones: a thread per output)")
+    block_size: int = option(256, "threads per block", minimum=1, maximum=1024, power_of_two=True)
+    min_length: int = option(64, "shortest reduced dimension worth a block (shorter ones: a thread per output)", minimum=1)
 
     def run(self, module: ir.Operation) -> None:
         loops = collect_ops(module, lambda op: op.name == "scf.parallel" and not _nested_in_parallel(op),

@@ -89,7 +89,7 @@ def _holds_parallel(op: ir.Operation) -> bool:
 class GpuGridLoops(RlxPass):
     name = "rlx-gpu-grid-loops"
     summary = "Flatten and tile host scf.parallel nests into blocks x threads (and wrap serial memory nests)"
-    block_size: int = option(256, "threads per block (the tile of the flattened iteration space)")
+    block_size: int = option(256, "threads per block (the tile of the flattened iteration space)", minimum=1, maximum=1024)
 
     def run(self, module: ir.Operation) -> None:
         for function in _host_functions(module):

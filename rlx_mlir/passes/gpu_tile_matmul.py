@@ -158,8 +158,8 @@ def _eligible(op: ir.Operation) -> bool:
 class GpuTileMatmul(RlxPass):
     name = "rlx-gpu-tile-matmul"
     summary = "linalg.matmul / batch_matmul on buffers as shared-memory tiled gpu.launch kernels"
-    tile: int = option(16, "T: blocks of T x T threads; slices of K are T wide")
-    thread_tile: int = option(8, "largest R: each thread accumulates R x R outputs in registers")
+    tile: int = option(16, "T: blocks of T x T threads; slices of K are T wide", minimum=1, maximum=32)
+    thread_tile: int = option(8, "largest R: each thread accumulates R x R outputs in registers", minimum=1)
 
     def run(self, module: ir.Operation) -> None:
         body = module.regions[0].blocks[0]

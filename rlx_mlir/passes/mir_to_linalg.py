@@ -15,9 +15,9 @@ from typing import Callable
 from mlir import ir
 from mlir.rewrite import RewritePatternSet, walk_and_apply_patterns
 
-from ..ir_walk import ops_in_dialect
+from ..ir_walk import collect_ops, ops_in_dialect
 from ..lowering import LOWERINGS
-from ..shapes import is_static, shape_of
+from ..shapes import is_static, num_elements, shape_of
 from .base import PassFailure, RlxPass, fail
 
 
@@ -37,6 +37,7 @@ class MirToLinalg(RlxPass):
 
     def run(self, module: ir.Operation) -> None:
         _check_static_shapes(module)
+        _check_constant_sizes(module)
         patterns = RewritePatternSet()
         for op_class, lowering in LOWERINGS.items():
             patterns.add(op_class, _as_pattern(lowering))
@@ -49,6 +50,23 @@ def _check_static_shapes(module: ir.Operation) -> None:
         for value in (*op.operands, *op.results):
             if not is_static(shape_of(value.type)):
                 raise fail(op, f"'{op.name}' op has dynamic dimensions ({value.type}); bind them before lowering")
+
+
+# Constants become data in the compiled code, which the small code model (the JIT's)
+# addresses within 2 GiB; a larger one, such as a huge splat, would exhaust memory in LLVM.
+MAX_CONSTANT_BYTES = 1 << 31
+
+
+def _check_constant_sizes(module: ir.Operation) -> None:
+    for op in collect_ops(module, lambda o: o.name == "rlx.constant"):
+        type_ = ir.RankedTensorType(op.results[0].type)
+        size = num_elements(type_.shape) * max(1, type_.element_type.width // 8)
+        if size > MAX_CONSTANT_BYTES:
+            raise fail(
+                op,
+                f"'{op.name}' op of type {type_} is {size} bytes, too large to embed in the compiled code "
+                f"(at most {MAX_CONSTANT_BYTES} bytes); pass it as an argument",
+            )
 
 
 def _check_fully_lowered(module: ir.Operation) -> None:

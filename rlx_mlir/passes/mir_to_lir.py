@@ -63,7 +63,7 @@ def has_plan(function) -> bool:
 class MirToLir(RlxPass):
     name = "rlx-mir-to-lir"
     summary = "Plan MIR functions: schedule, arena slots, views, phases, I/O manifest, fingerprint (rlx_lir)"
-    alignment: int = option(64, "byte alignment of arena slots (a power of two)")
+    alignment: int = option(64, "byte alignment of arena slots", power_of_two=True)
     fuse_elementwise: bool = option(
         False, "give no slot to elementwise results computed inside their only (elementwise) consumer"
     )

@@ -35,7 +35,7 @@ class OutlineBlocks(RlxPass):
     name = "rlx-outline-blocks"
     summary = "Move repeated HIR blocks into one private function per shape, called (not inlined) per use"
     ops: str = option("rlx_hir.llama_decoder_block", "comma-separated op names to outline")
-    min_uses: int = option(2, "outline a block signature only when it occurs at least this often")
+    min_uses: int = option(2, "outline a block signature only when it occurs at least this often", minimum=1)
 
     def run(self, module: ir.Operation) -> None:
         names = {name.strip() for name in self.ops.split(",") if name.strip()}

@@ -131,8 +131,8 @@ def _pack_columns(b: ir.Value, k: int, n: int) -> ir.Value:
 class PackMatmul(RlxPass):
     name = "rlx-pack-matmul"
     summary = "Rewrite static f32 linalg.matmul into the B-packed, register-blocked GEMM form"
-    pack_rows: int = option(256, "pack B into panels when A has at least this many rows (else read B in place)")
-    min_flops: int = option(32 * 32 * 32, "leave matmuls with fewer multiply-adds (M·N·K) to the scalar loops")
+    pack_rows: int = option(256, "pack B into panels when A has at least this many rows (else read B in place)", minimum=0)
+    min_flops: int = option(32 * 32 * 32, "leave matmuls with fewer multiply-adds (M·N·K) to the scalar loops", minimum=0)
 
     def run(self, module: ir.Operation) -> None:
         for op in collect_ops(module, lambda o: o.name == "linalg.matmul"):

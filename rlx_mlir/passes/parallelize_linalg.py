@@ -18,7 +18,7 @@ from typing import Optional
 from mlir import ir
 
 from ..ir_walk import collect_ops
-from .base import RlxPass, option
+from .base import MAX_THREADS, RlxPass, option
 from .pack_matmul import KERNEL_ATTR
 from .transform_script import apply_script
 
@@ -102,8 +102,8 @@ def transform_script(dims: list[int], threads: int) -> str:
 class ParallelizeLinalg(RlxPass):
     name = "rlx-parallelize-linalg"
     summary = "Split large linalg ops across threads along their outermost parallel dim (scf.forall)"
-    threads: int = option(2, "number of chunks (threads) per op")
-    min_elements: int = option(1 << 15, "leave ops with a smaller iteration space serial")
+    threads: int = option(2, "number of chunks (threads) per op", minimum=1, maximum=MAX_THREADS)
+    min_elements: int = option(1 << 15, "leave ops with a smaller iteration space serial", minimum=0)
 
     def run(self, module: ir.Operation) -> None:
         if self.threads <= 1:

@@ -28,7 +28,7 @@ from mlir import ir
 
 from ..ir_walk import collect_ops
 from ..shapes import shape_of
-from .base import RlxPass, option
+from .base import MAX_THREADS, RlxPass, option
 from .pack_matmul import KERNEL_ATTR, KR, MR, NR, PACKED_ATTR
 from .transform_script import apply_script
 
@@ -185,7 +185,7 @@ def transform_script(plans: list[KernelPlan]) -> str:
 class TileMatmul(RlxPass):
     name = "rlx-tile-matmul"
     summary = "Tile, vectorize (and split across threads) the GEMM kernels of rlx-pack-matmul"
-    threads: int = option(1, "threads to split each kernel across (scf.forall; 1 = serial)")
+    threads: int = option(1, "threads to split each kernel across (scf.forall; 1 = serial)", minimum=1, maximum=MAX_THREADS)
 
     def run(self, module: ir.Operation) -> None:
         kernels = collect_ops(module, lambda op: op.name == "linalg.generic" and KERNEL_ATTR in op.attributes)

@@ -18,8 +18,8 @@ from __future__ import annotations
 import dataclasses
 
 from ..passes.approximate_math import ApproximateMath
+from ..passes.base import MAX_THREADS, RlxPipeline, option
 from ..passes.bf16_as_i16 import Bf16AsI16
-from ..passes.base import RlxPipeline, option
 from ..passes.bool_tensors_to_i8 import BoolTensorsToI8
 from ..passes.distinct_results import DistinctResults
 from ..passes.drop_tied_results import DropTiedResults
@@ -84,7 +84,9 @@ class LowerToLLVM(RlxPipeline):
     fuse_elementwise: bool = option(True, "fuse elementwise chains into one loop nest (rlx-fuse-elementwise)")
     reassociate: bool = option(True, "let float sums in reductions be reordered, so they vectorize")
     matmul_kernels: bool = option(True, "pack, tile and vectorize f32 matmuls (false: scalar loops)")
-    threads: int = option(0, "OpenMP threads for matmul kernels and large loops; 0 = this machine's cores")
+    threads: int = option(
+        0, "OpenMP threads for matmul kernels and large loops; 0 = this machine's cores", minimum=0, maximum=MAX_THREADS
+    )
 
     def elements(self):
         planning = MirToLir(fuse_elementwise=self.fuse_elementwise)

@@ -74,17 +74,11 @@ class LowerToGPU(RlxPipeline):
     name = "rlx-lower-to-gpu"
     summary = "HIR/MIR to host functions launching gpu.launch kernels on device buffers (stages 1-4)"
     plan: bool = option(True, "execute the LIR plan (one device arena); false lowers MIR directly")
-    block_size: int = option(256, "threads per block for elementwise and row-wise kernels")
-    tile: int = option(16, "matmul tile edge (T x T threads, T x T shared-memory tiles)")
+    block_size: int = option(
+        256, "threads per block for elementwise and row-wise kernels", minimum=1, maximum=1024, power_of_two=True
+    )
+    tile: int = option(16, "matmul tile edge (T x T threads, T x T shared-memory tiles)", minimum=1, maximum=32)
     block_reductions: bool = option(True, "row reductions as one block per output (tree in shared memory)")
-
-    def __post_init__(self):
-        if self.block_size & (self.block_size - 1):
-            raise PassOptionError(f"'{self.name}': block-size must be a power of two, got {self.block_size}")
-        if not 1 <= self.block_size <= 1024:
-            raise PassOptionError(f"'{self.name}': block-size must be in [1, 1024], got {self.block_size}")
-        if not 1 <= self.tile <= 32:
-            raise PassOptionError(f"'{self.name}': tile must be in [1, 32] (tile^2 threads), got {self.tile}")
 
     def elements(self):
         lowering = [MirToLir(), LirToLinalg()] if self.plan else [MirToLinalg()]
@@ -107,12 +101,14 @@ class LowerToNVVM(RlxPipeline):
     features: str = option("+ptx80", "PTX ISA version as an LLVM feature (+ptxNN); must support the chip")
     format: str = option("isa", "embedded binary: isa (PTX text, no toolkit), bin (cubin) or fatbin")
     plan: bool = option(True, "execute the LIR plan (one device arena); false lowers MIR directly")
-    block_size: int = option(256, "threads per block for elementwise and row-wise kernels")
-    tile: int = option(16, "matmul tile edge (T x T threads, T x T shared-memory tiles)")
+    block_size: int = option(
+        256, "threads per block for elementwise and row-wise kernels", minimum=1, maximum=1024, power_of_two=True
+    )
+    tile: int = option(16, "matmul tile edge (T x T threads, T x T shared-memory tiles)", minimum=1, maximum=32)
     block_reductions: bool = option(True, "row reductions as one block per output (tree in shared memory)")
-    opt_level: int = option(3, "LLVM optimization level for the kernels")
+    opt_level: int = option(3, "LLVM optimization level for the kernels", minimum=0, maximum=3)
 
-    def __post_init__(self):
+    def check_options(self):
         try:
             check_target(self.chip, self.features, self.format)
         except TargetError as error:
@@ -122,8 +118,6 @@ class LowerToNVVM(RlxPipeline):
                 f"'{self.name}': format={self.format} needs the CUDA toolkit's ptxas (set CUDA_ROOT); "
                 "format=isa embeds PTX without it"
             )
-        if not 0 <= self.opt_level <= 3:
-            raise PassOptionError(f"'{self.name}': opt-level must be in [0, 3], got {self.opt_level}")
 
     def elements(self):
         to_gpu = (

@@ -185,6 +185,8 @@ class Executable:
             if index in self._tied:
                 self._check_in_place(value, spec, self._tied[index])
             array = np.asarray(value)
+            if not array.dtype.isnative:  # e.g. big-endian '>f4': the same values, copied into native order
+                array = array.astype(array.dtype.newbyteorder("="))
             if array.dtype != spec.dtype or array.shape != spec.shape:
                 raise ArgumentError(
                     f"argument '{spec.name}' of @{self.signature.entry}: expected {spec.describe()}, "

@@ -4,6 +4,7 @@ and a guard that turns unexpected exceptions into one-line errors."""
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
 import traceback
@@ -25,7 +26,14 @@ class ArgumentParser(argparse.ArgumentParser):
 def read_source(path: str) -> tuple[str, str]:
     """(text, filename) of an input file, '-' meaning standard input."""
     if path == "-":
-        return sys.stdin.read(), "<stdin>"
+        # Decoded strictly here: sys.stdin may smuggle invalid bytes in as surrogates.
+        stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="strict")
+        try:
+            return stdin.read(), "<stdin>"
+        except UnicodeDecodeError:
+            raise ToolError("standard input is not UTF-8 text") from None
+        finally:
+            stdin.detach()
     try:
         with open(path, encoding="utf-8") as handle:
             return handle.read(), path
@@ -60,6 +68,9 @@ def guarded(tool: str, main: Callable[[list[str]], int], argv: list[str]) -> int
         return 130
     except BrokenPipeError:
         return 0
+    except MemoryError as error:  # numpy's message names the size it could not allocate
+        print(f"{tool}: error: out of memory: {error or 'MemoryError'}", file=sys.stderr)
+        return 1
     except Exception as error:  # an internal error: one line, traceback on request
         if os.environ.get("RLX_DEBUG"):
             traceback.print_exc()

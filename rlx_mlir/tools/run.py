@@ -9,10 +9,14 @@ Inputs go by position (`--input x.npy`, in argument order) or by name
 
 from __future__ import annotations
 
+import argparse
+import math
+import os
 import sys
 from typing import Optional
 
 import numpy as np
+from numpy.lib import format as npy_format
 
 from ..diagnostics import CompileError
 from ..runtime.jit import ArgumentError
@@ -33,7 +37,7 @@ def _parser() -> ArgumentParser:
         help="an argument from a .npy file, by position or by name; repeat per argument",
     )
     parser.add_argument("--random-inputs", action="store_true", help="generate the arguments not given with --input")
-    parser.add_argument("--seed", type=int, default=0, help="seed for --random-inputs (default 0)")
+    parser.add_argument("--seed", type=_non_negative, default=0, help="seed for --random-inputs (default 0)")
     parser.add_argument(
         "--bind", default=None, metavar="SYMBOL=SIZE,...",
         help="sizes of the symbolic dimensions of a dynamic function, e.g. BATCH=1,SEQ=7",
@@ -45,6 +49,17 @@ def _parser() -> ArgumentParser:
     parser.add_argument("--print", dest="print_results", action="store_true", help="print results even with --output")
     parser.add_argument("--repeat", type=int, default=1, metavar="N", help="run N times (the last results are kept)")
     return parser
+
+
+def _non_negative(text: str) -> int:
+    """argparse type of --seed: numpy seeds are non-negative integers."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got '{text}'") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer, got {value}")
+    return value
 
 
 def main(argv: Optional[list[str]] = None) -> int:
@@ -69,6 +84,9 @@ def _main(argv: list[str]) -> int:
         raise ToolError(f"@{executable.signature.entry} has {len(outputs)} results but {len(args.output)} --output files were given")
     if args.repeat < 1:
         raise ToolError("--repeat must be at least 1")
+    for path in args.output:
+        if os.path.isdir(path):
+            raise ToolError(f"--output {path}: is a directory; give the path of a .npy file")
     try:
         for _ in range(args.repeat):
             results = executable(*arguments)
@@ -80,10 +98,7 @@ def _main(argv: list[str]) -> int:
         return 1
     results = results if isinstance(results, tuple) else (results,)
     for path, value in zip(args.output, results):
-        try:
-            np.save(path, value)
-        except OSError as error:
-            raise ToolError(f"could not write '{path}': {error.strerror}") from None
+        _save(path, value)
     if args.print_results or not args.output:
         with np.printoptions(threshold=200, edgeitems=4):
             for spec, value in zip(outputs, results):
@@ -147,13 +162,46 @@ def _gather_inputs(args, specs: tuple[TensorSpec, ...], named: bool) -> list[np.
     return [v if v is not None else _random(s, rng) for s, v in zip(specs, values)]
 
 
-def _load(path: str, spec: TensorSpec) -> np.ndarray:
+def _save(path: str, value: np.ndarray) -> None:
+    """Writes `value` in .npy format to exactly `path` (np.save given a name would append `.npy`)."""
     try:
-        return np.load(path, allow_pickle=False)
+        with open(path, "wb") as handle:
+            np.save(handle, value)
+    except OSError as error:
+        raise ToolError(f"could not write '{path}': {error.strerror}") from None
+
+
+def _load(path: str, spec: TensorSpec) -> np.ndarray:
+    """The array of a .npy file, in native byte order; its header is checked against the file's size first."""
+    try:
+        with open(path, "rb") as handle:
+            _check_data_size(handle, path, spec)
+            handle.seek(0)
+            array = np.load(handle, allow_pickle=False)
     except FileNotFoundError:
         raise ToolError(f"input '{spec.name}': no such file '{path}'") from None
     except (OSError, ValueError) as error:
         raise ToolError(f"input '{spec.name}': cannot read '{path}' as a .npy array ({error})") from None
+    if not array.dtype.isnative:  # e.g. big-endian float32 ('>f4'): the same values, in this machine's order
+        array = array.astype(array.dtype.newbyteorder("="))
+    return array
+
+
+def _check_data_size(handle, path: str, spec: TensorSpec) -> None:
+    """Refuses a .npy file whose header claims more data than the file holds, before allocating it."""
+    version = npy_format.read_magic(handle)
+    # Versions 2.0 and 3.0 share the header layout (a 4-byte length); 3.0 only allows UTF-8 names.
+    read_header = npy_format.read_array_header_1_0 if version == (1, 0) else npy_format.read_array_header_2_0
+    shape, _fortran_order, dtype = read_header(handle)
+    if dtype.hasobject:
+        return  # np.load refuses it (allow_pickle=False)
+    claimed = math.prod(shape) * dtype.itemsize
+    available = os.fstat(handle.fileno()).st_size - handle.tell()
+    if claimed > available:
+        raise ToolError(
+            f"input '{spec.name}': '{path}' is truncated or corrupt: its header claims {dtype.name} "
+            f"{list(shape)} ({claimed} bytes) but the file holds {available} bytes of data"
+        )
 
 
 def _random(spec: TensorSpec, rng: np.random.Generator) -> np.ndarray:

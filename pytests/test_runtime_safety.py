@@ -110,8 +110,9 @@ def _read_only(shape):
         (lambda: np.zeros((1, 6, 8), np.float32)[:, :, ::2], r"it is not C-contiguous \(a strided view\)"),
         (lambda: _read_only((1, 6, 4)), "it is read-only"),
         (lambda: np.zeros((1, 6, 4)).astype(np.float32).tolist(), "got a list, not a numpy array"),
+        (lambda: np.zeros((1, 6, 4), ">f4"), "its byte order is not this machine's"),
     ],
-    ids=["fortran", "strided", "read-only", "list"],
+    ids=["fortran", "strided", "read-only", "list", "big-endian"],
 )
 def test_tied_argument_that_cannot_be_updated_in_place(cache_write, make, problem):
     cache = make()

@@ -209,6 +209,8 @@ class Executable:
             problem = f"it is not C-contiguous ({order}); pass np.ascontiguousarray(...) and keep that array"
         elif not value.flags.aligned:
             problem = "its data is not aligned to its element size"
+        elif not value.dtype.isnative:
+            problem = "its byte order is not this machine's (a converted copy would be updated, not it)"
         else:
             return
         raise ArgumentError(

@@ -12,8 +12,9 @@ from typing import Optional
 
 import numpy as np
 
+from ..passes.base import MAX_THREADS  # the one bound, shared with the passes' threads= options
+
 OPT_LEVELS = (0, 1, 2, 3)  # what LLVM's ExecutionEngine accepts
-MAX_THREADS = 1024  # far above any machine this runs on; a larger count is a mistake
 
 
 def check_flag(name: str, value) -> bool:

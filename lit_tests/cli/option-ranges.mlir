@@ -11,6 +11,11 @@
 // RUN: not rlx-opt %s --pass-pipeline='builtin.module(cse,rlx-lower-to-llvm{threads=99999})' 2>&1 | FileCheck %s --check-prefix=LLVM-BIG
 // LLVM-BIG: <pass-pipeline>:1:20: error: option 'threads' of 'rlx-lower-to-llvm': expected an integer in [0, 1024], got 99999
 
+// The default thread count comes from RLX_NUM_THREADS, checked as strictly.
+// RUN: env RLX_NUM_THREADS=abc not rlx-opt %s --rlx-lower-to-llvm 2>&1 | FileCheck %s --check-prefix=ENV-TEXT
+// ENV-TEXT: rlx-opt: error: --rlx-lower-to-llvm: RLX_NUM_THREADS must be a positive integer (at most 1024), got 'abc'
+// ENV-TEXT-NOT: internal error
+
 // RUN: not rlx-opt %s --pass-pipeline='builtin.module(rlx-tile-matmul{threads=-2})' 2>&1 | FileCheck %s --check-prefix=TILE
 // TILE: <pass-pipeline>:1:16: error: option 'threads' of 'rlx-tile-matmul': expected an integer in [1, 1024], got -2
 
@@ -39,7 +44,7 @@
 // RUN: not rlx-opt %s --rlx-parallelize-linalg=threads=0 2>&1 | FileCheck %s --check-prefix=FLAG
 // FLAG: rlx-opt: error: --rlx-parallelize-linalg: option 'threads' of 'rlx-parallelize-linalg': expected an integer in [1, 1024], got 0
 // RUN: env RLX_NUM_THREADS=5000 not rlx-opt %s --rlx-lower-to-llvm 2>&1 | FileCheck %s --check-prefix=ENV
-// ENV: rlx-opt: error: --rlx-lower-to-llvm: option 'threads' of 'rlx-tile-matmul': expected an integer in [1, 1024], got 5000
+// ENV: rlx-opt: error: --rlx-lower-to-llvm: RLX_NUM_THREADS must be a positive integer (at most 1024), got '5000'
 
 // The listing shows each range.
 // RUN: rlx-opt --list-passes | FileCheck %s --check-prefix=LIST

@@ -28,7 +28,7 @@ from mlir import ir
 
 from ..ir_walk import collect_ops
 from ..shapes import shape_of
-from .base import MAX_THREADS, RlxPass, option
+from .base import MAX_THREADS, PassOptionError, RlxPass, option
 from .pack_matmul import KERNEL_ATTR, KR, MR, NR, PACKED_ATTR
 from .transform_script import apply_script
 
@@ -39,8 +39,8 @@ def default_threads() -> int:
     """`RLX_NUM_THREADS` if set, else the number of cores this process may run on."""
     configured = os.environ.get("RLX_NUM_THREADS", "").strip()
     if configured:
-        if not configured.isdigit() or int(configured) < 1:
-            raise ValueError(f"RLX_NUM_THREADS must be a positive integer, got '{configured}'")
+        if not configured.isdigit() or not 1 <= int(configured) <= MAX_THREADS:
+            raise PassOptionError(f"RLX_NUM_THREADS must be a positive integer (at most {MAX_THREADS}), got '{configured}'")
         return int(configured)
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 

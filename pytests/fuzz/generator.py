@@ -255,12 +255,15 @@ class Generator:
         if target == source:
             raise _Retry("no-op cast")
         name = self.emit("cast", [x], {}, self.shape(x), target)
+        if target in ("f16", "bf16") and source == "f32" and self.rng.random() < 0.4:
+            name = getattr(self, str(self.rng.choice(["transpose", "narrow", "expand", "reshape"])))(name)
+            return self.emit("cast", [name], {}, self.shape(name), "f32")  # f32 -> low precision, a view, back
         if target not in FLOATS and self.rng.random() < 0.6:
             name = self.emit("cast", [name], {}, self.shape(x), "f32")
         return name
 
-    def narrow(self):
-        x = self.pick(lambda n: len(self.shape(n)) >= 1)
+    def narrow(self, x=None):
+        x = x or self.pick(lambda n: len(self.shape(n)) >= 1)
         shape = self.shape(x)
         axis = int(self.rng.integers(-len(shape), len(shape)))
         size = shape[axis]
@@ -270,8 +273,8 @@ class Generator:
         result[axis] = length
         return self.emit("narrow", [x], {"axis": axis, "start": start, "len": length}, result, self.dtype(x))
 
-    def expand(self):
-        x = self.pick()
+    def expand(self, x=None):
+        x = x or self.pick()
         shape = self.shape(x)
         if self.rng.random() < 0.3:
             target = shape  # the identity expand
@@ -280,14 +283,14 @@ class Generator:
                            + [d if d != 1 else int(self.rng.choice([1, 2, 3, 5])) for d in shape])
         return self.emit("expand", [x], {"shape": tuple(target)}, target, self.dtype(x))
 
-    def transpose(self):
-        x = self.pick(lambda n: len(self.shape(n)) >= 1)
+    def transpose(self, x=None):
+        x = x or self.pick(lambda n: len(self.shape(n)) >= 1)
         rank = len(self.shape(x))
         perm = tuple(range(rank)) if self.rng.random() < 0.25 else tuple(int(p) for p in self.rng.permutation(rank))
         return self.emit("transpose", [x], {"perm": perm}, [self.shape(x)[p] for p in perm], self.dtype(x))
 
-    def reshape(self):
-        x = self.pick(lambda n: int(np.prod(self.shape(n))) > 0)
+    def reshape(self, x=None):
+        x = x or self.pick(lambda n: int(np.prod(self.shape(n))) > 0)
         count = int(np.prod(self.shape(x)))
         factors = [p for p in range(2, count + 1) for _ in range(_multiplicity(count, p))]
         self.rng.shuffle(factors)
@@ -379,8 +382,8 @@ class Generator:
 
     def matmul(self):
         choice = self.rng.random()
-        if choice < 0.35:  # a fresh product of odd shape: tiny K, up to ~300 rows, maybe batched
-            m = int(self.rng.choice([1, 2, 3, 5, 8, 17, 64, 255, 256, 257, 300]))
+        if choice < 0.45:  # a fresh product of odd shape: tiny K, up to ~300 rows, maybe batched
+            m = int(self.rng.choice([1, 2, 3, 5, 8, 17, 64, 256, 257, 263, 300]))
             k = int(self.rng.integers(1, 6)) if self.rng.random() < 0.6 else self.size()
             n = int(self.rng.choice([1, 3, 8, 31, 32, 33, 64]))
             batch = tuple(self.size() for _ in range(int(self.rng.choice([0, 0, 1])))) if m <= 64 else ()

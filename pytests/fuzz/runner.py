@@ -113,7 +113,8 @@ def serve() -> None:
 class Worker:
     """A child process that compiles and runs programs; restarted after a crash or a timeout."""
 
-    def __init__(self):
+    def __init__(self, command=(sys.executable, __file__)):
+        self.command = list(command)
         self.process = None
         self.stderr = None
 
@@ -123,7 +124,7 @@ class Worker:
         root = str(Path(rlx_mlir.__file__).resolve().parent.parent)
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
         self.stderr = tempfile.TemporaryFile()
-        self.process = subprocess.Popen([sys.executable, __file__], stdin=subprocess.PIPE,
+        self.process = subprocess.Popen(self.command, stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=self.stderr, env=env)
 
     def run(self, text: str, config: dict, arrays: list) -> tuple:
@@ -297,14 +298,15 @@ class Failure:
     others: list  # [Outcome] of the other configurations
 
     def report(self) -> str:
-        lines = [f"fuzz seed {self.seed}: {self.outcome.kind} under config '{self.outcome.config}'"
-                 f" (max error {self.outcome.max_error:.3g}); shrunk from {self.original_ops} ops to "
-                 f"{len(self.program.ops)}:", self.program.text().rstrip()]
+        error = f" (max error {self.outcome.max_error:.3g})" if self.outcome.kind == "mismatch" else ""
+        lines = [f"fuzz seed {self.seed}: {self.outcome.kind} under config '{self.outcome.config}'{error};"
+                 f" shrunk from {self.original_ops} ops to {len(self.program.ops)}:", self.program.text().rstrip()]
         small = all(np.size(a) <= 16 for a in self.program.arrays.values())
         if small:
             lines += [f"  %{name} = {np.array2string(np.asarray(a), separator=', ')}"
                       for name, a in self.program.arrays.items()]
-        lines.append(self.outcome.detail.strip()[-2000:])
+        detail = self.outcome.detail.strip().splitlines()
+        lines += detail[:8] + ["..."] * (len(detail) > 8)
         lines += [f"config '{o.config}': {o.kind}" for o in self.others]
         lines.append(f"reproduce: pytest pytests/fuzz --fuzz-seed {self.seed} --fuzz-count 1 [--fuzz-long]")
         return "\n".join(lines)

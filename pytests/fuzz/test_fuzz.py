@@ -48,3 +48,49 @@ def test_program(seed, worker, request):
     failure = check_program(worker, program, configs_for(seed, request.config.getoption("--fuzz-long")))
     if failure is not None:
         pytest.fail(failure.report(), pytrace=False)
+
+
+# The fuzzer's own parts: a checker that cannot fail, or a crash that takes pytest down, would hide bugs.
+
+def test_generation_is_deterministic():
+    assert generate(123).text() == generate(123).text()
+    assert generate(123).text() != generate(124).text()
+
+
+def test_checker_flags_a_wrong_result_and_accepts_the_right_one():
+    """Issue 13's first example: neg(x) viewed by an identity expand, plus -s."""
+    import numpy as np
+
+    from . import reference
+    from .generator import Arg, Op, Program
+    from .runner import compare
+
+    x, s = np.array([1, 2, 3, 4], np.float32), np.array(10, np.float32)
+    program = Program(0, [Arg("x", (4,), "f32"), Arg("s", (), "f32")], {"x": x, "s": s}, [
+        Op("v0", "neg", ("x",), {}, (4,), "f32"),
+        Op("v1", "expand", ("v0",), {"shape": (4,)}, (4,), "f32"),
+        Op("v2", "neg", ("s",), {}, (), "f32"),
+        Op("v3", "add", ("v1", "v2"), {}, (4,), "f32"),
+    ], ["v3"])
+    values = reference.evaluate(program)
+    assert compare(program, values, [np.array([-11, -12, -13, -14], np.float32)], "default").kind == "ok"
+    wrong = compare(program, values, [np.array([-20, -12, -13, -14], np.float32)], "default")
+    assert (wrong.kind, wrong.max_error) == ("mismatch", 9.0)
+
+
+def test_bf16_rounding_is_round_to_nearest_even():
+    import numpy as np
+
+    from .reference import round_to
+
+    # 1 + 2^-8 is halfway between bf16 neighbours 1 and 1 + 2^-7: ties go to the even one (1).
+    values = np.array([1 + 2 ** -8, 1 + 3 * 2 ** -8, -1.00001, 3.0])
+    assert round_to(values, "bf16").tolist() == [1.0, 1 + 2 ** -6, -1.0, 3.0]
+
+
+def test_a_crashing_compile_is_an_outcome_not_a_dead_pytest():
+    import sys
+
+    process = Worker(command=[sys.executable, "-c", "import os; os.abort()"])
+    kind, message = process.run("func.func @f() { return }", {}, [])
+    assert kind == "crash" and "signal 6" in message

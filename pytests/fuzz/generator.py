@@ -262,6 +262,16 @@ class Generator:
             name = self.emit("cast", [name], {}, self.shape(x), "f32")
         return name
 
+    def low_precision_view(self):
+        """f32 -> f16 / bf16, a view in low precision (a transpose mostly), then back to f32."""
+        if self.rng.random() < 0.5:
+            x = self.pick(lambda n: self.dtype(n) == "f32" and len(self.shape(n)) >= 2)
+        else:
+            x = self.new_input((int(self.rng.choice(ODD_SIZES + (4, 8, 16))), int(self.rng.choice([2, 4, 8]))))
+        low = self.emit("cast", [x], {}, self.shape(x), str(self.rng.choice(["bf16", "f16", "bf16"])))
+        viewed = getattr(self, str(self.rng.choice(["transpose", "transpose", "narrow", "expand"])))(low)
+        return self.emit("cast", [viewed], {}, self.shape(viewed), "f32")
+
     def narrow(self, x=None):
         x = x or self.pick(lambda n: len(self.shape(n)) >= 1)
         shape = self.shape(x)
@@ -406,7 +416,7 @@ class Generator:
     FAMILIES = {
         "unary": 12, "binary": 16, "compare_where": 6, "cast": 9, "narrow": 8, "expand": 5, "transpose": 6,
         "reshape": 5, "concat": 5, "gather": 5, "reduce": 7, "softmax": 3, "cumsum": 3, "argmax": 3,
-        "norm": 4, "matmul": 5,
+        "norm": 4, "matmul": 5, "low_precision_view": 3,
     }
 
     # ------------------------------------------------------------------------------------ driver

@@ -181,7 +181,7 @@ def cast(x: RefValue, dtype: str) -> RefValue:
         return _certain(np.trunc(x.value).astype(np.int64), low != high, dtype)
     if x.dtype in INTEGERS:
         return _finish(x.value.astype(np.float64), x.err, dtype, relative=0.0)
-    if dtype == "f32" or dtype == x.dtype or (x.dtype == "f16" and dtype == "f32"):
+    if dtype == "f32" or dtype == x.dtype:
         return RefValue(x.value, x.err, dtype)  # widening is exact
     return _finish(x.value, x.err, dtype, relative=0.0)
 

@@ -1,16 +1,18 @@
 """Compiles fuzzed programs under pipeline configurations, checks them against the reference,
 and shrinks failures to a minimal program.
 
-Programs are compiled and run in a worker process (`Worker`, this file run as a script), so an
+Programs are compiled and run in a worker process (`Worker`), so an
 LLVM abort or a segfault is reported as a `crash` outcome instead of taking pytest down; the
 worker is restarted after it. Outcomes: `ok`, `mismatch` (a result outside the reference's
 bound), `compile_error` (a valid program rejected with a CompileError), `internal_error` (any
-other exception), `crash` (the process died), `timeout`.
+other exception), `crash` (the process died), `timeout`. The worker is this module run as
+`python -m fuzz.runner` (with `pytests/` on the path).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import pickle
 import re
@@ -23,8 +25,16 @@ import traceback
 import zlib
 from pathlib import Path
 from typing import Optional
+from unittest import mock
 
 import numpy as np
+import rlx_mlir
+from rlx_mlir import CompileError
+from rlx_mlir.pipelines.lower_to_llvm import LowerToLLVM
+from rlx_mlir.runtime import jit
+
+from . import reference
+from .generator import BOUNDARY_TYPES, NUMPY_TYPES, Arg, Op, Program, input_array, prune
 
 # Keyword arguments of rlx_mlir.compile, and options of the rlx-lower-to-llvm pipeline that
 # compile() does not take (`fuse_elementwise`, `reassociate`, see `compile_with`).
@@ -53,13 +63,6 @@ def configs_for(seed: int, everything: bool) -> list[str]:
 
 def compile_with(text: str, config: dict):
     """rlx_mlir.compile with `config`; pipeline-only options go to the pipeline compile() builds."""
-    import functools
-    from unittest import mock
-
-    import rlx_mlir
-    from rlx_mlir.pipelines.lower_to_llvm import LowerToLLVM
-    from rlx_mlir.runtime import jit
-
     options = dict(config)
     pipeline = {key: options.pop(key) for key in PIPELINE_OPTIONS if key in options}
     if not pipeline:
@@ -70,8 +73,6 @@ def compile_with(text: str, config: dict):
 
 def execute(text: str, config: dict, arrays: list) -> tuple:
     """("ok", outputs) or the kind of failure and its message."""
-    from rlx_mlir import CompileError
-
     try:
         executable = compile_with(text, config)
     except CompileError as error:
@@ -113,16 +114,15 @@ def serve() -> None:
 class Worker:
     """A child process that compiles and runs programs; restarted after a crash or a timeout."""
 
-    def __init__(self, command=(sys.executable, __file__)):
+    def __init__(self, command=(sys.executable, "-m", "fuzz.runner")):
         self.command = list(command)
         self.process = None
         self.stderr = None
 
     def _start(self):
-        import rlx_mlir
-
         root = str(Path(rlx_mlir.__file__).resolve().parent.parent)
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
+        tests = str(Path(__file__).resolve().parent.parent)
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, tests, os.environ.get("PYTHONPATH", "")]))
         self.stderr = tempfile.TemporaryFile()
         self.process = subprocess.Popen(self.command, stdin=subprocess.PIPE,
                                         stdout=subprocess.PIPE, stderr=self.stderr, env=env)
@@ -176,8 +176,6 @@ class Outcome:
 
 def compare(program, values: dict, outputs: list, config: str) -> Outcome:
     """Checks each output against the reference values (reference.evaluate) within their bounds."""
-    from .generator import NUMPY_TYPES
-
     worst = None
     for index, (name, got) in enumerate(zip(program.outputs, outputs)):
         expected = values[name]
@@ -199,8 +197,6 @@ def compare(program, values: dict, outputs: list, config: str) -> Outcome:
 
 
 def run_config(worker: Worker, program, config: str, values: Optional[dict] = None) -> Outcome:
-    from . import reference
-
     values = values if values is not None else reference.evaluate(program)
     arrays = [program.arrays[arg.name] for arg in program.inputs]
     kind, result = worker.run(program.text(), CONFIGS[config], arrays)
@@ -213,8 +209,6 @@ def run_config(worker: Worker, program, config: str, values: Optional[dict] = No
 
 def _replace(program, old: str, new: str, drop: str):
     """`program` with uses of `old` read from `new`, the op `drop` removed, then pruned."""
-    from .generator import Program, prune
-
     ops = [dataclasses.replace(op, operands=tuple(new if n == old else n for n in op.operands))
            for op in program.ops if op.name != drop]
     outputs = [new if n == old else n for n in program.outputs]
@@ -223,8 +217,6 @@ def _replace(program, old: str, new: str, drop: str):
 
 def _with_fresh_input(program, op):
     """`program` with `op` replaced by a new argument of its type (bf16: a cast of an f32 one)."""
-    from .generator import Arg, Op, Program, input_array
-
     name = f"a{1 + max([int(a.name[1:]) for a in program.inputs] + [-1])}"
     rng = np.random.default_rng(zlib.crc32(f"{program.seed}/{op.name}".encode()))
     dtype = "f32" if op.dtype == "bf16" else op.dtype
@@ -239,8 +231,6 @@ def _with_fresh_input(program, op):
 
 def _candidates(program):
     """Smaller programs, the likeliest to help first."""
-    from .generator import BOUNDARY_TYPES, Program, prune
-
     for index in range(len(program.outputs)):
         if len(program.outputs) > 1:
             outputs = program.outputs[:index] + program.outputs[index + 1:]
@@ -265,8 +255,6 @@ def _size(program) -> tuple:
 
 def shrink(worker: Worker, program, failure: Outcome, attempts: int = SHRINK_ATTEMPTS):
     """Greedily removes ops and outputs while the program still fails the same way."""
-    from . import reference
-
     tried = 0
     improved = True
     while improved and tried < attempts:
@@ -314,8 +302,6 @@ class Failure:
 
 def check_program(worker: Worker, program, configs: list[str]) -> Optional[Failure]:
     """None when every configuration computes the reference's results; else the shrunk failure."""
-    from . import reference
-
     with np.errstate(all="ignore"):
         values = reference.evaluate(program)
     outcomes = [run_config(worker, program, config, values) for config in configs]

@@ -224,7 +224,7 @@ def _with_fresh_input(program, op):
     arrays = dict(program.arrays, **{name: input_array(rng, op.shape, dtype)})
     if op.dtype == "bf16":
         ops = [Op(op.name, "cast", (name,), {}, op.shape, "bf16") if o is op else o for o in program.ops]
-        return Program(program.seed, inputs, arrays, ops, list(program.outputs))
+        return prune(Program(program.seed, inputs, arrays, ops, list(program.outputs)))
     candidate = Program(program.seed, inputs, arrays, list(program.ops), list(program.outputs))
     return _replace(candidate, op.name, name, op.name)
 

@@ -1,0 +1,96 @@
+"""Differential fuzzing: random valid MIR programs, compiled and run, against a float64 reference.
+
+Each program (generator.py: every op family, views in every position, casts through f16 / bf16,
+odd matmul shapes, several results) is compiled by `rlx_mlir.compile` under pipeline
+configurations (runner.CONFIGS: the default, `plan=False`, `matmul_kernels=False`, `threads=1`,
+fusion off) in a worker process, so an abort cannot take pytest down, and its results are compared
+with reference.py, a numpy interpreter written from dialect/rlx.md that bounds the rounding error
+of every value. A failure (wrong numbers, a rejected valid program, an internal error, a crash)
+is shrunk to a minimal program, printed with its configuration and error.
+
+    pytest -q pytests/fuzz                                  # CI profile: 300 programs, 2 configs each
+    pytest pytests/fuzz --fuzz-long                         # 3000 programs, every configuration
+    pytest pytests/fuzz --fuzz-seed 1234 --fuzz-count 1     # one program (what a failure prints)
+"""
+
+import pytest
+
+from .generator import generate
+from .runner import Worker, check_program, configs_for
+
+CI_SEED, CI_COUNT = 0, 300
+LONG_COUNT = 3000
+
+
+def _seeds(config):
+    long = config.getoption("--fuzz-long")
+    start = config.getoption("--fuzz-seed")
+    count = config.getoption("--fuzz-count")
+    start = CI_SEED if start is None else start
+    count = count if count is not None else LONG_COUNT if long else CI_COUNT
+    return range(start, start + count)
+
+
+def pytest_generate_tests(metafunc):
+    if "seed" in metafunc.fixturenames:
+        metafunc.parametrize("seed", _seeds(metafunc.config), ids=lambda seed: f"seed{seed}")
+
+
+@pytest.fixture(scope="module")
+def worker():
+    process = Worker()
+    yield process
+    process.close()
+
+
+def test_program(seed, worker, request):
+    program = generate(seed)
+    failure = check_program(worker, program, configs_for(seed, request.config.getoption("--fuzz-long")))
+    if failure is not None:
+        pytest.fail(failure.report(), pytrace=False)
+
+
+# The fuzzer's own parts: a checker that cannot fail, or a crash that takes pytest down, would hide bugs.
+
+def test_generation_is_deterministic():
+    assert generate(123).text() == generate(123).text()
+    assert generate(123).text() != generate(124).text()
+
+
+def test_checker_flags_a_wrong_result_and_accepts_the_right_one():
+    """Issue 13's first example: neg(x) viewed by an identity expand, plus -s."""
+    import numpy as np
+
+    from . import reference
+    from .generator import Arg, Op, Program
+    from .runner import compare
+
+    x, s = np.array([1, 2, 3, 4], np.float32), np.array(10, np.float32)
+    program = Program(0, [Arg("x", (4,), "f32"), Arg("s", (), "f32")], {"x": x, "s": s}, [
+        Op("v0", "neg", ("x",), {}, (4,), "f32"),
+        Op("v1", "expand", ("v0",), {"shape": (4,)}, (4,), "f32"),
+        Op("v2", "neg", ("s",), {}, (), "f32"),
+        Op("v3", "add", ("v1", "v2"), {}, (4,), "f32"),
+    ], ["v3"])
+    values = reference.evaluate(program)
+    assert compare(program, values, [np.array([-11, -12, -13, -14], np.float32)], "default").kind == "ok"
+    wrong = compare(program, values, [np.array([-20, -12, -13, -14], np.float32)], "default")
+    assert (wrong.kind, wrong.max_error) == ("mismatch", 9.0)
+
+
+def test_bf16_rounding_is_round_to_nearest_even():
+    import numpy as np
+
+    from .reference import round_to
+
+    # 1 + 2^-8 is halfway between bf16 neighbours 1 and 1 + 2^-7: ties go to the even one (1).
+    values = np.array([1 + 2 ** -8, 1 + 3 * 2 ** -8, -1.00001, 3.0])
+    assert round_to(values, "bf16").tolist() == [1.0, 1 + 2 ** -6, -1.0, 3.0]
+
+
+def test_a_crashing_compile_is_an_outcome_not_a_dead_pytest():
+    import sys
+
+    process = Worker(command=[sys.executable, "-c", "import os; os.abort()"])
+    kind, message = process.run("func.func @f() { return }", {}, [])
+    assert kind == "crash" and "signal 6" in message

@@ -166,3 +166,24 @@ def test_narrows_of_a_matmul_on_a_non_leading_axis(second):
     direct = _narrowed_matmul(second).compile(plan=False, cache=False)(x=x, w=w)
     np.testing.assert_allclose(planned, expected, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(direct, expected, rtol=1e-5, atol=1e-5)
+
+
+# Two results, one a whole-axis narrow of the other: each must get a buffer of its own (returning
+# one buffer twice crashes buffer-results-to-out-params in LLVM 22).
+TWO_RESULTS_ONE_VALUE = """
+func.func @f(%a: tensor<4x5xf32>) -> (tensor<4x1xf32>, tensor<4x1xf32>) {
+  %0 = "rlx.narrow"(%a) {axis = 1 : i64, start = 4 : i64, len = 1 : i64} : (tensor<4x5xf32>) -> tensor<4x1xf32>
+  %1 = "rlx.narrow"(%0) {axis = 1 : i64, start = 0 : i64, len = 1 : i64} : (tensor<4x1xf32>) -> tensor<4x1xf32>
+  return %1, %0 : tensor<4x1xf32>, tensor<4x1xf32>
+}
+"""
+
+
+def test_a_result_derived_from_another_result_gets_its_own_buffer():
+    a = np.arange(20, dtype=np.float32).reshape(4, 5)
+    (first, second), direct = _both_paths(TWO_RESULTS_ONE_VALUE, a)
+    np.testing.assert_array_equal(first, a[:, 4:5])
+    np.testing.assert_array_equal(second, a[:, 4:5])
+    assert not np.shares_memory(first, second)
+    for got in direct:
+        np.testing.assert_array_equal(got, a[:, 4:5])

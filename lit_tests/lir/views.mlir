@@ -80,7 +80,7 @@ func.func @strided_narrow(%x: tensor<2x4xf32>, %s: tensor<2x4xf32>) -> tensor<2x
 // CHECK-NEXT: "rlx.exp"(%arg1) {rlx_lir.phase = "steady", rlx_lir.slot = array<i64: 0, 32>}
 // TENSOR-LABEL: func.func @returned_narrow
 // TENSOR: %[[R0:.*]] = bufferization.to_tensor %{{.*}} restrict : memref<2x4xf32> to tensor<2x4xf32>
-// TENSOR-NEXT: %[[OWN:.*]] = tensor.empty() : tensor<2x3xf32>
+// TENSOR-NEXT: %[[OWN:.*]] = bufferization.alloc_tensor() : tensor<2x3xf32>
 // TENSOR-NEXT: %[[SLICE:.*]] = tensor.extract_slice %[[R0]][0, 0] [2, 3] [1, 1]
 // TENSOR-NEXT: %[[OUT:.*]] = bufferization.materialize_in_destination %[[SLICE]] in %[[OWN]] : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
 // TENSOR: return %[[OUT]], %{{.*}} : tensor<2x3xf32>, tensor<2x4xf32>

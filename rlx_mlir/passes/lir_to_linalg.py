@@ -34,7 +34,7 @@ from __future__ import annotations
 import dataclasses
 
 from mlir import ir
-from mlir.dialects import arith, bufferization, memref, tensor
+from mlir.dialects import arith, bufferization, memref
 
 from ..dialects.rlx_lir.dialect import FUSED_ATTR, PHASE_ATTR, SLOT_ATTR, VIEW_ATTR
 from ..ir_walk import collect_ops
@@ -116,9 +116,10 @@ def _compute_into_own_buffer(op: ir.Operation, result: ir.Value) -> None:
     out-params pass makes it the caller's buffer; a result that is a view of an arena value is
     copied out here, while that value is live, not at the return, after its slot was reused.
     """
-    type_ = ir.RankedTensorType(result.type)
     with ir.InsertionPoint(op), op.location:
-        destination = tensor.EmptyOp(list(type_.shape), type_.element_type).result
+        # Not a tensor.empty: eliminate-empty-tensors would then also compute *another* output
+        # derived from this one straight into it, returning one buffer twice.
+        destination = bufferization.AllocTensorOp(result.type, []).result
     with ir.InsertionPoint.after(op), op.location:
         own = bufferization.MaterializeInDestinationOp(result.type, result, destination).result
     result.replace_all_uses_except(own, own.owner.operation)

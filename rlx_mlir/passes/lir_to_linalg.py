@@ -62,6 +62,7 @@ class LirToLinalg(RlxPass):
                 continue
             plan = plan_op.opview
             arena_size, alignment = plan.arena_size, plan.alignment
+            returned = _returned_values(function)  # read off the plan before anything changes
             placed = [op.operation for op in block.operations
                       if SLOT_ATTR in op.operation.attributes and VIEW_ATTR not in op.operation.attributes]
             if arena_size > 0 and placed:
@@ -76,7 +77,7 @@ class LirToLinalg(RlxPass):
                     arena = memref.GetGlobalOp(arena_type, arena_symbol(function)).result
                 for op in placed:
                     _compute_into_slot(op, arena)
-            for op, result in _returned_values(function):
+            for op, result in returned:
                 _compute_into_own_buffer(op, result)
             plan_op.operation.erase()
         MirToLinalg().run(module)

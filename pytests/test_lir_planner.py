@@ -32,20 +32,20 @@ class Schedule:
         self.drafts: list[dict] = []
         self.num_ops = 0
 
-    def _add(self, producer, size, kind, view_of=None, view_offset=0) -> int:
+    def _add(self, producer, size, kind, view_of=None, view_offset=0, may_alias=()) -> int:
         self.drafts.append({"producer": producer, "size": size, "users": [], "kind": kind,
-                            "view_of": view_of, "view_offset": view_offset})
+                            "view_of": view_of, "view_offset": view_offset, "may_alias": tuple(may_alias)})
         return len(self.drafts) - 1
 
     def arg(self, size, kind="input") -> int:
         return self._add(-1, size, kind)
 
-    def op(self, size, *reads, kind="intermediate", view_of=None, view_offset=0) -> int:
+    def op(self, size, *reads, kind="intermediate", view_of=None, view_offset=0, may_alias=()) -> int:
         index = self.num_ops
         self.num_ops += 1
         for r in reads:
             self.drafts[r]["users"].append(index)
-        return self._add(index, size, kind, view_of, view_offset)
+        return self._add(index, size, kind, view_of, view_offset, may_alias)
 
     def view(self, parent, size=None, offset=0) -> int:
         size = self.drafts[parent]["size"] - offset if size is None else size
@@ -59,7 +59,8 @@ class Schedule:
 
     def buffers(self) -> list[Buffer]:
         return [Buffer(id=i, producer=d["producer"], size=d["size"], users=tuple(d["users"]),
-                       kind=d["kind"], view_of=d["view_of"], view_offset=d["view_offset"])
+                       kind=d["kind"], view_of=d["view_of"], view_offset=d["view_offset"],
+                       may_alias=d["may_alias"])
                 for i, d in enumerate(self.drafts)]
 
 
@@ -383,9 +384,12 @@ def random_schedules(draw):
     for _ in range(draw(st.integers(0, 3))):
         values.append(s.arg(draw(st.integers(0, 5000)), kind=draw(st.sampled_from(["input", "param"]))))
     for _ in range(draw(st.integers(1, 30))):
-        what = draw(st.sampled_from(["op", "op", "op", "chain", "view", "constant"]))
+        what = draw(st.sampled_from(["op", "op", "op", "chain", "view", "constant", "allocated"]))
         if what == "constant" or not values:
             values.append(s.op(draw(st.integers(0, 3000)), kind="constant"))
+        elif what == "allocated":  # a call's result: may be any of its operands (alias-aware liveness)
+            reads = draw(st.lists(st.sampled_from(values), min_size=1, max_size=3))
+            values.append(s.op(draw(st.integers(0, 3000)), *reads, kind="allocated", may_alias=reads))
         elif what == "view":
             parent = draw(st.sampled_from(values))
             psize = s.drafts[parent]["size"]

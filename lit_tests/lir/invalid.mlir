@@ -212,3 +212,37 @@ func.func @fused_value_with_a_slot(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %1 = "rlx.exp"(%0) {rlx_lir.phase = "steady"} : (tensor<4x8xf32>) -> tensor<4x8xf32>
   return %1 : tensor<4x8xf32>
 }
+
+// -----
+
+// A read through a view of a view keeps the root alive: the identity expand
+// (buffer 4) of the reshape (3) of buffer 2 is read at op 4, so buffer 5 (made
+// at op 3) may not take buffer 2's bytes; the message names the chain.
+func.func @view_chain_keeps_root_alive(%arg0: tensor<8xf32>, %arg1: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{buffers 2 [0, 32) live ops 0..4 and 5 [0, 32) live ops 3..4 overlap in bytes and in time; buffer 2 is read until op 4 through buffer 4 (4 views 3, 3 views 2)}}
+  "rlx_lir.plan"() {alignment = 64 : i64, arena_size = 128 : i64, dynamic_symbols = [], fingerprint = "sha256:0", inputs = ["arg0", "arg1"], lower_bound = 128 : i64, outputs = ["result0"], params = [], strategy = "greedy_by_size/first_fit", unshared = 128 : i64} : () -> ()
+  %0 = "rlx.neg"(%arg0) {rlx_lir.phase = "steady", rlx_lir.slot = array<i64: 0, 32>} : (tensor<8xf32>) -> tensor<8xf32>
+  %1 = "rlx.reshape"(%0) {rlx_lir.phase = "steady", rlx_lir.slot = array<i64: 0, 32>, rlx_lir.view} : (tensor<8xf32>) -> tensor<2x4xf32>
+  %2 = "rlx.expand"(%1) {rlx_lir.phase = "steady", rlx_lir.slot = array<i64: 0, 32>, rlx_lir.view, shape = array<i64: 2, 4>} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  %3 = "rlx.exp"(%arg1) {rlx_lir.phase = "steady", rlx_lir.slot = array<i64: 0, 32>} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  %4 = "rlx.add"(%2, %3) {rlx_lir.phase = "steady"} : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %4 : tensor<2x4xf32>
+}
+
+// -----
+
+// A call's result may be its operand (the callee may return its argument):
+// reading the result (buffer 3, at op 3) reads buffer 2, so buffer 4 may not
+// take buffer 2's bytes at op 2.
+func.func private @pass_through(%a: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  return %a : tensor<2x4xf32>
+}
+func.func @call_result_keeps_operand_alive(%arg0: tensor<2x4xf32>, %arg1: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{buffers 2 [0, 32) live ops 0..3 and 4 [0, 32) live ops 2..3 overlap in bytes and in time; buffer 2 is read until op 3 through buffer 3 (3 may alias 2)}}
+  "rlx_lir.plan"() {alignment = 64 : i64, arena_size = 128 : i64, dynamic_symbols = [], fingerprint = "sha256:0", inputs = ["arg0", "arg1"], lower_bound = 128 : i64, outputs = ["result0"], params = [], strategy = "greedy_by_size/first_fit", unshared = 128 : i64} : () -> ()
+  %0 = "rlx.neg"(%arg0) {rlx_lir.phase = "steady", rlx_lir.slot = array<i64: 0, 32>} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  %1 = func.call @pass_through(%0) {no_inline, rlx_lir.phase = "steady"} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  %2 = "rlx.exp"(%arg1) {rlx_lir.phase = "steady", rlx_lir.slot = array<i64: 0, 32>} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  %3 = "rlx.add"(%1, %2) {rlx_lir.phase = "steady"} : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %3 : tensor<2x4xf32>
+}

@@ -9,7 +9,10 @@ and lists every way the plan breaks the rules stated in `rlx_mlir.lir.planner`'s
 - roots start at a multiple of the alignment (which must be a power of two), size-0 roots at 0;
 - every placed buffer lies inside ``[0, arena_size)``, and the arena size is a multiple of the
   alignment;
-- no two roots with overlapping (inclusive) lifetimes share a byte;
+- no two roots with overlapping (inclusive) lifetimes share a byte, where a root's lifetime is
+  alias-aware: it runs from its producer to the last read of any buffer that may reference its
+  bytes, found by walking `view_of` and `may_alias` links (a view of a view of an alias ... of
+  the root), each on its own; a conflict names the chain that kept the root alive;
 - each view's offset is its root's offset plus its cumulative view offset, and it lies inside its
   root;
 - `roots`, `lower_bound` and `unshared_total` equal the recomputed ones, every entry of
@@ -31,6 +34,35 @@ __all__ = ["check_plan"]
 
 def _round_up(value: int, alignment: int) -> int:
     return -(-value // alignment) * alignment
+
+
+def _paths_to_roots(start: Any, by_id: dict[int, Any], roots: set[int]) -> list[tuple[int, ...]]:
+    """Every chain of view_of / may_alias links from `start` to an arena root (one per root)."""
+    found: dict[int, tuple[int, ...]] = {}
+    stack = [(start.id,)]
+    seen: set[int] = set()
+    while stack:
+        path = stack.pop()
+        node = by_id.get(path[-1])
+        if node is None or node.id in seen:
+            continue
+        seen.add(node.id)
+        if node.id in roots:
+            found.setdefault(node.id, path)
+            continue
+        links = [node.view_of] if node.view_of is not None else list(getattr(node, "may_alias", ()))
+        stack.extend(path + (link,) for link in links if link not in path)
+    return list(found.values())
+
+
+def _kept_alive(root: int, path: tuple[int, ...], end: int, by_id: dict[int, Any]) -> str:
+    """Why `root` lives until `end` when a view or an alias of it is what is read there."""
+    if len(path) < 2:
+        return ""
+    links = []
+    for here, there in zip(path, path[1:]):
+        links.append(f"{here} {'views' if by_id[here].view_of == there else 'may alias'} {there}")
+    return f"; buffer {root} is read until op {end} through buffer {path[0]} ({', '.join(links)})"
 
 
 def check_plan(buffers: Sequence[Any], num_ops: int, plan: Any) -> list[str]:
@@ -70,13 +102,27 @@ def check_plan(buffers: Sequence[Any], num_ops: int, plan: Any) -> list[str]:
     arena_ids = {b.id for b in buffers if in_arena(b)}
     arena_roots = sorted(i for i in arena_ids if by_id[i].view_of is None)
 
-    # --- lifetimes: every read of the root or of any view of it
-    last: dict[int, int] = {r: by_id[r].producer for r in arena_roots}
+    # --- alias-aware lifetimes: a root's bytes are read by every buffer that may reference them:
+    # the root, its views (and views of views), buffers whose may_alias names one of those, and
+    # so on. `why[r]` keeps the path to the last read, for the messages.
     for b in buffers:
-        r = b.id if b.view_of is None else root_of.get(b.id)
-        if r in last:
-            reads = list(b.users) + ([b.producer] if b.view_of is not None else [])
-            last[r] = max([last[r], *reads])
+        for other in getattr(b, "may_alias", ()):
+            if other not in by_id:
+                problems.append(f"buffer {b.id}: may_alias names an unknown buffer id {other}")
+            elif b.view_of is not None or in_arena(b):
+                problems.append(f"buffer {b.id}: an arena buffer or a view must not carry may_alias")
+    last: dict[int, int] = {r: by_id[r].producer for r in arena_roots}
+    why: dict[int, tuple[int, ...]] = {r: (r,) for r in arena_roots}
+    for b in buffers:
+        reads = list(b.users)
+        if b.view_of is not None or getattr(b, "may_alias", ()):
+            reads.append(b.producer)  # the op that makes a view or an alias reads its source
+        if not reads:
+            continue
+        for path in _paths_to_roots(b, by_id, set(arena_roots)):
+            r = path[-1]
+            if max(reads) > last[r]:
+                last[r], why[r] = max(reads), path
     life = {r: (by_id[r].producer, last[r]) for r in arena_roots}
     for r, (s, e) in life.items():
         if s < 0 or e >= num_ops:
@@ -145,6 +191,7 @@ def check_plan(buffers: Sequence[Any], num_ops: int, plan: Any) -> list[str]:
                 problems.append(
                     f"buffers {r} [{lo}, {hi}) live ops {s1}..{e1} and {r2} [{lo2}, {hi2}) "
                     f"live ops {s2}..{e2} overlap in bytes and in time"
+                    + "".join(_kept_alive(x, why[x], e, by_id) for x, e in ((r, e1), (r2, e2)))
                 )
 
     # --- reported metadata

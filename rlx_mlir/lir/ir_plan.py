@@ -52,10 +52,10 @@ def function_buffers(function, fuse_elementwise: Optional[bool] = None) -> Funct
     drafts: list[dict] = []
     value_ids: dict = {}
 
-    def add(value, producer, kind, view_of=None, view_offset=0):
+    def add(value, producer, kind, view_of=None, view_offset=0, may_alias=()):
         value_ids[value] = len(drafts)
         drafts.append(dict(producer=producer, size=byte_size(value.type), users=[], kind=kind,
-                           view_of=view_of, view_offset=view_offset))
+                           view_of=view_of, view_offset=view_offset, may_alias=may_alias))
 
     for index, argument in enumerate(block.arguments):
         attrs = ir.DictAttr(arg_attrs[index]) if index < len(arg_attrs) else None
@@ -81,14 +81,19 @@ def function_buffers(function, fuse_elementwise: Optional[bool] = None) -> Funct
                 kind = "constant" if op.name in CONSTANT_OPS else "output" if result in returned else "intermediate"
                 if kind == "intermediate" and index in fused:
                     kind = "fused"
-                if kind == "intermediate" and len(op.results) > 1:
+                if kind == "intermediate" and (len(op.results) > 1 or op.name == "func.call"):
                     # An op carries one rlx_lir.slot: results of multi-result ops stay out of
-                    # the arena (bufferization allocates them), as constants do.
-                    kind = "constant"
-                add(result, index, kind)
+                    # the arena (bufferization allocates them).  So do calls' results: the
+                    # callee returns them in a buffer of its own, a slot would only copy it.
+                    kind = "allocated"
+                # Not copied anywhere (rlx-lir-to-linalg), such a result is whatever buffer the
+                # op gives it, maybe (part of) an operand's: reading it reads them.
+                operands = () if kind != "allocated" else tuple(dict.fromkeys(
+                    value_ids[v] for v in _operands_within(op) if v in value_ids))
+                add(result, index, kind, may_alias=operands)
     buffers = [
         Buffer(id=i, producer=d["producer"], size=d["size"], users=tuple(d["users"]), kind=d["kind"],
-               view_of=d["view_of"], view_offset=d["view_offset"])
+               view_of=d["view_of"], view_offset=d["view_offset"], may_alias=d["may_alias"])
         for i, d in enumerate(drafts)
     ]
     return FunctionBuffers(ops, buffers, value_ids)
@@ -165,8 +170,18 @@ def _operands_within(op: ir.Operation) -> list:
 
 
 def _view_source(op: ir.Operation) -> Optional[tuple]:
-    """(source value, byte offset) when `op`'s result is a pure view of its operand."""
+    """(source value, byte offset) when `op`'s result is a pure view of its operand.
+
+    A view gets no bytes of its own: it is planned inside its source's slot, which stays live while
+    the view is read, and `rlx-lir-to-linalg` leaves its lowering alone (a memref view of the source,
+    or a fresh value: both are right).  Every other planned value is computed into a slot of its
+    own and read from there, so an op that is not listed here but lowers to a view (a strided
+    narrow, say) costs a copy, never a wrong answer.
+    """
     name = op.name
+    if name in ("rlx.expand", "rlx.transpose") and op.results[0].type == op.operands[0].type:
+        if name == "rlx.expand" or list(op.opview.perm) == sorted(op.opview.perm):
+            return op.operands[0], 0  # same shape and, for a transpose, the identity permutation
     if name == "rlx.reshape":
         return op.operands[0], 0
     if name == "rlx.kv_cache_write":

@@ -11,15 +11,26 @@ Model (RLX's `rlx-compile/memory.rs`, catalogue §6.2, with the changes marked *
 - Only buffers of kind ``"intermediate"`` live in the arena. Inputs, params and constants are never
   shared (they live for the whole run, as in RLX) and *outputs are caller-provided buffers in this
   project*, so none of them gets an arena slot. Nor does a ``"fused"`` value (*): an elementwise
-  result computed inside its only consumer's loop nest, which never exists in memory.
-- A view (``view_of`` set: reshape, same-dtype cast, contiguous narrow) allocates nothing: it aliases
-  its parent at ``view_offset`` bytes; chains of views are resolved to the *root* with the cumulative
-  offset. A view is in the arena exactly when its root is an intermediate (such a view must itself
-  be of kind "intermediate": a caller-provided output cannot alias the arena). Views of inputs,
-  params, constants or outputs are not placed, but their root is still reported in `roots`.
+  result computed inside its only consumer's loop nest, which never exists in memory, nor an
+  ``"allocated"`` one (*): a result the op returns in a buffer of its own (calls, multi-result ops).
+- A view (``view_of`` set: reshape, same-dtype cast, contiguous narrow, identity expand or
+  transpose) allocates nothing: it aliases its parent at ``view_offset`` bytes; chains of views are
+  resolved to the *root* with the cumulative offset. A view is in the arena exactly when its root is
+  an intermediate (such a view must itself be of kind "intermediate": a caller-provided output cannot
+  alias the arena). Views of inputs, params, constants or outputs are not placed, but their root is
+  still reported in `roots`.
+- (*) A buffer outside the arena may still share memory with the values its op reads: the results
+  of a call or of a multi-result op (kind ``"allocated"``: the op returns them in buffers it
+  allocates) may be an operand, a slice of one, or an operand written in place. ``may_alias``
+  lists those buffers; every read of the buffer counts as a read of each of them (and, through
+  them, of whatever they view or alias, transitively). An arena intermediate aliases nothing: it
+  is computed into its own slot and read from there, and a returned value is copied into a buffer
+  of its own when its op runs, unless it is already computed there (`rlx-lir-to-linalg`).
 - Lifetime of an arena root, inclusive: ``[producer, max(producer, every user of the root, and the
-  producer and every user of every view whose root it is)]``. Reads through a view thus keep the
-  root alive (RLX), and the op that makes the view counts as a read (it reads its parent).
+  producer and every user of every buffer that may reference its bytes)]``; a buffer may reference
+  the root's bytes when it is a view of the root or of a buffer that may, or when its ``may_alias``
+  names one that may. Reads through a view or an alias thus keep the root alive (RLX, for views),
+  and the op that makes the view counts as a read (it reads its parent).
 - Two roots may share bytes only if their lifetimes are disjoint. Every root starts at a multiple of
   `alignment` and, for packing, occupies its size rounded up to `alignment`; the arena size is the
   highest end, hence also a multiple of `alignment`. Size-0 roots get offset 0 and conflict with
@@ -72,7 +83,9 @@ __all__ = [
     "plan_memory",
 ]
 
-KINDS = ("intermediate", "input", "param", "constant", "output", "fused")
+# "allocated": a result the op returns in a buffer of its own (results of multi-result ops and of
+# calls: bufferization allocates it), never in the arena.
+KINDS = ("intermediate", "input", "param", "constant", "output", "fused", "allocated")
 ARENA_KINDS = ("intermediate",)
 
 _ORDERS = (
@@ -98,9 +111,10 @@ class Buffer:
     producer: int  # schedule index of the op that defines it (0-based); inputs/params: -1
     size: int  # bytes (>= 0)
     users: tuple[int, ...]  # schedule indices of the ops that read it
-    kind: str  # "intermediate" | "input" | "param" | "constant" | "output" | "fused"
+    kind: str  # one of KINDS
     view_of: Optional[int] = None  # id of the buffer this one is a pure view of
     view_offset: int = 0  # byte offset of the view inside view_of
+    may_alias: tuple[int, ...] = ()  # buffers whose memory this (non-arena, non-view) one may share
 
 
 @dataclass(frozen=True)
@@ -182,7 +196,21 @@ def _validate(buffers: Sequence[Buffer], num_ops: int) -> dict[int, Buffer]:
                 raise PlanError(f"buffer {buf.id}: an intermediate must be defined by an op (producer -1)")
         elif not _is_int(buf.view_offset) or buf.view_offset < 0:
             raise PlanError(f"buffer {buf.id}: view_offset must be a non-negative integer, got {buf.view_offset!r}")
+        if buf.may_alias and (buf.view_of is not None or buf.kind in ARENA_KINDS):
+            raise PlanError(
+                f"buffer {buf.id}: may_alias is only for buffers outside the arena that are not views "
+                f"(an arena buffer owns its slot; a view names its parent with view_of)"
+            )
     for buf in buffers:
+        for other in buf.may_alias:
+            target = by_id.get(other) if _is_int(other) else None
+            if target is None:
+                raise PlanError(f"buffer {buf.id}: may_alias {other!r} is not a buffer id")
+            if target.producer >= buf.producer:
+                raise PlanError(
+                    f"buffer {buf.id}: may alias buffer {other}, which is not defined before it "
+                    f"(op {target.producer}, not before op {buf.producer})"
+                )
         if buf.view_of is None:
             continue
         parent = by_id.get(buf.view_of)
@@ -226,6 +254,26 @@ def _resolve_views(by_id: dict[int, Buffer]) -> tuple[dict[int, int], dict[int, 
             roots[link.id] = root
             cumulative[link.id] = offset
     return roots, cumulative
+
+
+def _arena_references(
+    by_id: dict[int, Buffer], roots: dict[int, int], arena_roots: set[int]
+) -> dict[int, frozenset[int]]:
+    """Buffer id -> the arena roots whose bytes it may reference: itself, through views, aliases."""
+    referenced: dict[int, frozenset[int]] = {}
+    # may_alias names buffers defined strictly earlier, and a view's root is no later than the view:
+    # visiting the non-views by producer, then the views, finds every target already done.
+    for buf in sorted((b for b in by_id.values() if b.view_of is None), key=lambda b: (b.producer, b.id)):
+        if buf.id in arena_roots:
+            referenced[buf.id] = frozenset((buf.id,))
+        else:
+            found: set[int] = set()
+            for other in buf.may_alias:
+                found |= referenced[roots.get(other, other)]
+            referenced[buf.id] = frozenset(found)
+    for view, root in roots.items():
+        referenced[view] = referenced[root]
+    return referenced
 
 
 def _order(
@@ -334,9 +382,10 @@ def _analyse(buffers: Sequence[Buffer], num_ops: int, alignment: int) -> _Analys
             )
 
     last = {r: max((by_id[r].producer, *by_id[r].users)) for r in arena_roots}
-    for v in arena_views:
-        r = roots[v]
-        last[r] = max(last[r], by_id[v].producer, *by_id[v].users)
+    for b, referenced in _arena_references(by_id, roots, arena_root_set).items():
+        for r in referenced:
+            if r != b:  # a view or an alias reads its root's bytes where it is made and read
+                last[r] = max(last[r], by_id[b].producer, *by_id[b].users)
     lifetimes = {r: (by_id[r].producer, last[r]) for r in arena_roots}
 
     ids = [r for r in arena_roots if by_id[r].size > 0]

@@ -2,8 +2,12 @@
 
 The op order is the schedule.  The planner (rlx_mlir.lir.planner) gives every
 intermediate a byte slot in one arena, shared between values whose lifetimes
-are disjoint, with pure views (reshape, same-type cast, contiguous narrow)
-placed inside their root; with `fuse-elementwise`, elementwise results
+are disjoint, with pure views (reshape, same-type cast, contiguous narrow,
+identity expand or transpose: `rlx_mlir.lir.ir_plan._view_source`) placed
+inside their root; results of calls and multi-result ops get no slot and keep
+the values they may alias live (`Buffer.may_alias`); rlx-lir-to-linalg makes
+the code read every planned value from its slot, so the plan's liveness holds
+whatever the ops lower to; with `fuse-elementwise`, elementwise results
 computed inside their only elementwise consumer (`rlx_lir.fused`) get no slot; phases follow RLX's heuristic unless an op already
 carries `rlx_lir.phase` (an override); the plan op carries
 the I/O manifest and the fingerprint.  Functions that already have a plan are

@@ -23,7 +23,11 @@ class PlanOp(RlxLir.Operation, name="plan"):
     params, constants and results are not in the arena (results are written
     to the caller's buffers), nor are results marked `rlx_lir.fused`: float
     elementwise values whose only user is a float elementwise op of the same
-    shape, computed inside that op's loop nest.  `fingerprint` is the SHA-256 of the function's
+    shape, computed inside that op's loop nest, nor results of calls and of
+    multi-result ops, which come back in buffers of their own that may alias
+    the op's operands (those operands stay live while such a result is read).
+    A value a view (`rlx_lir.view`) reads keeps its slot as long as any view
+    of it, through any chain of views, is read.  `fingerprint` is the SHA-256 of the function's
     generic form without locations and without the fingerprint itself: equal
     across processes, different whenever anything that affects execution
     differs.

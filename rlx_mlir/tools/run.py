@@ -47,7 +47,12 @@ def _parser() -> ArgumentParser:
         help="write a result to a .npy file; repeat per result, in result order",
     )
     parser.add_argument("--print", dest="print_results", action="store_true", help="print results even with --output")
-    parser.add_argument("--repeat", type=int, default=1, metavar="N", help="run N times (the last results are kept)")
+    parser.add_argument("--repeat", type=_positive, default=1, metavar="N", help="run N times (the last results are kept)")
+    parser.add_argument(
+        "--isolate", action="store_true",
+        help="generate code in a child process first, so an LLVM fatal error is reported as an error "
+             "(costs about one more compile)",
+    )
     return parser
 
 
@@ -62,6 +67,14 @@ def _non_negative(text: str) -> int:
     return value
 
 
+def _positive(text: str) -> int:
+    """argparse type of --repeat."""
+    value = _non_negative(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     return guarded("rlx-run", _main, sys.argv[1:] if argv is None else argv)
 
@@ -70,7 +83,7 @@ def _main(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     text, filename = read_source(args.input_file)
     try:
-        executable = jit_compile(text, entry=args.entry, filename=filename)
+        executable = jit_compile(text, entry=args.entry, filename=filename, isolate=args.isolate)
     except CompileError as error:
         print(error.render_diagnostics() or f"{filename}: error: {error.summary}", file=sys.stderr)
         return 1

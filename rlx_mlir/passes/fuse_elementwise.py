@@ -18,7 +18,10 @@ C is rebuilt with P's inputs in place of P's result (their maps composed with C'
 body ahead of C's. Each generic, visited last to first, absorbs the whole tree of producers
 fusable into it (producers of producers, maps composed down to its loops) in one rebuild
 that moves their ops, so a chain of n elementwise ops becomes one loop nest in O(n) steps.
-An input read twice through the same map becomes one operand.
+An input read twice through the same map becomes one operand. A fused body stops growing
+at `max-body-ops` ops: LLVM's loop vectorizer and register allocator take super-linear time
+in the size of one loop body (a 4000-op chain fused into one loop: 20 s in LLVM, against
+0.6 s per 500 ops), so a longer chain becomes several loop nests of bounded size.
 Upstream `linalg-fuse-elementwise-ops` is not used: in LLVM 22 it also fuses
 producers that read their initial value into consumers with more loops, which rewrites
 that value on every extra iteration (a recurrence step computed wrongly), and it cannot be
@@ -34,7 +37,7 @@ from mlir import ir
 from mlir.dialects import linalg
 
 from ..ir_walk import collect_ops
-from .base import RlxPass
+from .base import RlxPass, option
 
 
 def _maps(op) -> list[ir.AffineMap]:
@@ -84,6 +87,10 @@ def _reads_loop_indices(op) -> bool:
     return any(inner.operation.name == "linalg.index" for inner in _body(op).operations)
 
 
+def _op_count(block: ir.Block) -> int:
+    return sum(1 for _ in block.operations)
+
+
 def _compose(inner: ir.AffineMap, outer: ir.AffineMap) -> ir.AffineMap:
     """`inner` (over the producer's loops) expressed over the consumer's loops via `outer`."""
     return ir.AffineMap.get(outer.n_dims, 0, [expr.compose(outer) for expr in inner.results])
@@ -109,8 +116,10 @@ class _Input:
 class _FusionPlan:
     """The producers fusable into one consumer, found by a worklist over the fused op's inputs."""
 
-    def __init__(self, consumer):
+    def __init__(self, consumer, max_body_ops: int):
         self.consumer = consumer
+        self.max_body_ops = max_body_ops
+        self.body_ops = _op_count(_body(consumer))
         maps = _maps(consumer)
         self.loops = maps[0].n_dims if maps else 0
         self.input_count = len(consumer.operands) - len(consumer.results)
@@ -154,6 +163,9 @@ class _FusionPlan:
         # linalg.index in the producer names its own loops: only the identity keeps them.
         if entry.map != ir.AffineMap.get_identity(self.loops) and _reads_loop_indices(producer):
             return
+        producer_ops = _op_count(_body(producer)) - 1  # its yield is dropped
+        if self.body_ops + producer_ops > self.max_body_ops:
+            return
         producer_maps = _maps(producer)
         inputs = len(producer.operands) - 1
         composed = [_compose(producer_maps[i], entry.map) for i in range(inputs)]
@@ -162,6 +174,7 @@ class _FusionPlan:
         if any(self._ranging[loop] == 1 for loop in lost):
             return  # a loop only this input ranged over would have no bound
         entry.producer = producer
+        self.body_ops += producer_ops
         self.fused.append(entry)
         del self._by_key[(entry.value, entry.map)]
         self._count(entry.map, -1)
@@ -214,6 +227,7 @@ class _FusionPlan:
 class FuseElementwise(RlxPass):
     name = "rlx-fuse-elementwise"
     summary = "Fuse single-use elementwise linalg.generic producers into the consumer's loop nest"
+    max_body_ops: int = option(2000, "largest fused loop body, in ops (LLVM slows super-linearly on longer ones)")
 
     def run(self, module: ir.Operation) -> None:
         # Last to first: a consumer absorbs its producers' whole trees before they are visited.
@@ -223,7 +237,7 @@ class FuseElementwise(RlxPass):
         for index in reversed(range(len(generics))):
             if index in absorbed:
                 continue
-            plan = _FusionPlan(generics[index])
+            plan = _FusionPlan(generics[index], self.max_body_ops)
             if plan.fused:
                 absorbed.update(position[entry.producer] for entry in plan.fused)
                 plan.apply()

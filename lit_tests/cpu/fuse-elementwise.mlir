@@ -71,3 +71,63 @@ func.func @kept(%x: tensor<4x8xf32>, %acc: tensor<4x8xf32>, %y: tensor<4x3x8xf32
   } -> tensor<4x3x8xf32>
   return %1, %3 : tensor<4x3x8xf32>, tensor<4x3x8xf32>
 }
+
+// -----
+
+// A gather along d1 (its table read by tensor.extract at linalg.index 0, so none of its
+// operands ranges over d0) feeding a reduction over d0 (argmax along axis 0): the fused op
+// would have no operand ranging over d0, so no bound for that loop (linalg: "invalid indexing
+// maps are non-invertible"). Not fused. Into a parallel consumer, whose result ranges over
+// every loop, the same producer is fused.
+#col = affine_map<(d0, d1) -> (d1)>
+#g2 = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func.func @gather_into_reduction(
+// CHECK-SAME: %[[T:[^:]*]]: tensor<3x7xf32>, %[[I:[^:]*]]: tensor<5xi64>
+// CHECK: %[[G:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]
+// CHECK-SAME: ins(%[[I]] : tensor<5xi64>)
+// CHECK: tensor.extract %[[T]]
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]
+// CHECK-SAME: ins(%[[G]] : tensor<3x5xf32>)
+// CHECK-NOT: linalg.generic
+// CHECK-LABEL: func.func @gather_into_parallel(
+// CHECK-SAME: %[[T:[^:]*]]: tensor<3x7xf32>, %[[I:[^:]*]]: tensor<5xi64>
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}], iterator_types = ["parallel", "parallel"]}
+// CHECK-SAME: ins(%[[I]] : tensor<5xi64>)
+// CHECK: tensor.extract %[[T]]
+// CHECK: math.exp
+// CHECK-NOT: linalg.generic
+func.func @gather_into_reduction(%t: tensor<3x7xf32>, %i: tensor<5xi64>) -> tensor<5xf32> {
+  %e = tensor.empty() : tensor<3x5xf32>
+  %g = linalg.generic {indexing_maps = [#col, #g2], iterator_types = ["parallel", "parallel"]} ins(%i : tensor<5xi64>) outs(%e : tensor<3x5xf32>) {
+  ^bb0(%in: i64, %o: f32):
+    %k = arith.index_cast %in : i64 to index
+    %r = linalg.index 0 : index
+    %v = tensor.extract %t[%r, %k] : tensor<3x7xf32>
+    linalg.yield %v : f32
+  } -> tensor<3x5xf32>
+  %ninf = arith.constant 0xFF800000 : f32
+  %e1 = tensor.empty() : tensor<5xf32>
+  %init = linalg.fill ins(%ninf : f32) outs(%e1 : tensor<5xf32>) -> tensor<5xf32>
+  %m = linalg.generic {indexing_maps = [#g2, #col], iterator_types = ["reduction", "parallel"]} ins(%g : tensor<3x5xf32>) outs(%init : tensor<5xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %x = arith.maximumf %in, %acc : f32
+    linalg.yield %x : f32
+  } -> tensor<5xf32>
+  return %m : tensor<5xf32>
+}
+func.func @gather_into_parallel(%t: tensor<3x7xf32>, %i: tensor<5xi64>) -> tensor<3x5xf32> {
+  %e = tensor.empty() : tensor<3x5xf32>
+  %g = linalg.generic {indexing_maps = [#col, #g2], iterator_types = ["parallel", "parallel"]} ins(%i : tensor<5xi64>) outs(%e : tensor<3x5xf32>) {
+  ^bb0(%in: i64, %o: f32):
+    %k = arith.index_cast %in : i64 to index
+    %r = linalg.index 0 : index
+    %v = tensor.extract %t[%r, %k] : tensor<3x7xf32>
+    linalg.yield %v : f32
+  } -> tensor<3x5xf32>
+  %x = linalg.generic {indexing_maps = [#g2, #g2], iterator_types = ["parallel", "parallel"]} ins(%g : tensor<3x5xf32>) outs(%e : tensor<3x5xf32>) {
+  ^bb0(%in: f32, %o: f32):
+    %s = math.exp %in : f32
+    linalg.yield %s : f32
+  } -> tensor<3x5xf32>
+  return %x : tensor<3x5xf32>
+}

@@ -1,0 +1,160 @@
+"""Compile time against program size: long chains of elementwise ops through the full pipeline.
+
+Each program is one function over `tensor<16xf32>` values `x` and `s`:
+
+- chain:  x -> neg -> add s -> mul s -> tanh -> exp -> neg -> ...  (every value used once);
+- fanout: the chain, where every fifth value is also read a second time:
+          y -> (tanh y) + (y * s)  (a value with two uses, two branches joined again).
+
+For each size it times `rlx_mlir.compile(text, cache=False)` and the first call (the
+time a user waits for the first result) and checks that result against numpy in
+float64. With `--stages` it also runs the same steps one by one (parse and verify,
+every pass of `rlx-lower-to-llvm`, LLVM code generation in the JIT, the first call)
+and prints the slowest of them. The target: 50k ops in under 60 s.
+
+    python benchmarks/scaling.py [--sizes 1000,10000,50000] [--shapes chain,fanout] [--stages]
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import time
+
+import numpy as np
+
+import rlx_mlir
+
+TYPE = "tensor<16xf32>"
+CYCLE = ("neg", "add", "mul", "tanh", "exp")  # bounded: tanh maps into (-1, 1), exp of that into (1/e, e)
+TARGET_OPS, TARGET_SECONDS = 50_000, 60.0
+
+
+def program(ops: int, shape: str = "chain") -> str:
+    """MLIR text of a function with `ops` rlx elementwise ops (see the module docstring)."""
+    lines = [f"func.func @main(%x: {TYPE}, %s: {TYPE}) -> {TYPE} {{"]
+    value, count = "%x", 0
+
+    def emit(op: str, *operands: str) -> str:
+        nonlocal count
+        name = f"%v{count}"
+        count += 1
+        types = ", ".join([TYPE] * len(operands))
+        lines.append(f'  {name} = "rlx.{op}"({", ".join(operands)}) : ({types}) -> {TYPE}')
+        return name
+
+    while count < ops:
+        if shape == "fanout" and count % 5 == 4 and ops - count >= 3:
+            value = emit("add", emit("tanh", value), emit("mul", value, "%s"))
+            continue
+        op = CYCLE[count % len(CYCLE)]
+        value = emit(op, value, "%s") if op in ("add", "mul") else emit(op, value)
+    lines += [f"  return {value} : {TYPE}", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def reference(ops: int, shape: str, x: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """The program computed in float64 with numpy, op by op as `program` emits them."""
+    y, s, count = x.astype(np.float64), s.astype(np.float64), 0
+    apply = {"neg": np.negative, "tanh": np.tanh, "exp": np.exp}
+    while count < ops:
+        if shape == "fanout" and count % 5 == 4 and ops - count >= 3:
+            y, count = np.tanh(y) + y * s, count + 3
+            continue
+        op = CYCLE[count % len(CYCLE)]
+        y = y + s if op == "add" else y * s if op == "mul" else apply[op](y)
+        count += 1
+    return y
+
+
+def inputs() -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    return rng.uniform(-1, 1, 16).astype(np.float32), rng.uniform(0.25, 0.75, 16).astype(np.float32)
+
+
+def check(result: np.ndarray, ops: int, shape: str) -> float:
+    """Largest relative error against the float64 reference; raises when it is too large."""
+    x, s = inputs()
+    expected = reference(ops, shape, x, s)
+    error = float(np.max(np.abs(result - expected) / np.maximum(np.abs(expected), 1e-3)))
+    if not error < 1e-3:
+        raise AssertionError(f"{shape} of {ops} ops: relative error {error:.2e} against numpy")
+    return error
+
+
+def time_compile(ops: int, shape: str) -> tuple[float, float, float, float]:
+    """(compile seconds, first-call seconds, CPU seconds of both, relative error) of `compile()`
+    on the program. CPU time (all threads) is less disturbed by other work on a shared machine."""
+    text = program(ops, shape)
+    start, cpu = time.perf_counter(), time.process_time()
+    exe = rlx_mlir.compile(text, "main", cache=False)
+    compiled = time.perf_counter()
+    result = exe(*inputs())
+    called = time.perf_counter()
+    return compiled - start, called - compiled, time.process_time() - cpu, check(result, ops, shape)
+
+
+def time_stages(ops: int, shape: str) -> list[tuple[str, float]]:
+    """Seconds of each step compile() takes, run one by one: parse and verify, each element of
+    `rlx-lower-to-llvm` (an RLX pass or an upstream pass), LLVM code generation, the first call."""
+    from mlir.execution_engine import ExecutionEngine
+
+    from rlx_mlir import verifier
+    from rlx_mlir.context import make_context
+    from rlx_mlir.diagnostics import DiagnosticCollector
+    from rlx_mlir.pass_pipeline import build_pass_manager, expand
+    from rlx_mlir.passes.tile_matmul import default_threads
+    from rlx_mlir.pipelines.lower_to_llvm import LowerToLLVM
+    from rlx_mlir.runtime.jit import Executable
+    from rlx_mlir.runtime.signature import find_function, signature_of
+    from rlx_mlir.toolchain import openmp_library, runtime_library
+
+    text, threads, stages = program(ops, shape), default_threads(), []
+    context = make_context()
+    with context, DiagnosticCollector(context) as diagnostics:
+        start = time.perf_counter()
+        module = verifier.parse_verified(text, "<scaling>", context, diagnostics)
+        signature = signature_of(find_function(module, "main"))
+        stages.append(("parse + verify", time.perf_counter() - start))
+        for element in expand(LowerToLLVM(threads=threads)):
+            name = element if isinstance(element, str) else element.name
+            start = time.perf_counter()
+            build_pass_manager([element], context).run(module.operation)
+            stages.append((name, time.perf_counter() - start))
+        libraries = [runtime_library("mlir_c_runner_utils")] + ([openmp_library()] if threads > 1 else [])
+        start = time.perf_counter()
+        engine = ExecutionEngine(module, opt_level=3, shared_libs=libraries)
+        stages.append(("LLVM: translation and -O3 (ExecutionEngine)", time.perf_counter() - start))
+        start = time.perf_counter()
+        exe = Executable(engine, signature, module, context)  # looks the function up: machine code
+        stages.append(("LLVM: machine code (first lookup)", time.perf_counter() - start))
+        start = time.perf_counter()
+        check(exe(*inputs()), ops, shape)
+        stages.append(("first call", time.perf_counter() - start))
+    return stages
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default="1000,10000,50000", help="op counts, comma-separated")
+    parser.add_argument("--shapes", default="chain,fanout", help="program shapes: chain, fanout")
+    parser.add_argument("--stages", action="store_true", help="also time each pipeline step")
+    args = parser.parse_args()
+    sizes = [int(size) for size in args.sizes.split(",")]
+    shapes = args.shapes.split(",")
+    print(f"# {platform.processor() or platform.machine()}, python {platform.python_version()}")
+    print(f"{'program':>8} {'ops':>7} {'compile s':>10} {'1st call s':>10} {'total s':>8} {'cpu s':>8} {'rel. error':>10}")
+    for shape in shapes:
+        for ops in sizes:
+            compile_s, call_s, cpu_s, error = time_compile(ops, shape)
+            total = compile_s + call_s
+            mark = " (over target)" if ops >= TARGET_OPS and total > TARGET_SECONDS * ops / TARGET_OPS else ""
+            print(f"{shape:>8} {ops:>7} {compile_s:>10.2f} {call_s:>10.3f} {total:>8.2f} {cpu_s:>8.2f} {error:>10.1e}{mark}",
+                  flush=True)
+            if args.stages:
+                for name, seconds in sorted(time_stages(ops, shape), key=lambda item: -item[1])[:8]:
+                    print(f"{'':>17} {seconds:>8.2f} s  {name}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -8,7 +8,7 @@ from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
 from ..dialects import rlx
-from ..shapes import shape_of
+from ..shapes import num_elements, shape_of
 from . import builders as lb
 
 
@@ -21,6 +21,11 @@ def _lower_reshape(op) -> ir.Value:
 
 
 def _lower_transpose(op) -> ir.Value:
+    perm = list(op.perm)
+    if perm == list(range(len(perm))):
+        # The identity (rank 0 included, where linalg.transpose cannot be built: MLIR asserts
+        # on an empty permutation map) moves nothing.
+        return op.input
     result_type = ir.RankedTensorType(op.result.type)
     init = lb.empty(result_type.shape, result_type.element_type)
     return linalg.transpose(op.input, outs=[init], permutation=op.perm).results[0]
@@ -31,15 +36,17 @@ def _lower_narrow(op) -> ir.Value:
     axis = _axis(op.axis, len(shape))
     offsets = [op.start if d == axis else 0 for d in range(len(shape))]
     sizes = list(shape_of(op.result.type))
-    if op.len == 0:
-        # Nothing to read; extract_slice would reject an offset equal to the dimension.
-        return lb.empty(sizes, ir.RankedTensorType(op.result.type).element_type)
     return tensor.extract_slice(op.result.type, op.input, [], [], [], offsets, sizes, [1] * len(shape))
 
 
 def _lower_concat(op) -> ir.Value:
+    """tensor.concat of the operands that have elements (an empty one adds nothing, and
+    inserting it at offset `axis size` would be an out-of-bounds slice)."""
     axis = _axis(op.axis, len(shape_of(op.result.type)))
-    return tensor.concat(op.result.type, axis, [op.lhs, op.rhs])
+    parts = [value for value in (op.lhs, op.rhs) if num_elements(shape_of(value.type)) > 0]
+    if len(parts) == 1:
+        return parts[0]
+    return tensor.concat(op.result.type, axis, parts)
 
 
 def _collapse_groups(keep: Sequence[bool]) -> list[list[int]]:

@@ -3,8 +3,8 @@
 `LOWERINGS` maps each op class to a function that builds its replacement at
 the op (insertion point and location already set) and returns the result value.
 
-An op whose result has no elements (a zero-size dimension) lowers to
-`tensor.empty` of the result type, whatever the op: there is nothing to compute.
+An op whose results have no elements (a zero-size dimension) lowers to
+`tensor.empty` of their types, whatever the op: there is nothing to compute.
 This also keeps zero-size operands away from the family lowerings, whose slices
 MLIR's verifier would reject (any static offset into a size-0 dimension is
 "out-of-bounds", offset 0 included).
@@ -21,8 +21,9 @@ from .builders import empty
 
 def _empty_if_no_elements(lowering: Callable) -> Callable:
     def lower(op):
-        if len(op.results) == 1 and num_elements(shape_of(op.results[0].type)) == 0:
-            return empty(shape_of(op.results[0].type), ir.RankedTensorType(op.results[0].type).element_type)
+        types = [ir.RankedTensorType(result.type) for result in op.results]
+        if all(num_elements(t.shape) == 0 for t in types):
+            return [empty(t.shape, t.element_type) for t in types]
         return lowering(op)
 
     lower.__name__ = lower.__qualname__ = getattr(lowering, "__name__", "lower")

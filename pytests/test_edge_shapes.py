@@ -217,6 +217,34 @@ func.func @f(%q: {types[0]}, %k: {types[1]}, %v: {types[2]}, %g: {types[3]}, %b:
     check(final, inputs[-1])
 
 
+@pytest.mark.parametrize(
+    "view, shape",
+    [
+        ('"rlx.transpose"(%0) {perm = array<i64: 0>} : (tensor<4xf32>) -> tensor<4xf32>', (4,)),
+        ('"rlx.transpose"(%0) {perm = array<i64>} : (tensor<f32>) -> tensor<f32>', ()),
+        ('"rlx.concat"(%0, %e) {axis = 0 : i64} : (tensor<4xf32>, tensor<0xf32>) -> tensor<4xf32>', (4,)),
+        ('"rlx.concat"(%e, %0) {axis = 0 : i64} : (tensor<0xf32>, tensor<4xf32>) -> tensor<4xf32>', (4,)),
+    ],
+    ids=["identity-transpose", "scalar-transpose", "concat-empty-rhs", "concat-empty-lhs"],
+)
+@pytest.mark.parametrize("plan", PLANS)
+def test_a_result_equal_to_its_operand_survives_the_operands_slot_reuse(view, shape, plan):
+    """An identity transpose or a concat with an empty operand, read after its operand's last use,
+    while a later value may take the operand's arena slot: the result must not be the operand."""
+    t = tensor_type(shape, "f32")
+    text = f"""
+func.func @f(%x: {t}, %e: tensor<0xf32>, %s: tensor<f32>) -> {t} {{
+  %0 = "rlx.neg"(%x) : ({t}) -> {t}
+  %1 = {view}
+  %2 = "rlx.neg"(%s) : (tensor<f32>) -> tensor<f32>
+  %3 = "rlx.add"(%1, %2) : ({t}, tensor<f32>) -> {t}
+  return %3 : {t}
+}}
+"""
+    x = np.arange(1, 1 + int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    check(run(text, [x, np.zeros(0, np.float32), np.array(10, np.float32)], plan), -x - np.float32(10))
+
+
 def test_sample_rejects_an_empty_vocabulary():
     text = op_module("sample", [((2, 0), "f32")], ((2,), "i64"), SAMPLE)
     with pytest.raises(CompileError, match=r"'rlx.sample' op cannot draw a token from an empty vocabulary: "

@@ -1,13 +1,16 @@
 // Rank 0 and zero-size dimensions.  A transpose by the identity permutation, rank 0 included
-// (a scalar's only permutation, for which linalg.transpose cannot be built), is its input.
+// (a scalar's only permutation, for which linalg.transpose cannot be built), is a linalg.copy.
 // An op whose result has no elements is a tensor.empty, whatever the op: nothing to compute,
 // and no slice of a zero-size dimension (MLIR rejects any static offset into one, 0 included).
-// A concat skips an operand without elements.
+// A concat skips an operand without elements (a copy of the other).  Copies, not the operand
+// itself: the LIR plan gives the result its own slot.
 // RUN: rlx-opt %s --rlx-mir-to-linalg | FileCheck %s
 
 // CHECK-LABEL: func.func @transpose_rank0_f16
 // CHECK-SAME: (%[[X:.*]]: tensor<f16>)
-// CHECK-NEXT: return %[[X]] : tensor<f16>
+// CHECK-NEXT: %[[INIT:.*]] = tensor.empty() : tensor<f16>
+// CHECK-NEXT: %[[R:.*]] = linalg.copy {{.*}} ins(%[[X]] : tensor<f16>) outs(%[[INIT]] : tensor<f16>)
+// CHECK-NEXT: return %[[R]] : tensor<f16>
 func.func @transpose_rank0_f16(%x: tensor<f16>) -> tensor<f16> {
   %0 = "rlx.transpose"(%x) {perm = array<i64>} : (tensor<f16>) -> tensor<f16>
   return %0 : tensor<f16>
@@ -15,7 +18,9 @@ func.func @transpose_rank0_f16(%x: tensor<f16>) -> tensor<f16> {
 
 // CHECK-LABEL: func.func @transpose_rank0_f32
 // CHECK-SAME: (%[[X:.*]]: tensor<f32>)
-// CHECK-NEXT: return %[[X]] : tensor<f32>
+// CHECK-NEXT: %[[INIT:.*]] = tensor.empty() : tensor<f32>
+// CHECK-NEXT: %[[R:.*]] = linalg.copy {{.*}} ins(%[[X]] : tensor<f32>) outs(%[[INIT]] : tensor<f32>)
+// CHECK-NEXT: return %[[R]] : tensor<f32>
 func.func @transpose_rank0_f32(%x: tensor<f32>) -> tensor<f32> {
   %0 = "rlx.transpose"(%x) {perm = array<i64>} : (tensor<f32>) -> tensor<f32>
   return %0 : tensor<f32>
@@ -23,7 +28,9 @@ func.func @transpose_rank0_f32(%x: tensor<f32>) -> tensor<f32> {
 
 // CHECK-LABEL: func.func @transpose_identity
 // CHECK-SAME: (%[[X:.*]]: tensor<2x3xf32>)
-// CHECK-NEXT: return %[[X]] : tensor<2x3xf32>
+// CHECK-NEXT: %[[INIT:.*]] = tensor.empty() : tensor<2x3xf32>
+// CHECK-NEXT: %[[R:.*]] = linalg.copy {{.*}} ins(%[[X]] : tensor<2x3xf32>) outs(%[[INIT]] : tensor<2x3xf32>)
+// CHECK-NEXT: return %[[R]] : tensor<2x3xf32>
 func.func @transpose_identity(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %0 = "rlx.transpose"(%x) {perm = array<i64: 0, 1>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
@@ -56,7 +63,9 @@ func.func @concat_empty(%a: tensor<0x1x3xf32>, %b: tensor<0x1x3xf32>) -> tensor<
 
 // CHECK-LABEL: func.func @concat_empty_rhs
 // CHECK-SAME: (%[[A:.*]]: tensor<2x3xf32>, %{{.*}}: tensor<0x3xf32>)
-// CHECK-NEXT: return %[[A]] : tensor<2x3xf32>
+// CHECK-NEXT: %[[INIT:.*]] = tensor.empty() : tensor<2x3xf32>
+// CHECK-NEXT: %[[R:.*]] = linalg.copy {{.*}} ins(%[[A]] : tensor<2x3xf32>) outs(%[[INIT]] : tensor<2x3xf32>)
+// CHECK-NEXT: return %[[R]] : tensor<2x3xf32>
 func.func @concat_empty_rhs(%a: tensor<2x3xf32>, %b: tensor<0x3xf32>) -> tensor<2x3xf32> {
   %0 = "rlx.concat"(%a, %b) {axis = 0 : i64} : (tensor<2x3xf32>, tensor<0x3xf32>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
@@ -64,7 +73,9 @@ func.func @concat_empty_rhs(%a: tensor<2x3xf32>, %b: tensor<0x3xf32>) -> tensor<
 
 // CHECK-LABEL: func.func @concat_empty_lhs
 // CHECK-SAME: (%{{.*}}: tensor<4x0xbf16>, %[[B:.*]]: tensor<4x2xbf16>)
-// CHECK-NEXT: return %[[B]] : tensor<4x2xbf16>
+// CHECK-NEXT: %[[INIT:.*]] = tensor.empty() : tensor<4x2xbf16>
+// CHECK-NEXT: %[[R:.*]] = linalg.copy {{.*}} ins(%[[B]] : tensor<4x2xbf16>) outs(%[[INIT]] : tensor<4x2xbf16>)
+// CHECK-NEXT: return %[[R]] : tensor<4x2xbf16>
 func.func @concat_empty_lhs(%a: tensor<4x0xbf16>, %b: tensor<4x2xbf16>) -> tensor<4x2xbf16> {
   %0 = "rlx.concat"(%a, %b) {axis = 1 : i64} : (tensor<4x0xbf16>, tensor<4x2xbf16>) -> tensor<4x2xbf16>
   return %0 : tensor<4x2xbf16>

@@ -20,12 +20,19 @@ def _lower_reshape(op) -> ir.Value:
     return lb.reshape(op.input, op.result.type)
 
 
+def _copy(value: ir.Value) -> ir.Value:
+    """A new tensor equal to `value` (not `value` itself: the LIR plan gives a transpose or concat
+    result its own slot, which an alias of the operand would leave unwritten)."""
+    type_ = ir.RankedTensorType(value.type)
+    return linalg.copy(value, outs=[lb.empty(type_.shape, type_.element_type)])
+
+
 def _lower_transpose(op) -> ir.Value:
     perm = list(op.perm)
     if perm == list(range(len(perm))):
-        # The identity (rank 0 included, where linalg.transpose cannot be built: MLIR asserts
-        # on an empty permutation map) moves nothing.
-        return op.input
+        # The identity, rank 0 included (no linalg.transpose there: MLIR asserts on an empty
+        # permutation map).
+        return _copy(op.input)
     result_type = ir.RankedTensorType(op.result.type)
     init = lb.empty(result_type.shape, result_type.element_type)
     return linalg.transpose(op.input, outs=[init], permutation=op.perm).results[0]
@@ -45,7 +52,7 @@ def _lower_concat(op) -> ir.Value:
     axis = _axis(op.axis, len(shape_of(op.result.type)))
     parts = [value for value in (op.lhs, op.rhs) if num_elements(shape_of(value.type)) > 0]
     if len(parts) == 1:
-        return parts[0]
+        return _copy(parts[0])
     return tensor.concat(op.result.type, axis, parts)
 
 

@@ -245,6 +245,30 @@ func.func @f(%x: {t}, %e: tensor<0xf32>, %s: tensor<f32>) -> {t} {{
     check(run(text, [x, np.zeros(0, np.float32), np.array(10, np.float32)], plan), -x - np.float32(10))
 
 
+@pytest.mark.parametrize(
+    "view",
+    [
+        '"rlx.transpose"(%0) {perm = array<i64: 0>} : (tensor<4xf16>) -> tensor<4xf16>',
+        '"rlx.concat"(%e, %0) {axis = 0 : i64} : (tensor<0xf16>, tensor<4xf16>) -> tensor<4xf16>',
+    ],
+    ids=["identity-transpose", "concat-empty-lhs"],
+)
+@pytest.mark.parametrize("plan", PLANS)
+def test_a_result_equal_to_its_operand_returned_with_it(view, plan):
+    """Both returned: two results, two buffers (one buffer returned twice crashed LLVM 22)."""
+    text = f"""
+func.func @f(%x: tensor<4xf32>, %e: tensor<0xf16>) -> (tensor<4xf16>, tensor<4xf16>) {{
+  %0 = "rlx.cast"(%x) : (tensor<4xf32>) -> tensor<4xf16>
+  %1 = {view}
+  return %1, %0 : tensor<4xf16>, tensor<4xf16>
+}}
+"""
+    x = np.array([1.0, -2.0, 0.5, 3.0], np.float32)
+    result, operand = run(text, [x, np.zeros(0, np.float16)], plan, isolate=True)
+    check(result, x.astype(np.float16))
+    check(operand, x.astype(np.float16))
+
+
 def test_sample_rejects_an_empty_vocabulary():
     text = op_module("sample", [((2, 0), "f32")], ((2,), "i64"), SAMPLE)
     with pytest.raises(CompileError, match=r"'rlx.sample' op cannot draw a token from an empty vocabulary: "

@@ -1,5 +1,6 @@
 // Rank 0 and zero-size dimensions.  A transpose by the identity permutation, rank 0 included
-// (a scalar's only permutation, for which linalg.transpose cannot be built), is a linalg.copy.
+// (a scalar's only permutation, for which linalg.transpose cannot be built), is a linalg.copy
+// into a fresh allocation.
 // An op whose result has no elements is a tensor.empty, whatever the op: nothing to compute,
 // and no slice of a zero-size dimension (MLIR rejects any static offset into one, 0 included).
 // A concat skips an operand without elements (a copy of the other).  Copies, not the operand
@@ -8,7 +9,7 @@
 
 // CHECK-LABEL: func.func @transpose_rank0_f16
 // CHECK-SAME: (%[[X:.*]]: tensor<f16>)
-// CHECK-NEXT: %[[INIT:.*]] = tensor.empty() : tensor<f16>
+// CHECK-NEXT: %[[INIT:.*]] = bufferization.alloc_tensor() : tensor<f16>
 // CHECK-NEXT: %[[R:.*]] = linalg.copy {{.*}} ins(%[[X]] : tensor<f16>) outs(%[[INIT]] : tensor<f16>)
 // CHECK-NEXT: return %[[R]] : tensor<f16>
 func.func @transpose_rank0_f16(%x: tensor<f16>) -> tensor<f16> {
@@ -18,7 +19,7 @@ func.func @transpose_rank0_f16(%x: tensor<f16>) -> tensor<f16> {
 
 // CHECK-LABEL: func.func @transpose_rank0_f32
 // CHECK-SAME: (%[[X:.*]]: tensor<f32>)
-// CHECK-NEXT: %[[INIT:.*]] = tensor.empty() : tensor<f32>
+// CHECK-NEXT: %[[INIT:.*]] = bufferization.alloc_tensor() : tensor<f32>
 // CHECK-NEXT: %[[R:.*]] = linalg.copy {{.*}} ins(%[[X]] : tensor<f32>) outs(%[[INIT]] : tensor<f32>)
 // CHECK-NEXT: return %[[R]] : tensor<f32>
 func.func @transpose_rank0_f32(%x: tensor<f32>) -> tensor<f32> {
@@ -28,7 +29,7 @@ func.func @transpose_rank0_f32(%x: tensor<f32>) -> tensor<f32> {
 
 // CHECK-LABEL: func.func @transpose_identity
 // CHECK-SAME: (%[[X:.*]]: tensor<2x3xf32>)
-// CHECK-NEXT: %[[INIT:.*]] = tensor.empty() : tensor<2x3xf32>
+// CHECK-NEXT: %[[INIT:.*]] = bufferization.alloc_tensor() : tensor<2x3xf32>
 // CHECK-NEXT: %[[R:.*]] = linalg.copy {{.*}} ins(%[[X]] : tensor<2x3xf32>) outs(%[[INIT]] : tensor<2x3xf32>)
 // CHECK-NEXT: return %[[R]] : tensor<2x3xf32>
 func.func @transpose_identity(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
@@ -63,7 +64,7 @@ func.func @concat_empty(%a: tensor<0x1x3xf32>, %b: tensor<0x1x3xf32>) -> tensor<
 
 // CHECK-LABEL: func.func @concat_empty_rhs
 // CHECK-SAME: (%[[A:.*]]: tensor<2x3xf32>, %{{.*}}: tensor<0x3xf32>)
-// CHECK-NEXT: %[[INIT:.*]] = tensor.empty() : tensor<2x3xf32>
+// CHECK-NEXT: %[[INIT:.*]] = bufferization.alloc_tensor() : tensor<2x3xf32>
 // CHECK-NEXT: %[[R:.*]] = linalg.copy {{.*}} ins(%[[A]] : tensor<2x3xf32>) outs(%[[INIT]] : tensor<2x3xf32>)
 // CHECK-NEXT: return %[[R]] : tensor<2x3xf32>
 func.func @concat_empty_rhs(%a: tensor<2x3xf32>, %b: tensor<0x3xf32>) -> tensor<2x3xf32> {
@@ -73,7 +74,7 @@ func.func @concat_empty_rhs(%a: tensor<2x3xf32>, %b: tensor<0x3xf32>) -> tensor<
 
 // CHECK-LABEL: func.func @concat_empty_lhs
 // CHECK-SAME: (%{{.*}}: tensor<4x0xbf16>, %[[B:.*]]: tensor<4x2xbf16>)
-// CHECK-NEXT: %[[INIT:.*]] = tensor.empty() : tensor<4x2xbf16>
+// CHECK-NEXT: %[[INIT:.*]] = bufferization.alloc_tensor() : tensor<4x2xbf16>
 // CHECK-NEXT: %[[R:.*]] = linalg.copy {{.*}} ins(%[[B]] : tensor<4x2xbf16>) outs(%[[INIT]] : tensor<4x2xbf16>)
 // CHECK-NEXT: return %[[R]] : tensor<4x2xbf16>
 func.func @concat_empty_lhs(%a: tensor<4x0xbf16>, %b: tensor<4x2xbf16>) -> tensor<4x2xbf16> {

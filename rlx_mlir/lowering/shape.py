@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from mlir import ir
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import arith, bufferization, linalg, tensor
 
 from ..dialects import rlx
 from ..shapes import num_elements, shape_of
@@ -21,10 +21,12 @@ def _lower_reshape(op) -> ir.Value:
 
 
 def _copy(value: ir.Value) -> ir.Value:
-    """A new tensor equal to `value` (not `value` itself: the LIR plan gives a transpose or concat
-    result its own slot, which an alias of the operand would leave unwritten)."""
+    """A new tensor equal to `value`, not `value` itself: the LIR plan gives a transpose or concat
+    result its own slot, which an alias of the operand would leave unwritten.  A linalg.copy into
+    a fresh allocation: into a tensor.empty, which canonicalization may merge with the one the
+    operand was computed into, bufferization writes it in place over the operand."""
     type_ = ir.RankedTensorType(value.type)
-    return linalg.copy(value, outs=[lb.empty(type_.shape, type_.element_type)])
+    return linalg.copy(value, outs=[bufferization.AllocTensorOp(type_, []).result])
 
 
 def _lower_transpose(op) -> ir.Value:

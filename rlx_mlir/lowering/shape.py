@@ -22,9 +22,10 @@ def _lower_reshape(op) -> ir.Value:
 
 def _copy(value: ir.Value) -> ir.Value:
     """A new tensor equal to `value`, not `value` itself: the LIR plan gives a transpose or concat
-    result its own slot, which an alias of the operand would leave unwritten.  A linalg.copy into
-    a fresh allocation: into a tensor.empty, which canonicalization may merge with the one the
-    operand was computed into, bufferization writes it in place over the operand."""
+    result its own slot, which an alias of the operand would leave unwritten.  The copy goes into
+    a fresh allocation, not a tensor.empty: canonicalization may merge that with the operand's
+    own tensor.empty, and bufferization then writes the copy in place, over the operand (a
+    program returning both would return one buffer twice, which crashes LLVM 22)."""
     type_ = ir.RankedTensorType(value.type)
     return linalg.copy(value, outs=[bufferization.AllocTensorOp(type_, []).result])
 

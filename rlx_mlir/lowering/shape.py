@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from mlir import ir
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import arith, bufferization, linalg, tensor
 
 from ..dialects import rlx
-from ..shapes import shape_of
+from ..shapes import num_elements, shape_of
 from . import builders as lb
 
 
@@ -20,7 +20,22 @@ def _lower_reshape(op) -> ir.Value:
     return lb.reshape(op.input, op.result.type)
 
 
+def _copy(value: ir.Value) -> ir.Value:
+    """A new tensor equal to `value`, not `value` itself: the LIR plan gives a transpose or concat
+    result its own slot, which an alias of the operand would leave unwritten.  The copy goes into
+    a fresh allocation, not a tensor.empty: canonicalization may merge that with the operand's
+    own tensor.empty, and bufferization then writes the copy in place, over the operand (a
+    program returning both would return one buffer twice, which crashes LLVM 22)."""
+    type_ = ir.RankedTensorType(value.type)
+    return linalg.copy(value, outs=[bufferization.AllocTensorOp(type_, []).result])
+
+
 def _lower_transpose(op) -> ir.Value:
+    perm = list(op.perm)
+    if perm == list(range(len(perm))):
+        # The identity, rank 0 included (no linalg.transpose there: MLIR asserts on an empty
+        # permutation map).
+        return _copy(op.input)
     result_type = ir.RankedTensorType(op.result.type)
     init = lb.empty(result_type.shape, result_type.element_type)
     return linalg.transpose(op.input, outs=[init], permutation=op.perm).results[0]
@@ -31,15 +46,17 @@ def _lower_narrow(op) -> ir.Value:
     axis = _axis(op.axis, len(shape))
     offsets = [op.start if d == axis else 0 for d in range(len(shape))]
     sizes = list(shape_of(op.result.type))
-    if op.len == 0:
-        # Nothing to read; extract_slice would reject an offset equal to the dimension.
-        return lb.empty(sizes, ir.RankedTensorType(op.result.type).element_type)
     return tensor.extract_slice(op.result.type, op.input, [], [], [], offsets, sizes, [1] * len(shape))
 
 
 def _lower_concat(op) -> ir.Value:
+    """tensor.concat of the operands that have elements (an empty one adds nothing, and
+    inserting it at offset `axis size` would be an out-of-bounds slice)."""
     axis = _axis(op.axis, len(shape_of(op.result.type)))
-    return tensor.concat(op.result.type, axis, [op.lhs, op.rhs])
+    parts = [value for value in (op.lhs, op.rhs) if num_elements(shape_of(value.type)) > 0]
+    if len(parts) == 1:
+        return _copy(parts[0])
+    return tensor.concat(op.result.type, axis, parts)
 
 
 def _collapse_groups(keep: Sequence[bool]) -> list[list[int]]:

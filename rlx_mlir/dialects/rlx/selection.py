@@ -60,7 +60,8 @@ class TopkOp(Rlx.Operation, name="topk", traits=[Pure]):
 class SampleOp(Rlx.Operation, name="sample", traits=[Pure]):
     """Draws one token id per row from `logits [B, V]`: greedy, top-k, top-p.
 
-    `logits [B, V]` (f32, f16 or bf16) gives `i64 [B]`, each in `0 .. V-1`.
+    `logits [B, V]` (f32, f16 or bf16) gives `i64 [B]`, each in `0 .. V-1`;
+    `V` must be positive (an empty vocabulary has no token to draw).
     All arithmetic is in f32 (f16 and bf16 logits widen exactly).
 
     * `temperature == 0`: greedy, the index of the row's largest logit; ties
@@ -113,6 +114,8 @@ class SampleOp(Rlx.Operation, name="sample", traits=[Pure]):
         if len(shape) != 2:
             raise VerifyError(f"requires a rank 2 input [B, V], got {format_shape(shape)}")
         vocab = shape[1]
+        if vocab == 0:
+            raise VerifyError(f"cannot draw a token from an empty vocabulary: logits {format_shape(shape)} has V = 0")
         if top_k < 0:
             raise VerifyError(f"top_k {top_k} must not be negative (0 turns it off)")
         if vocab != DYNAMIC and top_k > vocab:

@@ -228,6 +228,21 @@ def test_cuda_target_without_a_device_is_a_clear_error():
         rlx_mlir.compile(MLP, target="cuda")
 
 
+def test_cuda_target_refuses_results_tied_to_an_argument(monkeypatch):
+    """The NVVM pipeline would hand back a copy of a tied result, leaving the caller's cache unchanged."""
+    import rlx_mlir.runtime.cuda as cuda
+
+    monkeypatch.setattr(cuda, "cuda_device_error", lambda: None)  # refused before any device is touched
+    text = """
+func.func @bump(%cache: tensor<4xf32> {rlx.name = "cache"}) -> (tensor<4xf32> {rlx.tied = 0 : i64}) {
+  %0 = "rlx.neg"(%cache) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}"""
+    with pytest.raises(rlx_mlir.CompileError, match=r"@bump: target 'cuda' does not update results tied to an "
+                                                     r"argument \(rlx.tied: result0\) in place yet"):
+        cuda.compile_cuda(text, chip="sm_90", features="+ptx80")
+
+
 def test_unknown_target_lists_cuda():
     with pytest.raises(ValueError, match="unknown target 'rocm'; available: cpu, cuda"):
         rlx_mlir.compile(MLP, target="rocm")

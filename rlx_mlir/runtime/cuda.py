@@ -110,6 +110,10 @@ def compile_cuda(
     with context, DiagnosticCollector(context) as diagnostics:
         parsed = verifier.parse_verified(text, filename, context, diagnostics)
         signature = signature_of(find_function(parsed, entry))
+        tied = [spec.name for spec in signature.outputs if spec.tied_input is not None]
+        if tied:  # the NVVM pipeline would return a copy: the caller's array (a KV cache) would never change
+            raise CompileError(f"@{signature.entry}: target 'cuda' does not update results tied to an argument "
+                               f"(rlx.tied: {', '.join(tied)}) in place yet; compile it for target 'cpu'")
         try:
             run_pipeline(parsed.operation, expand(LowerToNVVM(chip=chip, features=features, plan=plan)))
         except ir.MLIRError:

@@ -171,8 +171,23 @@ def _gather_inputs(args, specs: tuple[TensorSpec, ...], named: bool) -> list[np.
     if missing and not args.random_inputs:
         listed = ", ".join(f"{s.name}: {s.mlir_type}" for s in missing)
         raise ToolError(f"missing inputs ({listed}); pass --input for each or use --random-inputs")
+    _check_random_size(missing)
     rng = np.random.default_rng(args.seed)
     return [v if v is not None else _random(s, rng) for s, v in zip(specs, values)]
+
+
+def _check_random_size(specs: list[TensorSpec]) -> None:
+    """Refuses to generate arguments larger than half of this machine's memory (numpy would swap or fail late)."""
+    sizes = {s.name: math.prod(s.shape) * max(s.dtype.itemsize, 8) for s in specs}  # drawn as 64-bit, then cast
+    total = sum(sizes.values())
+    try:
+        memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return
+    if total > memory // 2:
+        largest = max(sizes, key=sizes.get)
+        raise ToolError(f"--random-inputs: generating the arguments takes {total} bytes (largest: '{largest}'), "
+                        f"more than half of this machine's memory ({memory} bytes)")
 
 
 def _save(path: str, value: np.ndarray) -> None:

@@ -73,6 +73,26 @@ def _is_constant(value: ir.Value) -> bool:
     return isinstance(owner, ir.Operation) and owner.name == "arith.constant"
 
 
+def _reads(body: ir.Block, runs: list[list[ir.Operation]]) -> list[list[tuple[ir.Value, list[tuple[ir.Operation, int]]]]]:
+    """For each run, the values of the caller it reads, each with its uses in the run (owner,
+    operand number). They can only be the entry block's arguments and results of top-level
+    ops (a run's ops have none; ops nested elsewhere are not visible from it); one pass over
+    their uses finds them all."""
+    run_of = {op: index for index, run in enumerate(runs) for op in run}
+    reads: list[list] = [[] for _ in runs]
+    candidates = list(body.arguments) + [r for op in body.operations for r in op.operation.results]
+    for value in candidates:
+        uses_by_run: dict[int, list[tuple[ir.Operation, int]]] = {}
+        for use in value.uses:
+            owner = use.owner.operation if isinstance(use.owner, ir.OpView) else use.owner
+            index = run_of.get(_top_level(owner, body))
+            if index is not None:
+                uses_by_run.setdefault(index, []).append((owner, use.operand_number))
+        for index, uses in uses_by_run.items():
+            reads[index].append((value, uses))
+    return reads
+
+
 @dataclasses.dataclass(frozen=True)
 class SplitFunctions(RlxPass):
     name = "rlx-split-functions"
@@ -91,29 +111,19 @@ class SplitFunctions(RlxPass):
             if sum(_weight(op.operation) for op in body.operations) <= self.max_ops:
                 continue
             name = ir.StringAttr(function.attributes["sym_name"]).value
-            for index, run in enumerate(_runs(body, self.max_ops)):
+            runs = _runs(body, self.max_ops)
+            reads = _reads(body, runs)
+            for index, run in enumerate(runs):
                 callee = f"{name}_part{index}"
                 while callee in taken:
                     callee += "_"
                 taken.add(callee)
-                self._outline(function, body, run, callee)
+                self._outline(function, run, reads[index], callee)
 
     @staticmethod
-    def _outline(function: ir.Operation, body: ir.Block, run: list[ir.Operation], callee: str) -> None:
-        members = set(run)
-        # Values of the caller the run reads: the entry block's arguments and results of its
-        # top-level ops outside the run (a run's ops have no results; ops nested elsewhere
-        # are not visible from it).
-        candidates = list(body.arguments) + [r for op in body.operations if op.operation not in members for r in op.operation.results]
-        inputs: list[ir.Value] = []
-        uses_of: list[list[tuple[ir.Operation, int]]] = []
-        for value in candidates:
-            uses = [(use.owner, use.operand_number) for use in value.uses]
-            inside = [(owner.operation if isinstance(owner, ir.OpView) else owner, n) for owner, n in uses]
-            inside = [(owner, n) for owner, n in inside if _top_level(owner, body) in members]
-            if inside:
-                inputs.append(value)
-                uses_of.append(inside)
+    def _outline(function: ir.Operation, run: list[ir.Operation], reads: list[tuple[ir.Value, list]], callee: str) -> None:
+        inputs = [value for value, _ in reads]
+        uses_of = [uses for _, uses in reads]
         with run[0].location:
             arguments = [v for v in inputs if not _is_constant(v)]
             with ir.InsertionPoint.after(function):

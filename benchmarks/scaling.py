@@ -102,7 +102,7 @@ def time_stages(ops: int, shape: str) -> list[tuple[str, float]]:
     from rlx_mlir import verifier
     from rlx_mlir.context import make_context
     from rlx_mlir.diagnostics import DiagnosticCollector
-    from rlx_mlir.pass_pipeline import build_pass_manager, expand
+    from rlx_mlir.pass_pipeline import VerificationState, build_pass_manager, expand
     from rlx_mlir.passes.tile_matmul import default_threads
     from rlx_mlir.pipelines.lower_to_llvm import LowerToLLVM
     from rlx_mlir.runtime.jit import Executable
@@ -116,10 +116,11 @@ def time_stages(ops: int, shape: str) -> list[tuple[str, float]]:
         module = verifier.parse_verified(text, "<scaling>", context, diagnostics)
         signature = signature_of(find_function(module, "main"))
         stages.append(("parse + verify", time.perf_counter() - start))
+        verification = VerificationState()  # one pass manager per step: share what the verifier learnt, as one would
         for element in expand(LowerToLLVM(threads=threads)):
             name = element if isinstance(element, str) else element.name
             start = time.perf_counter()
-            build_pass_manager([element], context).run(module.operation)
+            build_pass_manager([element], context, verification=verification).run(module.operation)
             stages.append((name, time.perf_counter() - start))
         libraries = [runtime_library("mlir_c_runner_utils")] + ([openmp_library()] if threads > 1 else [])
         start = time.perf_counter()

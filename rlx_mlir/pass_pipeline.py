@@ -191,12 +191,32 @@ def upstream_pass_names() -> tuple[str, ...]:
 # --- running -------------------------------------------------------------------------------
 
 
-def _python_pass(instance: RlxPass):
+@dataclass
+class VerificationState:
+    """What the RLX verifier learnt about the module a pass manager runs on.
+
+    `rlx_free`: the last verification found no op of an RLX dialect (and no function with
+    symbolic dimensions). Upstream passes cannot create RLX ops, nor can an RLX pass with
+    `creates_rlx_ops = False`; after such a pass an RLX-free module has nothing for the
+    RLX verifier to check (MLIR's own verifier still runs after every pass), so it is
+    skipped: late in `rlx-lower-to-llvm` it would walk hundreds of thousands of ops per pass.
+    """
+
+    rlx_free: bool = False
+
+
+def _python_pass(instance: RlxPass, state: VerificationState, first: bool):
     def run(op: ir.Operation, pass_) -> None:
         try:
+            if first:  # a new run of the pass manager, maybe on another module: learn afresh
+                state.rlx_free = False
             with op.location:  # a default location for types and attributes the pass creates
                 instance.run(op)
-            if instance.name != "rlx-verify" and not verifier.verify(op):
+            if instance.name == "rlx-verify" or (state.rlx_free and not instance.creates_rlx_ops):
+                return
+            ok, holds_rlx = verifier.verify_and_find_rlx(op)
+            state.rlx_free = ok and not holds_rlx
+            if not ok:
                 pass_.signal_pass_failure()
         except PassFailure:
             pass_.signal_pass_failure()
@@ -221,7 +241,16 @@ def build_pass_manager(
     *,
     print_ir_after_all: bool = False,
     print_ir_after_failure: bool = False,
+    verification: Optional[VerificationState] = None,
 ) -> PassManager:
+    """A pass manager running `elements` in order. Each RLX pass is followed by the RLX
+    verifier, unless `verification` knows the module to be RLX-free (see VerificationState);
+    by default that knowledge starts afresh with each run, at its first RLX pass; a state
+    passed in (e.g. shared by pass managers that each run one pass on the same module)
+    is the caller's to keep true."""
+    own_state = verification is None
+    verification = verification if verification is not None else VerificationState()
+    first_python = next((e for e in elements if not isinstance(e, str)), None) if own_state else None
     with context:
         pm = PassManager(ANCHOR)
         pending: list[str] = []
@@ -236,7 +265,7 @@ def build_pass_manager(
                 pending.append(element)
             else:
                 flush()
-                pm.add(_python_pass(element), name=element.name, argument=element.name, description=element.summary)
+                pm.add(_python_pass(element, verification, element is first_python), name=element.name, argument=element.name, description=element.summary)
         flush()
         if print_ir_after_all or print_ir_after_failure:
             # MLIR's "after failure" filter only applies on top of "after all".

@@ -21,6 +21,7 @@ from .passes.distinct_results import DistinctResults
 from .passes.drop_tied_results import DropTiedResults
 from .passes.readonly_arguments import ReadonlyArguments
 from .passes.emit_c_interface import EmitCInterface
+from .passes.split_functions import SplitFunctions
 from .passes.fold_constants import FoldConstants
 from .passes.fuse_matmul_bias_act import FuseMatmulBiasAct
 from .passes.fuse_residual_norm import FuseResidualNorm
@@ -63,6 +64,7 @@ PASSES: dict[str, type[Configurable]] = {
         ReadonlyArguments,
         DeadCodeElimination,
         EmitCInterface,
+        SplitFunctions,
         Verify,
         OutlineBlocks,
         SplitWeightConcat,

@@ -268,6 +268,7 @@ def _approximable(op: ir.Operation) -> bool:
 class ApproximateMath(RlxPass):
     name = "rlx-approximate-math"
     summary = "Replace f32 math.exp/log/tanh/erf by inline polynomial code (arith + math.fma) that vectorizes"
+    creates_rlx_ops = False
 
     def run(self, module: ir.Operation) -> None:
         for op in collect_ops(module, _approximable):

@@ -174,6 +174,11 @@ def _format_value(value: Any) -> str:
 class RlxPass(Configurable):
     """A module pass written in Python."""
 
+    # False for a pass that never creates an op of an RLX dialect (a linalg- or LLVM-level
+    # pass): after it, a module that held no RLX op before still holds none, and the
+    # pipeline skips the RLX verifier (see pass_pipeline._python_pass).
+    creates_rlx_ops: ClassVar[bool] = True
+
     def run(self, module: ir.Operation) -> None:
         raise NotImplementedError
 

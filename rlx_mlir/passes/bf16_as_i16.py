@@ -142,6 +142,7 @@ def _handler(op: ir.Operation):
 class Bf16AsI16(RlxPass):
     name = "rlx-bf16-as-i16"
     summary = "LLVM dialect: load/store bf16 as i16 and convert f32<->bf16 with integer ops (no bf16 vectors for LLVM)"
+    creates_rlx_ops = False
 
     def run(self, module: ir.Operation) -> None:
         rewriter = _Rewriter()

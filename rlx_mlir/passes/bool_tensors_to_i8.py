@@ -106,12 +106,43 @@ def _mixes_scalar_i1(op: ir.Operation) -> bool:
     return any(v.type == _i1() for v in (*op.operands, *op.results))
 
 
+def _holds_bool_tensors(module: ir.Operation) -> bool:
+    """Whether a boolean tensor type occurs in `module`: as an op's result, a block argument
+    or in a function signature. The scalar payload regions of linalg ops are not entered
+    (they compute on elements: a boolean tensor there is a value from outside, seen there),
+    which keeps this scan cheap after approximate-math has filled them with scalar code."""
+    i1 = _i1()
+    found = False
+
+    def is_bool_tensor(type_: ir.Type) -> bool:
+        return isinstance(type_, (ir.RankedTensorType, ir.MemRefType)) and type_.element_type == i1
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        nonlocal found
+        name = op.name
+        found = any(is_bool_tensor(v.type) for v in op.results) or any(
+            is_bool_tensor(a.type) for region in op.regions for block in region.blocks for a in block.arguments
+        )
+        if not found and name == "func.func":
+            signature = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
+            found = any(is_bool_tensor(t) for t in (*signature.inputs, *signature.results))
+        if found:
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.SKIP if name.startswith("linalg.") else ir.WalkResult.ADVANCE
+
+    module.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found
+
+
 @dataclasses.dataclass(frozen=True)
 class BoolTensorsToI8(RlxPass):
     name = "rlx-bool-tensors-to-i8"
     summary = "Store i1 tensors as i8 (LLVM cannot load or store i1 memrefs)"
+    creates_rlx_ops = False
 
     def run(self, module: ir.Operation) -> None:
+        if not _holds_bool_tensors(module):  # nothing to do: skip the walks over every op
+            return
         ops = collect_ops(module, _touches_bool_tensor)
         # Scalar boundaries first, while every boolean tensor still reads i1 ...
         for op in ops:

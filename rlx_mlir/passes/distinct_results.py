@@ -22,6 +22,7 @@ from .base import RlxPass
 class DistinctResults(RlxPass):
     name = "rlx-distinct-results"
     summary = "Copy tensors returned more than once, so each result has its own buffer"
+    creates_rlx_ops = False
 
     def run(self, module: ir.Operation) -> None:
         for ret in collect_ops(module, lambda op: op.name == "func.return"):

@@ -45,6 +45,7 @@ def tied_results(function) -> dict[int, int]:
 class DropTiedResults(RlxPass):
     name = "rlx-drop-tied-results"
     summary = "After bufferization, drop results tied to an argument (rlx.tied) that was updated in place"
+    creates_rlx_ops = False
 
     def run(self, module: ir.Operation) -> None:
         for function in collect_ops(module, lambda op: op.name == "func.func"):

@@ -17,6 +17,7 @@ from .base import RlxPass
 class EmitCInterface(RlxPass):
     name = "rlx-emit-c-interface"
     summary = "Mark public func.func ops llvm.emit_c_interface for C and JIT callers"
+    creates_rlx_ops = False
 
     def run(self, module: ir.Operation) -> None:
         for region in module.regions:

@@ -227,6 +227,7 @@ class _FusionPlan:
 class FuseElementwise(RlxPass):
     name = "rlx-fuse-elementwise"
     summary = "Fuse single-use elementwise linalg.generic producers into the consumer's loop nest"
+    creates_rlx_ops = False
     max_body_ops: int = option(2000, "largest fused loop body, in ops (LLVM slows super-linearly on longer ones)")
 
     def run(self, module: ir.Operation) -> None:

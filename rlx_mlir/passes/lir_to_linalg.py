@@ -52,6 +52,7 @@ def arena_symbol(function) -> str:
 class LirToLinalg(RlxPass):
     name = "rlx-lir-to-linalg"
     summary = "Lower LIR to linalg, each intermediate computed into its arena slot (memref.view of one global)"
+    creates_rlx_ops = False
 
     def run(self, module: ir.Operation) -> None:
         module_block = module.regions[0].blocks[0]

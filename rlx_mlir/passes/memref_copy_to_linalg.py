@@ -42,6 +42,7 @@ def _contiguous(memref_type: ir.Type) -> bool:
 class MemrefCopyToLinalg(RlxPass):
     name = "rlx-memref-copy-to-linalg"
     summary = "Rewrite memref.copy as linalg.copy (so copies become kernels on the GPU, vector loops on the CPU)"
+    creates_rlx_ops = False
     only_strided: bool = option(False, "leave copies between two contiguous buffers (memcpy) alone")
 
     def run(self, module: ir.Operation) -> None:

@@ -34,6 +34,7 @@ def _as_pattern(lowering: Callable) -> Callable:
 class MirToLinalg(RlxPass):
     name = "rlx-mir-to-linalg"
     summary = "Lower MIR ops (dialect rlx) to linalg, tensor, arith and math on tensors"
+    creates_rlx_ops = False
 
     def run(self, module: ir.Operation) -> None:
         _check_static_shapes(module)

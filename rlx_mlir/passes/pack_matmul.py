@@ -131,6 +131,7 @@ def _pack_columns(b: ir.Value, k: int, n: int) -> ir.Value:
 class PackMatmul(RlxPass):
     name = "rlx-pack-matmul"
     summary = "Rewrite static f32 linalg.matmul into the B-packed, register-blocked GEMM form"
+    creates_rlx_ops = False
     pack_rows: int = option(256, "pack B into panels when A has at least this many rows (else read B in place)", minimum=0)
     min_flops: int = option(32 * 32 * 32, "leave matmuls with fewer multiply-adds (M·N·K) to the scalar loops", minimum=0)
 

@@ -102,6 +102,7 @@ def transform_script(dims: list[int], threads: int) -> str:
 class ParallelizeLinalg(RlxPass):
     name = "rlx-parallelize-linalg"
     summary = "Split large linalg ops across threads along their outermost parallel dim (scf.forall)"
+    creates_rlx_ops = False
     threads: int = option(2, "number of chunks (threads) per op", minimum=1, maximum=MAX_THREADS)
     min_elements: int = option(1 << 15, "leave ops with a smaller iteration space serial", minimum=0)
 

@@ -29,6 +29,7 @@ WRITABLE_ATTR = "bufferization.writable"
 class ReadonlyArguments(RlxPass):
     name = "rlx-readonly-arguments"
     summary = "Mark arguments read-only for bufferization (bufferization.writable), except those tied to a result"
+    creates_rlx_ops = False
 
     def run(self, module: ir.Operation) -> None:
         for function in collect_ops(module, lambda op: op.name == "func.func"):

@@ -40,6 +40,7 @@ def _innermost_loop_reduces(op: ir.Operation) -> bool:
 class ReassociateReductions(RlxPass):
     name = "rlx-reassociate-reductions"
     summary = "Mark float arithmetic in linalg reduction bodies fastmath<reassoc,contract> (vectorizable sums)"
+    creates_rlx_ops = False
 
     def run(self, module: ir.Operation) -> None:
         flags = ir.Attribute.parse("#arith.fastmath<reassoc,contract>")

@@ -185,6 +185,7 @@ def transform_script(plans: list[KernelPlan]) -> str:
 class TileMatmul(RlxPass):
     name = "rlx-tile-matmul"
     summary = "Tile, vectorize (and split across threads) the GEMM kernels of rlx-pack-matmul"
+    creates_rlx_ops = False
     threads: int = option(1, "threads to split each kernel across (scf.forall; 1 = serial)", minimum=1, maximum=MAX_THREADS)
 
     def run(self, module: ir.Operation) -> None:

@@ -24,6 +24,7 @@ from ..passes.bool_tensors_to_i8 import BoolTensorsToI8
 from ..passes.distinct_results import DistinctResults
 from ..passes.drop_tied_results import DropTiedResults
 from ..passes.emit_c_interface import EmitCInterface
+from ..passes.split_functions import SplitFunctions
 from ..passes.fuse_elementwise import FuseElementwise
 from ..passes.hir_to_mir import HirToMir
 from ..passes.lir_to_linalg import LirToLinalg
@@ -121,7 +122,7 @@ class LowerToLLVM(RlxPipeline):
         if threads > 1:
             # After deallocation, which would otherwise place frees inside the omp loop wrappers.
             steps += [step.format(threads=threads) for step in THREADS]
-        steps += [MemrefCopyToLinalg(only_strided=True), EmitCInterface(), *TO_LLVM]
+        steps += [MemrefCopyToLinalg(only_strided=True), EmitCInterface(), SplitFunctions(), *TO_LLVM]
         steps.append(Bf16AsI16())  # LLVM's x86 backend cannot legalize every bf16 vector it vectorizes
         return steps
 

@@ -1,0 +1,78 @@
+"""Compile-time safeguards for long programs (benchmarks/scaling.py measures them):
+the RLX verifier is skipped only where no RLX op can be left, and rlx-split-functions
+cuts a huge function into parts without changing its results."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import rlx_mlir
+from rlx_mlir import verifier
+from rlx_mlir.context import make_context
+from rlx_mlir.diagnostics import DiagnosticCollector
+from rlx_mlir.pass_pipeline import expand, run_pipeline
+from rlx_mlir.pipelines.lower_to_llvm import LowerToLLVM
+
+TYPE = "tensor<16xf32>"
+
+
+def chain(ops: int) -> str:
+    """x -> tanh -> add s -> tanh -> add s ... (`ops` rlx ops)."""
+    lines = [f"func.func @main(%x: {TYPE}, %s: {TYPE}) -> {TYPE} {{"]
+    value = "%x"
+    for i in range(ops):
+        if i % 2 == 0:
+            lines.append(f'  %v{i} = "rlx.tanh"({value}) : ({TYPE}) -> {TYPE}')
+        else:
+            lines.append(f'  %v{i} = "rlx.add"({value}, %s) : ({TYPE}, {TYPE}) -> {TYPE}')
+        value = f"%v{i}"
+    lines += [f"  return {value} : {TYPE}", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def reference(ops: int, x: np.ndarray, s: np.ndarray) -> np.ndarray:
+    y = x.astype(np.float64)
+    for i in range(ops):
+        y = np.tanh(y) if i % 2 == 0 else y + s
+    return y
+
+
+def lowered(text: str) -> str:
+    context = make_context()
+    with context, DiagnosticCollector(context) as diagnostics:
+        module = verifier.parse_verified(text, "<chain>", context, diagnostics)
+        run_pipeline(module.operation, list(expand(LowerToLLVM(threads=1))))
+        return str(module)
+
+
+def test_verifier_skipped_once_no_rlx_op_is_left(monkeypatch):
+    calls = []
+    original = verifier.verify_and_find_rlx
+
+    def counting(op):
+        result = original(op)
+        calls.append(result[1])
+        return result
+
+    monkeypatch.setattr(verifier, "verify_and_find_rlx", counting)
+    lowered(chain(8))
+    # Verified while RLX ops can be present: after each pass up to the first one that left
+    # none (rlx-lir-to-linalg); the linalg and LLVM passes after it are not verified again.
+    assert calls[-1] is False and all(calls[:-1])
+    assert 3 <= len(calls) <= 6, calls
+
+
+def test_long_chain_is_split_and_computes_the_same():
+    ops = 3000  # tanh bodies of ~20 ops: far more than max-ops=20000 in one function
+    text = chain(ops)
+    llvm = lowered(text)
+    assert "llvm.func internal @main_part0(" in llvm and 'passthrough = ["noinline"]' in llvm
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-1, 1, 16).astype(np.float32)
+    s = rng.uniform(0.25, 0.75, 16).astype(np.float32)
+    result = rlx_mlir.compile(text, cache=False)(x, s)
+    np.testing.assert_allclose(result, reference(ops, x, s), rtol=1e-4, atol=1e-5)
+
+
+def test_small_function_is_not_split():
+    assert "main_part" not in lowered(chain(8))

@@ -9,7 +9,7 @@ the time to first token), then `--steps` greedy decode steps (tokens per second
 = steps / their wall time).  A decode step attends to P + 1 keys:
 rlx.cached_attention reads only the filled part of the cache.
 
-The last rows, if the symbolic-dims API (`rlx_mlir.variants`) is present, use
+The last rows, if the symbolic-dims API (`rlx_mlir.dims.variants`) is present, use
 one step compiled with a symbolic `SEQ` (`CachedLlama(..., dynamic=True)`): the
 first run at a new length is a variant cache miss (specialise, compile, run),
 later runs at that length are hits; otherwise they say it is not available.
@@ -25,7 +25,7 @@ import time
 
 import numpy as np
 
-from rlx_mlir.generate import CachedLlama, sample
+from rlx_mlir.models.generate import CachedLlama, sample
 from rlx_mlir.models.llama import LlamaConfig, random_weights
 
 CONFIG = LlamaConfig(layers=12, hidden=512, heads=8, kv_heads=8, head_dim=64, ffn=1408, vocab=1000)
@@ -61,8 +61,8 @@ def measure_past(model: CachedLlama, past: int, chunk: int, steps: int, rng: np.
 
 def variant_rows(weights: dict, chunk: int) -> list[tuple[str, str]]:
     """(label, value) rows for the dynamic step (part A's symbolic SEQ), or one row saying it is absent."""
-    if importlib.util.find_spec("rlx_mlir.variants") is None:
-        return [("variant cache miss / hit", "n/a: rlx_mlir.variants not present")]
+    if importlib.util.find_spec("rlx_mlir.dims.variants") is None:
+        return [("variant cache miss / hit", "n/a: rlx_mlir.dims.variants not present")]
     model = CachedLlama(CONFIG, weights, capacity=CAPACITY, dynamic=True)
     _, compile_s = _timed(lambda: model.step(1))
     prompt = np.random.default_rng(1).integers(0, CONFIG.vocab, (1, chunk))

@@ -99,15 +99,15 @@ def time_stages(ops: int, shape: str) -> list[tuple[str, float]]:
     `rlx-lower-to-llvm` (an RLX pass or an upstream pass), LLVM code generation, the first call."""
     from mlir.execution_engine import ExecutionEngine
 
-    from rlx_mlir import verifier
-    from rlx_mlir.context import make_context
-    from rlx_mlir.diagnostics import DiagnosticCollector
-    from rlx_mlir.pass_pipeline import VerificationState, build_pass_manager, expand
-    from rlx_mlir.passes.tile_matmul import default_threads
+    from rlx_mlir.dialects import verifier
+    from rlx_mlir.dialects.context import make_context
+    from rlx_mlir.ir.diagnostics import DiagnosticCollector
+    from rlx_mlir.passmanager.pipeline import VerificationState, build_pass_manager, expand
+    from rlx_mlir.transforms.linalg.tile_matmul import default_threads
     from rlx_mlir.pipelines.lower_to_llvm import LowerToLLVM
     from rlx_mlir.runtime.jit import Executable
     from rlx_mlir.runtime.signature import find_function, signature_of
-    from rlx_mlir.toolchain import openmp_library, runtime_library
+    from rlx_mlir.targets.toolchain import openmp_library, runtime_library
 
     text, threads, stages = program(ops, shape), default_threads(), []
     context = make_context()

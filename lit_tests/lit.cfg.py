@@ -10,7 +10,7 @@ config.suffixes = [".mlir"]
 config.excludes = ["Inputs"]
 config.test_source_root = os.path.dirname(__file__)
 
-from rlx_mlir.toolchain import llvm_tool, mlir_tool  # noqa: E402
+from rlx_mlir.targets.toolchain import llvm_tool, mlir_tool  # noqa: E402
 
 # Tools on PATH, in this order: the console scripts next to the Python running
 # lit (rlx-opt, rlx-run, rlx-gen-dialect), then upstream mlir-opt from the MLIR

@@ -156,7 +156,7 @@ def test_wrong_argument_is_a_clear_error(mlp_so, mlp_inputs):
 def test_export_errors_are_clear(tmp_path):
     with pytest.raises(ValueError, match="unknown target 'tpu'"):
         aot.export(MLP, str(tmp_path / "m.so"), target="tpu")
-    from rlx_mlir.backends.nvptx import TargetError
+    from rlx_mlir.targets.cuda import TargetError
 
     with pytest.raises(TargetError, match=r"PTX version 6.0 does not support 'sm_90'.*'\+ptx78'"):
         aot.export(MLP, str(tmp_path / "m.so"), target="cuda", chip="sm_90", features="+ptx60")

@@ -26,7 +26,7 @@ from mlir.execution_engine import ExecutionEngine
 from mlir.runtime import get_ranked_memref_descriptor
 
 import rlx_mlir
-from rlx_mlir.pass_pipeline import run_pipeline
+from rlx_mlir.passmanager.pipeline import run_pipeline
 
 F32 = np.float32
 TINIEST = F32(np.finfo(F32).smallest_subnormal)  # 2^-149

@@ -10,7 +10,7 @@ import pytest
 
 import rlx_mlir
 from rlx_mlir import GraphModule
-from rlx_mlir.builder import BuildError
+from rlx_mlir.frontend.builder import BuildError
 from rlx_mlir.dialects import rlx
 
 

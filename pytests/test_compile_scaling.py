@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 
 import rlx_mlir
-from rlx_mlir import verifier
-from rlx_mlir.context import make_context
-from rlx_mlir.diagnostics import DiagnosticCollector
-from rlx_mlir.pass_pipeline import expand, run_pipeline
+from rlx_mlir.dialects import verifier
+from rlx_mlir.dialects.context import make_context
+from rlx_mlir.ir.diagnostics import DiagnosticCollector
+from rlx_mlir.passmanager.pipeline import expand, run_pipeline
 from rlx_mlir.pipelines.lower_to_llvm import LowerToLLVM
 
 TYPE = "tensor<16xf32>"

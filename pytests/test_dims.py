@@ -10,12 +10,12 @@ from test_llama import CONFIG, reference_forward
 
 import rlx_mlir
 from rlx_mlir import GraphModule
-from rlx_mlir.builder import BuildError
+from rlx_mlir.frontend.builder import BuildError
 from rlx_mlir.dialects import rlx
-from rlx_mlir.dim_expr import DimExprError, as_dim, parse_dim
+from rlx_mlir.dims.expr import DimExprError, as_dim, parse_dim
 from rlx_mlir.models.llama import build_llama, random_weights
 from rlx_mlir.runtime.specialize import SpecializingExecutable
-from rlx_mlir.variants import ModelVariant
+from rlx_mlir.dims.variants import ModelVariant
 
 # --- the expression language ---------------------------------------------------------------
 
@@ -279,7 +279,7 @@ def test_dynamic_llama_rejects_a_prompt_longer_than_its_rope_table(dynamic_llama
 def test_bind_dims_api_on_parsed_text():
     from mlir import ir
 
-    from rlx_mlir.dynamic import DimError, bind_dims
+    from rlx_mlir.dims.dynamic import DimError, bind_dims
 
     text = str(_narrow_block())
     with rlx_mlir.make_context():

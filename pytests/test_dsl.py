@@ -8,8 +8,8 @@ import pytest
 from mlir import ir
 
 import rlx_mlir
-from rlx_mlir import verifier
-from rlx_mlir.diagnostics import DiagnosticCollector
+from rlx_mlir.dialects import verifier
+from rlx_mlir.ir.diagnostics import DiagnosticCollector
 from rlx_mlir.dialects import rlx
 from rlx_mlir.dsl import Dialect, I64Attr, VerifyError, attribute, operand, result
 

@@ -17,8 +17,8 @@ import pytest
 from mlir import ir
 
 import rlx_mlir
-from rlx_mlir.context import make_context
-from rlx_mlir.pass_pipeline import run_pipeline
+from rlx_mlir.dialects.context import make_context
+from rlx_mlir.passmanager.pipeline import run_pipeline
 
 PLANS = [pytest.param(True, id="planned"), pytest.param(False, id="direct")]
 

@@ -14,10 +14,10 @@ import re
 import numpy as np
 import pytest
 
-from rlx_mlir.diagnostics import DiagnosticCollector
-from rlx_mlir.generate import CachedLlama, generate
+from rlx_mlir.ir.diagnostics import DiagnosticCollector
+from rlx_mlir.models.generate import CachedLlama, generate
 from rlx_mlir.models.llama_cached import build_llama_step
-from rlx_mlir.pass_pipeline import run_pipeline
+from rlx_mlir.passmanager.pipeline import run_pipeline
 from rlx_mlir.pipelines.lower_to_llvm import OUT_PARAMS, LowerToLLVM
 from rlx_mlir.models.llama import LlamaConfig, random_weights
 
@@ -99,8 +99,8 @@ def test_greedy_generation_matches_numpy_loop(model, reference_greedy):
 
 
 def test_one_dynamic_step_serves_prefill_and_decode(weights, reference_greedy):
-    """With symbolic SEQ (rlx_mlir.variants), one compile runs the 5-token prefill and every decode step."""
-    pytest.importorskip("rlx_mlir.variants")
+    """With symbolic SEQ (rlx_mlir.dims.variants), one compile runs the 5-token prefill and every decode step."""
+    pytest.importorskip("rlx_mlir.dims.variants")
     dynamic = CachedLlama(CONFIG, weights, capacity=CAPACITY, dynamic=True)
     np.testing.assert_array_equal(generate(dynamic, PROMPT, 8), reference_greedy[:8])
     assert dynamic.compiled_lengths == ["SEQ"]

@@ -15,7 +15,7 @@ import rlx_mlir
 from gpu_interpreter import Interpreter, numpy_dtype
 from rlx_mlir import aot
 from rlx_mlir.models.llama import LlamaConfig, build_llama, random_weights, weight_shapes
-from rlx_mlir.pass_pipeline import run_pipeline
+from rlx_mlir.passmanager.pipeline import run_pipeline
 from rlx_mlir.pipelines.lower_to_nvvm import ptxas_available
 from test_llama import CONFIG, reference_forward
 

@@ -38,10 +38,10 @@ from mlir.dialects import func
 from op_cases import rng_for
 
 import rlx_mlir
-from rlx_mlir.context import make_context
+from rlx_mlir.dialects.context import make_context
 from rlx_mlir.dialects import rlx, rlx_hir
-from rlx_mlir.pass_pipeline import run_pipeline
-from rlx_mlir.passes.hir_to_mir import HirToMir
+from rlx_mlir.passmanager.pipeline import run_pipeline
+from rlx_mlir.conversion.hir_to_mir.hir_to_mir import HirToMir
 from rlx_mlir.pipelines.lower_to_llvm import LowerToLLVM
 
 POLICIES = ("direct", "fusable")
@@ -599,7 +599,7 @@ def test_builders_infer_result_types():
                     rlx_hir.LinearFusedOp(x, w, b, activation="swish")
                 return rlx.AddOp(lin.result, pair.first).result, pair.second, ffn.result
 
-        assert rlx_mlir.verifier.verify(module.operation)
+        assert rlx_mlir.dialects.verifier.verify(module.operation)
         mir = lower_to_mir(str(module), "direct")
     assert "rlx_hir." not in mir and "rlx.fused_matmul_bias_act" in mir
 

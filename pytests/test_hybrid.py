@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from mlir import ir
 
-from rlx_mlir.builder import BuildError, GraphModule
+from rlx_mlir.frontend.builder import BuildError, GraphModule
 from rlx_mlir.dialects import rlx
 
 BATCH, SEQ, HIDDEN, VOCAB = 2, 6, 32, 50

@@ -27,9 +27,9 @@ from hypothesis import strategies as st
 from mlir import ir
 
 import rlx_mlir
-from rlx_mlir import verifier
-from rlx_mlir.lir.ir_plan import fingerprint, plan_problems
-from rlx_mlir.pass_pipeline import run_pipeline
+from rlx_mlir.dialects import verifier
+from rlx_mlir.dialects.rlx_lir.ir_plan import fingerprint, plan_problems
+from rlx_mlir.passmanager.pipeline import run_pipeline
 
 PLAN = "builtin.module(rlx-mir-to-lir)"
 
@@ -368,7 +368,7 @@ _FINGERPRINT_SCRIPT = """
 import sys
 from mlir import ir
 import rlx_mlir
-from rlx_mlir.pass_pipeline import run_pipeline
+from rlx_mlir.passmanager.pipeline import run_pipeline
 with rlx_mlir.make_context():
     module = ir.Module.parse(sys.stdin.read())
     run_pipeline(module.operation, "builtin.module(rlx-mir-to-lir)")

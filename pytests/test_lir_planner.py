@@ -14,15 +14,7 @@ from hypothesis import strategies as st
 
 from rlx_mlir.lir.checker import check_plan
 from rlx_mlir.lir.phases import derive_phases, ops_in_phase, phase_order
-from rlx_mlir.lir.planner import (
-    STRATEGIES,
-    Buffer,
-    MemoryPlan,
-    PlanError,
-    compare_strategies,
-    format_plan,
-    plan_memory,
-)
+from rlx_mlir.lir.planner import STRATEGIES, Buffer, MemoryPlan, PlanError, compare_strategies, format_plan, plan_memory
 
 
 class Schedule:

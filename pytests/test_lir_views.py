@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 
 import rlx_mlir
-from rlx_mlir import verifier
-from rlx_mlir.builder import GraphModule
+from rlx_mlir.dialects import verifier
+from rlx_mlir.frontend.builder import GraphModule
 from rlx_mlir.dialects import rlx
-from rlx_mlir.lir.ir_plan import plan_problems
-from rlx_mlir.pass_pipeline import run_pipeline
+from rlx_mlir.dialects.rlx_lir.ir_plan import plan_problems
+from rlx_mlir.passmanager.pipeline import run_pipeline
 
 X4 = np.array([1, 2, 3, 4], np.float32)
 S = np.array(10, np.float32)
@@ -82,8 +82,8 @@ func.func @f(%x: tensor<2x4xf32>, %s: tensor<2x4xf32>) -> (tensor<2x3xf16>, tens
 
 
 def _plan_is_valid(text: str) -> None:
-    from rlx_mlir.context import make_context
-    from rlx_mlir.diagnostics import DiagnosticCollector
+    from rlx_mlir.dialects.context import make_context
+    from rlx_mlir.ir.diagnostics import DiagnosticCollector
 
     context = make_context()
     with context, DiagnosticCollector(context) as diagnostics:

@@ -12,8 +12,8 @@ import pytest
 from mlir import ir
 
 import rlx_mlir
-from rlx_mlir.pass_pipeline import run_pipeline
-from rlx_mlir.passes import fusion_report
+from rlx_mlir.passmanager.pipeline import run_pipeline
+from rlx_mlir.transforms.mir import fusion_report
 
 
 def _transform(text: str, pipeline: str) -> str:

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import rlx_mlir
-from rlx_mlir import registry
-from rlx_mlir.pass_pipeline import PipelineError, parse_pipeline
+from rlx_mlir.passmanager import registry
+from rlx_mlir.passmanager.pipeline import PipelineError, parse_pipeline
 from rlx_mlir.tools.gen_dialect import stale_files
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,7 +11,7 @@ import pytest
 
 from rlx_mlir import GraphModule
 from rlx_mlir.dialects import rlx
-from rlx_mlir.variants import ModelPhase, ModelVariant
+from rlx_mlir.dims.variants import ModelPhase, ModelVariant
 
 
 def test_prefill_binds_batch_and_seq():
@@ -88,7 +88,7 @@ def test_cache_key_is_stable_across_processes():
         "ModelVariant.encoder(4, 7).with_extra('EXPERTS', 8)",
     ]
     script = (
-        "from rlx_mlir.variants import ModelVariant\n"
+        "from rlx_mlir.dims.variants import ModelVariant\n"
         + "".join(f"print({v}.cache_key())\n" for v in variants)
     )
     # A different hash seed in the child: Python's own hash() would differ, ours must not.

@@ -10,10 +10,10 @@ import importlib
 # Imported on first use, so that `rlx_mlir.aot` (whose loader needs only numpy and
 # ctypes) can be imported where MLIR is not installed.
 _EXPORTS = {
-    "GraphModule": ".builder",
-    "Tensor": ".builder",
-    "make_context": ".context",
-    "CompileError": ".diagnostics",
+    "GraphModule": ".frontend.builder",
+    "Tensor": ".frontend.builder",
+    "make_context": ".dialects.context",
+    "CompileError": ".ir.diagnostics",
     "Executable": ".runtime.jit",
     "clear_compile_cache": ".runtime.jit",
     "compile": ".runtime.jit",

@@ -153,7 +153,7 @@ def main(argv=None) -> int:
     parser.add_argument("--no-bench", action="store_true", help="leave out the benchmark models")
     parser.add_argument("--no-llvm", action="store_true", help="leave out libLLVM.so.xz (the CUDA models need it)")
     args = parser.parse_args(argv)
-    from rlx_mlir.backends.nvptx import TargetError, check_target
+    from rlx_mlir.targets.cuda import TargetError, check_target
 
     try:
         check_target(args.chip, args.features)

@@ -31,14 +31,13 @@ from typing import Optional, Sequence, Union
 
 from mlir import ir
 
-from .. import verifier
-from ..context import make_context
-from ..diagnostics import CompileError, DiagnosticCollector
-from ..pass_pipeline import run_pipeline
+from ..dialects import verifier
+from ..dialects.context import make_context
+from ..ir.diagnostics import CompileError, DiagnosticCollector
+from ..passmanager.pipeline import run_pipeline
 from ..runtime.signature import find_function, signature_of
-from ..toolchain import llvm_tool, mlir_tool
-from .loader import (CIFACE_PREFIX, MANIFEST_FORMAT, SIGNATURE_SYMBOL, SYMBOL_NAME, check_manifest, file_sha256,
-                     manifest_path)
+from ..targets.toolchain import llvm_tool, mlir_tool
+from .loader import CIFACE_PREFIX, MANIFEST_FORMAT, SIGNATURE_SYMBOL, SYMBOL_NAME, check_manifest, file_sha256, manifest_path
 
 TARGETS = ("cpu", "cuda")
 
@@ -164,7 +163,7 @@ def export(
     if target not in TARGETS:
         raise ValueError(f"unknown target '{target}'; available: {', '.join(TARGETS)}")
     if target == "cuda":
-        from ..backends.nvptx import check_target
+        from ..targets.cuda import check_target
 
         check_target(chip, features, format)  # before anything reaches LLVM
         pipeline = f"builtin.module(rlx-lower-to-nvvm{{chip={chip} features={features} format={format}}})"

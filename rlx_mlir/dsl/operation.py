@@ -25,15 +25,7 @@ from typing import Any, ClassVar, Optional, Sequence
 from mlir import ir
 from mlir._mlir_libs._mlir import register_operation
 
-from .fields import (
-    OPTIONAL,
-    SINGLE,
-    VARIADIC,
-    AttributeDef,
-    FieldDef,
-    OperandDef,
-    ResultDef,
-)
+from .fields import OPTIONAL, SINGLE, VARIADIC, AttributeDef, FieldDef, OperandDef, ResultDef
 from .traits import Trait
 
 SEGMENT_SIZES = "operandSegmentSizes"

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..builder import GraphModule, Tensor
+from ..frontend.builder import GraphModule, Tensor
 from ..dialects import rlx
 
 

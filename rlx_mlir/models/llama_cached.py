@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 from mlir import ir
 
-from ..builder import GraphModule
+from ..frontend.builder import GraphModule
 from ..dialects import rlx
 from ..runtime.signature import TIED_ATTR
 from .llama import LlamaConfig, rope_tables, weight_shapes
@@ -44,7 +44,7 @@ def build_llama_step(c: LlamaConfig, seq: int | str, capacity: int, name: str = 
     """The model run on `seq` new tokens at runtime position `pos`, over caches of `capacity` positions.
 
     `seq` may be a symbol (`"SEQ"`): one compile then serves every number of
-    new tokens, each specialised on first use (`rlx_mlir.variants`).
+    new tokens, each specialised on first use (`rlx_mlir.dims.variants`).
     """
     if isinstance(seq, int) and not 0 < seq <= capacity:
         raise ValueError(f"seq {seq} must be between 1 and the cache capacity {capacity}")

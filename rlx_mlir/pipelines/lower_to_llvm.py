@@ -17,27 +17,27 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..passes.approximate_math import ApproximateMath
-from ..passes.base import MAX_THREADS, RlxPipeline, option
-from ..passes.bf16_as_i16 import Bf16AsI16
-from ..passes.bool_tensors_to_i8 import BoolTensorsToI8
-from ..passes.distinct_results import DistinctResults
-from ..passes.drop_tied_results import DropTiedResults
-from ..passes.emit_c_interface import EmitCInterface
-from ..passes.split_functions import SplitFunctions
-from ..passes.fuse_elementwise import FuseElementwise
-from ..passes.hir_to_mir import HirToMir
-from ..passes.lir_to_linalg import LirToLinalg
-from ..passes.memref_copy_to_linalg import MemrefCopyToLinalg
-from ..passes.mir_to_linalg import MirToLinalg
-from ..passes.mir_to_lir import MirToLir
-from ..passes.outline_blocks import OutlineBlocks
-from ..passes.pack_matmul import PackMatmul
-from ..passes.parallelize_linalg import ParallelizeLinalg
-from ..passes.readonly_arguments import ReadonlyArguments
-from ..passes.reassociate_reductions import ReassociateReductions
-from ..passes.split_weight_concat import SplitWeightConcat
-from ..passes.tile_matmul import TileMatmul, default_threads
+from ..transforms.linalg.approximate_math import ApproximateMath
+from ..passmanager.base import MAX_THREADS, RlxPipeline, option
+from ..transforms.linalg.bf16_as_i16 import Bf16AsI16
+from ..transforms.linalg.bool_tensors_to_i8 import BoolTensorsToI8
+from ..transforms.abi.distinct_results import DistinctResults
+from ..transforms.abi.drop_tied_results import DropTiedResults
+from ..transforms.abi.emit_c_interface import EmitCInterface
+from ..transforms.linalg.split_functions import SplitFunctions
+from ..transforms.linalg.fuse_elementwise import FuseElementwise
+from ..conversion.hir_to_mir.hir_to_mir import HirToMir
+from ..conversion.lir_to_linalg import LirToLinalg
+from ..transforms.linalg.memref_copy_to_linalg import MemrefCopyToLinalg
+from ..conversion.mir_to_linalg.mir_to_linalg import MirToLinalg
+from ..conversion.mir_to_lir import MirToLir
+from ..transforms.hir.outline_blocks import OutlineBlocks
+from ..transforms.linalg.pack_matmul import PackMatmul
+from ..transforms.linalg.parallelize_linalg import ParallelizeLinalg
+from ..transforms.abi.readonly_arguments import ReadonlyArguments
+from ..transforms.linalg.reassociate_reductions import ReassociateReductions
+from ..transforms.mir.split_weight_concat import SplitWeightConcat
+from ..transforms.linalg.tile_matmul import TileMatmul, default_threads
 
 BUFFERIZE = (
     "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}"

@@ -38,22 +38,22 @@ import dataclasses
 import os
 import shutil
 
-from ..backends.nvptx import TargetError, check_target
-from ..passes.base import PassOptionError, RlxPipeline, option
-from ..passes.bool_tensors_to_i8 import BoolTensorsToI8
-from ..passes.distinct_results import DistinctResults
-from ..passes.emit_c_interface import EmitCInterface
-from ..passes.gpu_block_reductions import GpuBlockReductions
-from ..passes.gpu_check_mapping import GpuCheckMapping
-from ..passes.gpu_device_memory import GpuDeviceMemory
-from ..passes.gpu_grid_loops import GpuGridLoops
-from ..passes.gpu_hoist_parallel_loops import GpuHoistParallelLoops
-from ..passes.gpu_tile_matmul import GpuTileMatmul
-from ..passes.hir_to_mir import HirToMir
-from ..passes.lir_to_linalg import LirToLinalg
-from ..passes.memref_copy_to_linalg import MemrefCopyToLinalg
-from ..passes.mir_to_linalg import MirToLinalg
-from ..passes.mir_to_lir import MirToLir
+from ..targets.cuda import TargetError, check_target
+from ..passmanager.base import PassOptionError, RlxPipeline, option
+from ..transforms.linalg.bool_tensors_to_i8 import BoolTensorsToI8
+from ..transforms.abi.distinct_results import DistinctResults
+from ..transforms.abi.emit_c_interface import EmitCInterface
+from ..transforms.gpu.block_reductions import GpuBlockReductions
+from ..transforms.gpu.check_mapping import GpuCheckMapping
+from ..transforms.gpu.device_memory import GpuDeviceMemory
+from ..transforms.gpu.grid_loops import GpuGridLoops
+from ..transforms.gpu.hoist_parallel_loops import GpuHoistParallelLoops
+from ..transforms.gpu.tile_matmul import GpuTileMatmul
+from ..conversion.hir_to_mir.hir_to_mir import HirToMir
+from ..conversion.lir_to_linalg import LirToLinalg
+from ..transforms.linalg.memref_copy_to_linalg import MemrefCopyToLinalg
+from ..conversion.mir_to_linalg.mir_to_linalg import MirToLinalg
+from ..conversion.mir_to_lir import MirToLir
 
 BUFFERIZE = (
     "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}"

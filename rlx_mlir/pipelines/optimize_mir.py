@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..passes.base import RlxPipeline
-from ..passes.cse import CommonSubexpressionElimination
-from ..passes.dce import DeadCodeElimination
-from ..passes.fold_constants import FoldConstants
-from ..passes.fuse_matmul_bias_act import FuseMatmulBiasAct
-from ..passes.fuse_residual_norm import FuseResidualNorm
-from ..passes.fuse_shared_matmul import FuseSharedMatmul
-from ..passes.fuse_swiglu import FuseSwiglu
+from ..passmanager.base import RlxPipeline
+from ..transforms.mir.cse import CommonSubexpressionElimination
+from ..transforms.mir.dce import DeadCodeElimination
+from ..transforms.mir.fold_constants import FoldConstants
+from ..transforms.mir.fuse_matmul_bias_act import FuseMatmulBiasAct
+from ..transforms.mir.fuse_residual_norm import FuseResidualNorm
+from ..transforms.mir.fuse_shared_matmul import FuseSharedMatmul
+from ..transforms.mir.fuse_swiglu import FuseSwiglu
 
 
 @dataclasses.dataclass(frozen=True)

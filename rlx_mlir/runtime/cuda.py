@@ -23,14 +23,14 @@ import numpy as np
 from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
-from .. import verifier
+from ..dialects import verifier
 from ..aot.loader import Function, _CudaRuntime, cuda_device_error
-from ..backends.nvptx import MIN_PTX, check_target
-from ..context import make_context
-from ..diagnostics import CompileError, DiagnosticCollector
-from ..pass_pipeline import expand, run_pipeline
+from ..targets.cuda import MIN_PTX, check_target
+from ..dialects.context import make_context
+from ..ir.diagnostics import CompileError, DiagnosticCollector
+from ..passmanager.pipeline import expand, run_pipeline
 from ..pipelines.lower_to_nvvm import LowerToNVVM
-from ..toolchain import runtime_library
+from ..targets.toolchain import runtime_library
 from .signature import Signature, find_function, signature_of
 
 

@@ -27,7 +27,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ..diagnostics import CompileError
+from ..ir.diagnostics import CompileError
 
 PYTHON_ERROR_EXIT = 3  # the child raised an ordinary exception: the caller's own compile reports it
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])  # the directory holding `rlx_mlir`

@@ -19,14 +19,14 @@ import numpy as np
 from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
-from .. import verifier
-from ..context import make_context
-from ..diagnostics import CompileError, DiagnosticCollector
-from ..ir_walk import collect_ops
-from ..pass_pipeline import run_pipeline
+from ..dialects import verifier
+from ..dialects.context import make_context
+from ..ir.diagnostics import CompileError, DiagnosticCollector
+from ..ir.walk import collect_ops
+from ..passmanager.pipeline import run_pipeline
 from ..pipelines.lower_to_llvm import LowerToLLVM
-from ..passes.tile_matmul import default_threads
-from ..toolchain import openmp_library, runtime_library
+from ..transforms.linalg.tile_matmul import default_threads
+from ..targets.toolchain import openmp_library, runtime_library
 from . import isolation, options
 from .compile_cache import COMPILE_CACHE, CacheInfo
 from .signature import Signature, TensorSpec, find_function, signature_of
@@ -282,7 +282,7 @@ def compile(
     It costs about one more compile (plus starting Python) per compile that
     misses the cache.
 
-    A function with symbolic dimensions (`rlx.dims`, see `rlx_mlir.dynamic`)
+    A function with symbolic dimensions (`rlx.dims`, see `rlx_mlir.dims.dynamic`)
     gives a `SpecializingExecutable` that compiles each binding on first use and
     keeps the `max_variants` most recently used of them.
 

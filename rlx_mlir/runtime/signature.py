@@ -10,7 +10,7 @@ from typing import Optional
 import numpy as np
 from mlir import ir
 
-from ..diagnostics import SourcePosition, position_of
+from ..ir.diagnostics import SourcePosition, position_of
 
 _NUMPY_DTYPES = {
     "f32": np.float32,

@@ -1,6 +1,6 @@
 """Compile once, specialise at run time: the executable of a module with symbolic dimensions.
 
-`rlx_mlir.compile` of a dynamic module (see `rlx_mlir.dynamic`) returns a
+`rlx_mlir.compile` of a dynamic module (see `rlx_mlir.dims.dynamic`) returns a
 `SpecializingExecutable`.  Each call reads the symbols' sizes off the
 arguments' shapes (an argument `["BATCH", "SEQ", 512]` given a `(2, 7, 512)`
 array binds `BATCH=2`, `SEQ=7`), and runs the static executable of that
@@ -32,13 +32,13 @@ from typing import Callable, Mapping, Optional, Sequence, Union
 import numpy as np
 from mlir import ir
 
-from .. import verifier
-from ..context import make_context
-from ..diagnostics import CompileError, DiagnosticCollector
-from ..dim_expr import DimExpr, format_dims
-from ..dynamic import DimError, argument_dims, bind_function, check_binding, function_symbols, is_dynamic
-from ..parsing import parse_source
-from ..variants import ModelVariant
+from ..dialects import verifier
+from ..dialects.context import make_context
+from ..ir.diagnostics import CompileError, DiagnosticCollector
+from ..dims.expr import DimExpr, format_dims
+from ..dims.dynamic import DimError, argument_dims, bind_function, check_binding, function_symbols, is_dynamic
+from ..ir.parsing import parse_source
+from ..dims.variants import ModelVariant
 from .signature import NAME_ATTR, find_function
 
 _MAYBE_DYNAMIC = re.compile(r"rlx\.(dims|sym)\b")

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from ..diagnostics import Diagnostic
+from ..ir.diagnostics import Diagnostic
 
 _EXPECTED = re.compile(
     r"expected-(error|warning|note|remark)\s*(@(?:[+-]?\d+|above|below|unknown))?\s*\{\{(.*?)\}\}"

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Optional
 
-from ..context import RLX_DIALECTS
+from ..dialects.context import RLX_DIALECTS
 from ..dsl.docs import render_markdown
 from .cli import ArgumentParser, guarded
 

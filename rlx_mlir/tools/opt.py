@@ -14,12 +14,13 @@ from typing import Optional
 
 from mlir import ir
 
-from .. import registry, verifier
-from ..context import RLX_DIALECTS, make_context
-from ..diagnostics import CompileError, DiagnosticCollector
-from ..parsing import parse_source
-from ..pass_pipeline import PipelineError, build_pass_manager, parse_pipeline
-from ..passes import fusion_report
+from ..passmanager import registry
+from ..dialects import verifier
+from ..dialects.context import RLX_DIALECTS, make_context
+from ..ir.diagnostics import CompileError, DiagnosticCollector
+from ..ir.parsing import parse_source
+from ..passmanager.pipeline import PipelineError, build_pass_manager, parse_pipeline
+from ..transforms.mir import fusion_report
 from . import expected_diagnostics
 from .cli import ArgumentParser, ToolError, guarded, read_source, write_output
 

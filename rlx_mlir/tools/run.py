@@ -18,7 +18,7 @@ from typing import Optional
 import numpy as np
 from numpy.lib import format as npy_format
 
-from ..diagnostics import CompileError
+from ..ir.diagnostics import CompileError
 from ..runtime.jit import ArgumentError
 from ..runtime.jit import compile as jit_compile
 from ..runtime.signature import TensorSpec
@@ -121,7 +121,7 @@ def _main(argv: list[str]) -> int:
 
 def _specialised(executable, bind: Optional[str]):
     """The static executable of a dynamic function for `--bind`; `executable` itself when static."""
-    from ..passes.base import PassOptionError
+    from ..passmanager.base import PassOptionError
     from ..runtime.specialize import SpecializingExecutable
 
     if not isinstance(executable, SpecializingExecutable):
@@ -140,7 +140,7 @@ def _specialised(executable, bind: Optional[str]):
 
 def _pairs(text: str) -> tuple:
     """`BATCH=1,SEQ=7` as sorted (symbol, size) pairs, parsed as rlx-bind-dims options are."""
-    from ..passes.bind_dims import parse_binding
+    from ..transforms.mir.bind_dims import parse_binding
 
     key, _, value = text.partition("=")
     return parse_binding({key: value})

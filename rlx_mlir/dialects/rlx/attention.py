@@ -6,18 +6,8 @@ import math
 
 from mlir import ir
 
-from ...dsl import (
-    F32Attr,
-    FloatTensor,
-    I64Attr,
-    Pure,
-    StrEnumAttr,
-    VerifyError,
-    attribute,
-    operand,
-    result,
-)
-from ...shapes import DYNAMIC, format_shape, shape_of
+from ...dsl import F32Attr, FloatTensor, I64Attr, Pure, StrEnumAttr, VerifyError, attribute, operand, result
+from ...ir.shapes import DYNAMIC, format_shape, shape_of
 from .dialect import Rlx, same_element_type
 
 __all__ = ["RopeOp", "AttentionOp"]

@@ -7,15 +7,15 @@ whatever the number of past tokens, and is compiled once.  How far the cache
 is filled is a runtime input, `pos`, a rank-0 i64 tensor: the first new token
 is at position `pos`.  Each op clamps `pos` into its valid range (see each op),
 so an out-of-range position never reads or writes outside a buffer; callers
-(`rlx_mlir.generate`) check the capacity before running.
+(`rlx_mlir.models.generate`) check the capacity before running.
 
 `rlx.kv_cache_write` has value semantics (it returns the updated cache); when
 its cache is a function argument and the updated cache is returned as a
 result tied to that argument (result attribute `rlx.tied = <argument index>`),
 rlx-lower-to-llvm writes the new rows into the caller's buffer in place: no
-copy of the cache (see `rlx_mlir.passes.drop_tied_results`).  Untied, the
+copy of the cache (see `rlx_mlir.transforms.abi.drop_tied_results`).  Untied, the
 result is a new buffer and the argument is left unchanged (arguments are
-read-only for bufferization, `rlx_mlir.passes.readonly_arguments`).
+read-only for bufferization, `rlx_mlir.transforms.abi.readonly_arguments`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from __future__ import annotations
 from mlir import ir
 
 from ...dsl import F32Attr, FloatTensor, I64Attr, Pure, TensorOf, VerifyError, attribute, operand, result
-from ...shapes import DYNAMIC, format_shape, shape_of
+from ...ir.shapes import DYNAMIC, format_shape, shape_of
 from .attention import _fits, _positive, _rank3, _static_last_dim, rope_features
 from .dialect import Rlx, same_element_type
 

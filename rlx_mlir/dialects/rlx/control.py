@@ -19,18 +19,9 @@ from typing import Optional, Sequence
 
 from mlir import ir
 
-from ...dsl import (
-    AnyTensor,
-    BoolAttr,
-    I64Attr,
-    Pure,
-    VerifyError,
-    attribute,
-    operand,
-    result,
-)
+from ...dsl import AnyTensor, BoolAttr, I64Attr, Pure, VerifyError, attribute, operand, result
 from ...dsl.constraints import AttrConstraint
-from ...shapes import format_shape, shape_of
+from ...ir.shapes import format_shape, shape_of
 from .dialect import Rlx
 
 __all__ = [

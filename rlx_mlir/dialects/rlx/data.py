@@ -9,16 +9,8 @@ from __future__ import annotations
 
 from mlir import ir
 
-from ...dsl import (
-    DenseElementsAttr,
-    Pure,
-    TensorOf,
-    VerifyError,
-    attribute,
-    operand,
-    result,
-)
-from ...shapes import format_shape, shape_of
+from ...dsl import DenseElementsAttr, Pure, TensorOf, VerifyError, attribute, operand, result
+from ...ir.shapes import format_shape, shape_of
 from .dialect import Rlx
 
 CASTABLE = ("f32", "f16", "bf16", "i32", "i64", "i1")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from mlir import ir
 
 from ...dsl import Dialect, VerifyError
-from ...shapes import element_of
+from ...ir.shapes import element_of
 
 
 class Rlx(Dialect, name="rlx"):

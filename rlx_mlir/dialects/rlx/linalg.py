@@ -4,17 +4,8 @@ from __future__ import annotations
 
 from mlir import ir
 
-from ...dsl import (
-    DenseI64ArrayAttr,
-    FloatTensor,
-    Pure,
-    StrEnumAttr,
-    VerifyError,
-    attribute,
-    operand,
-    result,
-)
-from ...shapes import DYNAMIC, broadcast_shapes, format_shape, shape_of
+from ...dsl import DenseI64ArrayAttr, FloatTensor, Pure, StrEnumAttr, VerifyError, attribute, operand, result
+from ...ir.shapes import DYNAMIC, broadcast_shapes, format_shape, shape_of
 from .dialect import Rlx, same_element_type
 
 # --- linear algebra -----------------------------------------------------------

@@ -6,17 +6,8 @@ from typing import Optional
 
 from mlir import ir
 
-from ...dsl import (
-    F32Attr,
-    FloatTensor,
-    I64Attr,
-    Pure,
-    VerifyError,
-    attribute,
-    operand,
-    result,
-)
-from ...shapes import DYNAMIC, format_shape, shape_of
+from ...dsl import F32Attr, FloatTensor, I64Attr, Pure, VerifyError, attribute, operand, result
+from ...ir.shapes import DYNAMIC, format_shape, shape_of
 from .dialect import Rlx, same_element_type
 
 __all__ = [

@@ -6,25 +6,8 @@ from typing import Sequence
 
 from mlir import ir
 
-from ...dsl import (
-    AnyTensor,
-    DenseI64ArrayAttr,
-    I64Attr,
-    IntTensor,
-    Pure,
-    VerifyError,
-    attribute,
-    operand,
-    result,
-)
-from ...shapes import (
-    DYNAMIC,
-    element_of,
-    format_shape,
-    is_static,
-    num_elements,
-    shape_of,
-)
+from ...dsl import AnyTensor, DenseI64ArrayAttr, I64Attr, IntTensor, Pure, VerifyError, attribute, operand, result
+from ...ir.shapes import DYNAMIC, element_of, format_shape, is_static, num_elements, shape_of
 from .dialect import Rlx, same_element_type
 
 

@@ -6,16 +6,7 @@ from typing import Optional
 
 from mlir import ir
 
-from ...dsl import (
-    F32Attr,
-    FloatTensor,
-    I64Attr,
-    Pure,
-    StrEnumAttr,
-    attribute,
-    operand,
-    result,
-)
+from ...dsl import F32Attr, FloatTensor, I64Attr, Pure, StrEnumAttr, attribute, operand, result
 from ..rlx import attention as mir_attention
 from .dialect import RlxHir
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from mlir import ir
 
 from ...dsl import FloatTensor, I64Attr, Pure, VerifyError, attribute, operand, result
-from ...shapes import format_shape, shape_of
+from ...ir.shapes import format_shape, shape_of
 from ..rlx.dialect import same_element_type
 from .dialect import RlxHir, check_positive, check_shape
 

@@ -6,18 +6,8 @@ from typing import Optional
 
 from mlir import ir
 
-from ...dsl import (
-    F32Attr,
-    FloatTensor,
-    I64Attr,
-    Pure,
-    StrEnumAttr,
-    VerifyError,
-    attribute,
-    operand,
-    result,
-)
-from ...shapes import format_shape, shape_of
+from ...dsl import F32Attr, FloatTensor, I64Attr, Pure, StrEnumAttr, VerifyError, attribute, operand, result
+from ...ir.shapes import format_shape, shape_of
 from ..rlx.dialect import same_element_type
 from .attention import MASK_KINDS
 from .dialect import RlxHir, check_positive, check_shape, weight_shape

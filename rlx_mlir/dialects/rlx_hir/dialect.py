@@ -7,7 +7,7 @@ from typing import Optional, Sequence
 from mlir import ir
 
 from ...dsl import Dialect, VerifyError
-from ...shapes import DYNAMIC, format_shape, shape_of
+from ...ir.shapes import DYNAMIC, format_shape, shape_of
 
 # Module attribute naming the fusion policy of an HIR module.
 FUSION_POLICY_ATTR = "rlx_hir.fusion_policy"

@@ -6,26 +6,10 @@ from typing import Optional
 
 from mlir import ir
 
-from ...dsl import (
-    FloatTensor,
-    Pure,
-    StrEnumAttr,
-    VerifyError,
-    attribute,
-    operand,
-    result,
-)
-from ...shapes import format_shape
+from ...dsl import FloatTensor, Pure, StrEnumAttr, VerifyError, attribute, operand, result
+from ...ir.shapes import format_shape
 from ..rlx.dialect import same_element_type
-from .dialect import (
-    ACTIVATIONS,
-    RlxHir,
-    activations_shape,
-    check_contracting,
-    check_shape,
-    same_size,
-    weight_shape,
-)
+from .dialect import ACTIVATIONS, RlxHir, activations_shape, check_contracting, check_shape, same_size, weight_shape
 
 __all__ = ["LinearOp", "LinearFusedOp", "SharedLinearPairOp", "SwigluFfnOp"]
 

@@ -45,7 +45,7 @@ class PlanOp(RlxLir.Operation, name="plan"):
     fingerprint = attribute(StrAttr, "`sha256:<hex>` of the LIR function")
 
     def verify(self) -> None:
-        from ...lir.ir_plan import plan_problems
+        from .ir_plan import plan_problems
 
         parent = self.operation.parent
         if parent is None or parent.name != "func.func":

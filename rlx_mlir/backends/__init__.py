@@ -1,1 +1,0 @@
-"""Target descriptions for code generation backends (no MLIR imports here)."""

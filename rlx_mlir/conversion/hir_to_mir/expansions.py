@@ -1,0 +1,191 @@
+"""Expansions of HIR blocks (dialect `rlx_hir`) into MIR ops (dialect `rlx`).
+
+`EXPANSIONS` maps each HIR op class to `expand(op, policy) -> [values]`, one
+value per result of the op.  An expansion runs with the insertion point before
+the HIR op and the op's location as the current location, so every MIR op it
+builds carries that location (a named block's `NameLoc` included).  MIR ops
+are built through their classes' builders, which infer and check shapes (a
+builder's ValueError, e.g. for a dynamic size that a slice needs statically,
+becomes the pass's error at the block).
+
+`policy` is `"direct"` (RLX's fused MIR ops where they exist) or `"fusable"`
+(primitive chains only).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from mlir import ir
+
+from ...dialects import rlx, rlx_hir
+from ...ir.shapes import DYNAMIC, shape_of
+
+DIRECT, FUSABLE = "direct", "fusable"
+
+_ACTIVATION_OPS = {
+    "relu": rlx.ReluOp,
+    "gelu": rlx.GeluOp,
+    "gelu_approx": rlx.GeluApproxOp,
+    "silu": rlx.SiluOp,
+    "sigmoid": rlx.SigmoidOp,
+    "tanh": rlx.TanhOp,
+}
+
+
+# --- building blocks -----------------------------------------------------------------------
+
+
+def _rank1_as_row(x: ir.Value, build: Callable[[ir.Value], ir.Value]) -> ir.Value:
+    """`build(x)` for `x` of rank 2 or more; a rank-1 `x` `[K]` goes through `[1, K]` and back.
+
+    MIR's matmul family takes rank 2 or more; HIR's linear blocks take `[..., K]`.
+    """
+    if len(shape_of(x.type)) != 1:
+        return build(x)
+    row = rlx.ReshapeOp(x, result_type=_with_shape(x, [1, shape_of(x.type)[0]])).result
+    out = build(row)
+    return rlx.ReshapeOp(out, result_type=_with_shape(out, [shape_of(out.type)[-1]])).result
+
+
+def _with_shape(value: ir.Value, shape) -> ir.Type:
+    return ir.RankedTensorType.get(list(shape), ir.RankedTensorType(value.type).element_type)
+
+
+def _matmul(x: ir.Value, w: ir.Value) -> ir.Value:
+    return _rank1_as_row(x, lambda row: rlx.MatmulOp(row, w).result)
+
+
+def _activation(value: ir.Value, activation: str) -> ir.Value:
+    if activation == "none":
+        return value
+    return _ACTIVATION_OPS[activation](value).result
+
+
+def _fused_linear(x: ir.Value, w: ir.Value, bias: ir.Value, activation: str) -> ir.Value:
+    return _rank1_as_row(x, lambda row: rlx.FusedMatmulBiasActOp(row, w, bias, activation=activation).result)
+
+
+def _swiglu(x: ir.Value, up_w: ir.Value, gate_w: ir.Value, down_w: ir.Value, policy: str) -> ir.Value:
+    """`(x @ up_w * silu(x @ gate_w)) @ down_w`."""
+    if policy == DIRECT:
+        both = rlx.ConcatOp(up_w, gate_w, 1).result  # [D, 2F]: up then gate, as fused_swiglu reads them
+        hidden = rlx.FusedSwigluOp(_matmul(x, both)).result
+    else:
+        up = _matmul(x, up_w)
+        gate = _matmul(x, gate_w)
+        hidden = rlx.MulOp(up, rlx.SiluOp(gate).result).result
+    return _matmul(hidden, down_w)
+
+
+# --- one expansion per block ----------------------------------------------------------------------
+
+
+def _expand_linear(op: rlx_hir.LinearOp, policy: str) -> list[ir.Value]:
+    if op.bias is not None and policy == DIRECT:
+        return [_fused_linear(op.x, op.w, op.bias, op.activation)]
+    out = _matmul(op.x, op.w)
+    if op.bias is not None:
+        out = rlx.AddOp(out, op.bias).result
+    return [_activation(out, op.activation)]
+
+
+def _expand_linear_fused(op: rlx_hir.LinearFusedOp, policy: str) -> list[ir.Value]:
+    return [_fused_linear(op.x, op.w, op.bias, op.activation)]
+
+
+def _expand_shared_linear_pair(op: rlx_hir.SharedLinearPairOp, policy: str) -> list[ir.Value]:
+    n1 = shape_of(op.w_first.type)[1]
+    n2 = shape_of(op.w_second.type)[1]
+    if policy == FUSABLE or DYNAMIC in (n1, n2):  # slicing the fused product needs static widths
+        return [_matmul(op.x, op.w_first), _matmul(op.x, op.w_second)]
+    both = _matmul(op.x, rlx.ConcatOp(op.w_first, op.w_second, 1).result)
+    return [rlx.NarrowOp(both, -1, 0, n1).result, rlx.NarrowOp(both, -1, n1, n2).result]
+
+
+def _expand_swiglu_ffn(op: rlx_hir.SwigluFfnOp, policy: str) -> list[ir.Value]:
+    return [_swiglu(op.x, op.up_w, op.gate_w, op.down_w, policy)]
+
+
+def _expand_rms_norm(op: rlx_hir.RmsNormOp, policy: str) -> list[ir.Value]:
+    return [rlx.RmsNormOp(op.x, op.gamma, op.beta, axis=-1, eps=op.eps).result]
+
+
+def _expand_residual_rms_norm(op: rlx_hir.ResidualRmsNormOp, policy: str) -> list[ir.Value]:
+    if policy == DIRECT:
+        return [rlx.FusedResidualRmsNormOp(op.x, op.residual, op.gamma, op.beta, eps=op.eps).result]
+    total = rlx.AddOp(op.x, op.residual).result
+    return [rlx.RmsNormOp(total, op.gamma, op.beta, axis=-1, eps=op.eps).result]
+
+
+def _expand_rope(op: rlx_hir.RopeOp, policy: str) -> list[ir.Value]:
+    return [rlx.RopeOp(op.x, op.cos, op.sin, op.head_dim, op.n_rot).result]
+
+
+def _expand_attention(op: rlx_hir.AttentionOp, policy: str) -> list[ir.Value]:
+    return [
+        rlx.AttentionOp(
+            op.q,
+            op.k,
+            op.v,
+            op.num_heads,
+            op.head_dim,
+            op.mask_kind,
+            mask=op.mask,
+            window=op.window,
+            score_scale=op.score_scale,
+            softcap=op.softcap,
+        ).result
+    ]
+
+
+def _expand_depthwise_conv1d_causal(op: rlx_hir.DepthwiseConv1dCausalOp, policy: str) -> list[ir.Value]:
+    """One `rlx.depthwise_conv1d_causal` under both policies (same operands, same semantics)."""
+    return [rlx.DepthwiseConv1dCausalOp(op.input, op.weight, op.left_pad, op.kernel_size).result]
+
+
+def _expand_gated_delta_net(op: rlx_hir.GatedDeltaNetOp, policy: str) -> list[ir.Value]:
+    """One `rlx.gated_delta_net` without a state (zeros); its final state is unused."""
+    mir = rlx.GatedDeltaNetOp.build(op.q, op.k, op.v, op.g, op.beta, state_size=op.state_size)
+    return [mir.operation.results[0]]
+
+
+def _expand_gated_delta_net_carry(op: rlx_hir.GatedDeltaNetCarryOp, policy: str) -> list[ir.Value]:
+    """One `rlx.gated_delta_net` with the carried state: (out, final_state)."""
+    mir = rlx.GatedDeltaNetOp.build(op.q, op.k, op.v, op.g, op.beta, state=op.state, state_size=op.state_size)
+    return list(mir.operation.results)
+
+
+def _expand_llama_decoder_block(op: rlx_hir.LlamaDecoderBlockOp, policy: str) -> list[ir.Value]:
+    heads, head_dim, eps = op.num_heads, op.head_dim, op.eps
+    normed = rlx.RmsNormOp(op.x, op.ln1_g, op.ln1_b, axis=-1, eps=eps).result
+    q = rlx.MatmulOp(normed, op.q_w).result
+    k = rlx.MatmulOp(normed, op.k_w).result
+    v = rlx.MatmulOp(normed, op.v_w).result
+    q = rlx.RopeOp(q, op.cos, op.sin, head_dim, head_dim).result
+    k = rlx.RopeOp(k, op.cos, op.sin, head_dim, head_dim).result
+    attended = rlx.AttentionOp(q, k, v, heads, head_dim, op.mask_kind, mask=op.mask, window=op.window).result
+    projected = rlx.MatmulOp(attended, op.o_w).result
+    hidden = rlx.AddOp(op.x, projected).result
+    if policy == DIRECT:
+        normed2 = rlx.FusedResidualRmsNormOp(projected, op.x, op.ln2_g, op.ln2_b, eps=eps).result
+    else:
+        normed2 = rlx.RmsNormOp(hidden, op.ln2_g, op.ln2_b, axis=-1, eps=eps).result
+    ffn = _swiglu(normed2, op.up_w, op.gate_w, op.down_w, policy)
+    return [rlx.AddOp(hidden, ffn).result]
+
+
+EXPANSIONS: dict[type, Callable[[ir.OpView, str], list[ir.Value]]] = {
+    rlx_hir.LinearOp: _expand_linear,
+    rlx_hir.LinearFusedOp: _expand_linear_fused,
+    rlx_hir.SharedLinearPairOp: _expand_shared_linear_pair,
+    rlx_hir.SwigluFfnOp: _expand_swiglu_ffn,
+    rlx_hir.RmsNormOp: _expand_rms_norm,
+    rlx_hir.ResidualRmsNormOp: _expand_residual_rms_norm,
+    rlx_hir.RopeOp: _expand_rope,
+    rlx_hir.AttentionOp: _expand_attention,
+    rlx_hir.DepthwiseConv1dCausalOp: _expand_depthwise_conv1d_causal,
+    rlx_hir.GatedDeltaNetOp: _expand_gated_delta_net,
+    rlx_hir.GatedDeltaNetCarryOp: _expand_gated_delta_net_carry,
+    rlx_hir.LlamaDecoderBlockOp: _expand_llama_decoder_block,
+}

@@ -1,0 +1,252 @@
+"""Lowering of MIR ops. Attention and rotary position embedding (RoPE).
+
+Both lower to linalg.generic on static shapes; f16 / bf16 operands are
+widened to f32 inside the generic bodies and the result is rounded once.
+
+rlx.rope is one generic over the output `[B, S, H * head_dim]`: `x` is read
+twice, once at the element itself and once at its rotate-half partner, whose
+flat index is an affine map (`floordiv` / `mod` by constants), and the body
+picks the formula for the feature from `linalg.index`.
+
+rlx.attention is a short chain over `[B, H, Sq, Sk]` scores, f32 throughout:
+
+    scores = generic (b, h, i, j, d): sum_d q[b, i, h, d] * k[b, j, h floordiv G, d]
+    logits = generic (b, h, i, j): scale, softcap, mask (-inf where masked)
+    rowmax = linalg.reduce max over j
+    p      = generic (b, h, i, j): exp(logit - rowmax), 0 in fully masked rows
+    rowsum = linalg.reduce add over j
+    acc    = generic (b, i, h, d, j): sum_j p[b, h, i, j] * v[b, j, h floordiv G, d]
+    out    = generic (b, i, h, d): acc / rowsum (0 when rowsum is 0), rounded
+
+with `G = H / Hkv` (grouped-query attention); q, k and v are viewed as
+`[B, S, heads, D]` by tensor.expand_shape and the output collapsed back.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+from mlir import ir
+from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import math as mmath
+
+from ...dialects import rlx
+from ...ir.shapes import shape_of
+from . import builders as lb
+
+F32_NEG_INF = float("-inf")
+
+
+# --- local helpers ---------------------------------------------------------------
+
+
+def _dims(count: int) -> list[ir.AffineExpr]:
+    return [ir.AffineDimExpr.get(i) for i in range(count)]
+
+
+def _map(count: int, results: Sequence[ir.AffineExpr]) -> ir.AffineMap:
+    return ir.AffineMap.get(count, 0, list(results))
+
+
+def _index(dim: int) -> ir.Value:
+    return linalg.IndexOp(dim).result
+
+
+def _index_const(value: int) -> ir.Value:
+    return arith.constant(ir.IndexType.get(), value)
+
+
+def _f32(value: float) -> ir.Value:
+    return arith.constant(ir.F32Type.get(), value)
+
+
+def _full(shape: Sequence[int], value: float) -> ir.Value:
+    """An f32 tensor filled with `value` (a reduction's initial value)."""
+    return linalg.fill(_f32(value), outs=[lb.empty(shape, ir.F32Type.get())])
+
+
+def _reduce_last(input_: ir.Value, combine: Callable[[ir.Value, ir.Value], ir.Value], init: float) -> ir.Value:
+    """linalg.reduce of an f32 tensor over its last dimension."""
+    shape = shape_of(input_.type)
+    out = _full(shape[:-1], init)
+    op = linalg.ReduceOp([out.type], [input_], [out], ir.DenseI64ArrayAttr.get([len(shape) - 1]))
+    f32 = ir.F32Type.get()
+    block = op.regions[0].blocks.append(f32, f32)
+    with ir.InsertionPoint(block):
+        linalg.YieldOp([combine(block.arguments[0], block.arguments[1])])
+    return op.results[0]
+
+
+def _split_heads(value: ir.Value, head_dim: int) -> ir.Value:
+    """`[B, S, heads * D]` viewed as `[B, S, heads, D]`."""
+    b, s, c = shape_of(value.type)
+    shape = [b, s, c // head_dim, head_dim]
+    element = ir.RankedTensorType(value.type).element_type
+    return tensor.expand_shape(ir.RankedTensorType.get(shape, element), value, [[0], [1], [2, 3]], [], shape)
+
+
+# --- rope --------------------------------------------------------------------------
+
+
+def _lower_rope(op) -> ir.Value:
+    x, cos, sin = op.x, op.cos, op.sin
+    shape = shape_of(op.result.type)
+    element = ir.RankedTensorType(op.result.type).element_type
+    head_dim, n_rot = op.head_dim, op.n_rot
+    half = n_rot // 2
+    b, s, c = _dims(3)
+    feature = c % head_dim  # the feature within its head
+    head_start = ir.AffineExpr.get_floor_div(c, head_dim) * head_dim
+    # The rotate-half partner of feature i < n_rot is (i + half) mod n_rot in
+    # the same head; for the copied features (i >= n_rot) the partner read is
+    # in bounds and unused.  cos / sin are read at column (i mod half).
+    partner = head_start + (feature + half) % n_rot
+    column = feature % half
+    maps = [
+        _map(3, [b, s, c]),
+        _map(3, [b, s, partner]),
+        _map(3, [s, column]),
+        _map(3, [s, column]),
+        _map(3, [b, s, c]),
+    ]
+
+    def body(x_el, partner_el, cos_el, sin_el, _out):
+        xv, pv = lb.widen(x_el), lb.widen(partner_el)
+        cv, sv = lb.widen(cos_el), lb.widen(sin_el)
+        i = arith.remui(_index(2), _index_const(head_dim))
+        first_half = arith.cmpi(arith.CmpIPredicate.ult, i, _index_const(half))
+        rotated_feature = arith.cmpi(arith.CmpIPredicate.ult, i, _index_const(n_rot))
+        # out[i] = x[i] cos - x[i + half] sin (first half), x[i] cos + x[i - half] sin (second half).
+        turned = arith.mulf(pv, sv)
+        signed = arith.select(first_half, arith.negf(turned), turned)
+        rotated = arith.addf(arith.mulf(xv, cv), signed)
+        return lb.narrow(arith.select(rotated_feature, rotated, xv), element)
+
+    return lb.generic(
+        [x, x, cos, sin], lb.empty(shape, element), maps, [lb.PARALLEL] * 3, body
+    )
+
+
+# --- attention ----------------------------------------------------------------------
+
+
+def _lower_attention(op) -> ir.Value:
+    num_heads, head_dim = op.num_heads, op.head_dim
+    mask_kind, window, softcap, scale = op.mask_kind, op.window, op.softcap, op.scale()
+    element = ir.RankedTensorType(op.result.type).element_type
+    batch, sq, _ = shape_of(op.q.type)
+    _, sk, kv_width = shape_of(op.k.type)
+    group = num_heads // (kv_width // head_dim)
+    f32 = ir.F32Type.get()
+
+    q = _split_heads(op.q, head_dim)  # [B, Sq, H, D]
+    k = _split_heads(op.k, head_dim)  # [B, Sk, Hkv, D]
+    v = _split_heads(op.v, head_dim)  # [B, Sk, Hkv, D]
+    scores_shape = [batch, num_heads, sq, sk]
+
+    # scores[b, h, i, j] = sum_d q[b, i, h, d] * kt[b, h floordiv G, d, j], with the keys
+    # transposed once so that the innermost loop (over keys j) is parallel and contiguous
+    # in kt and scores: it vectorizes as an axpy per (i, d) (a reduction over d innermost
+    # would accumulate through memory, one scalar at a time).
+    kv_heads = kv_width // head_dim
+    key_element = ir.RankedTensorType(k.type).element_type
+    kt_init = lb.empty([batch, kv_heads, head_dim, sk], key_element)
+    kt = linalg.transpose(k, outs=[kt_init], permutation=[0, 2, 3, 1]).results[0]
+    b, h, i, d, j = _dims(5)
+    kv_head = ir.AffineExpr.get_floor_div(h, group)
+    scores = lb.generic(
+        [q, kt],
+        lb.zeros(scores_shape, f32),
+        [_map(5, [b, i, h, d]), _map(5, [b, kv_head, d, j]), _map(5, [b, h, i, j])],
+        [lb.PARALLEL] * 3 + [lb.REDUCTION, lb.PARALLEL],
+        lambda x, y, acc: arith.addf(acc, arith.mulf(lb.widen(x), lb.widen(y))),
+    )
+
+    # logits: scale, soft-cap, then the mask (-inf where a key is hidden).
+    b, h, i, j = _dims(4)
+    identity = _map(4, [b, h, i, j])
+    inputs, maps = [scores], [identity]
+    if mask_kind == "custom":
+        inputs.append(op.mask)
+        maps.append(_map(4, [b, j]))
+    elif mask_kind == "bias":
+        inputs.append(op.mask)
+        maps.append(identity)
+    maps.append(identity)
+    offset = sk - sq
+
+    def logits_body(score, *rest):
+        value = arith.mulf(score, _f32(scale))
+        if softcap is not None:
+            cap = _f32(softcap)
+            value = arith.mulf(cap, mmath.tanh(arith.divf(value, cap)))
+        if mask_kind == "bias":
+            return arith.addf(value, lb.widen(rest[0]))
+        if mask_kind == "custom":
+            visible = arith.cmpf(arith.CmpFPredicate.UNE, lb.widen(rest[0]), _f32(0.0))
+        elif mask_kind in ("causal", "sliding_window"):
+            # The last query sits at key position Sk - 1: query i is at i + (Sk - Sq).
+            query_pos = arith.addi(_index(2), _index_const(offset))
+            key = _index(3)
+            visible = arith.cmpi(arith.CmpIPredicate.sle, key, query_pos)
+            if mask_kind == "sliding_window":
+                oldest = arith.subi(query_pos, _index_const(window))
+                recent = arith.cmpi(arith.CmpIPredicate.sgt, key, oldest)
+                visible = arith.andi(visible, recent)
+        else:
+            return value
+        return arith.select(visible, value, _f32(F32_NEG_INF))
+
+    logits = lb.generic(inputs, lb.empty(scores_shape, f32), maps, [lb.PARALLEL] * 4, logits_body)
+
+    # Numerically stable softmax over keys; a row with every key masked has
+    # max -inf and gets all-zero probabilities (instead of exp(-inf + inf) = NaN).
+    row_max = _reduce_last(logits, arith.maximumf, F32_NEG_INF)
+    row = _map(4, [b, h, i])
+
+    def exp_body(logit, peak, _out):
+        hidden_row = arith.cmpf(arith.CmpFPredicate.OEQ, peak, _f32(F32_NEG_INF))
+        return arith.select(hidden_row, _f32(0.0), mmath.exp(arith.subf(logit, peak)))
+
+    probs = lb.generic(
+        [logits, row_max], lb.empty(scores_shape, f32), [identity, row, identity], [lb.PARALLEL] * 4, exp_body
+    )
+    row_sum = _reduce_last(probs, arith.addf, 0.0)
+
+    # acc[b, i, h, d] = sum_j p[b, h, i, j] * v[b, j, h floordiv G, d], in the output layout;
+    # the head feature d innermost (parallel, contiguous in v and acc) vectorizes.
+    b, i, h, j, d = _dims(5)
+    heads_shape = [batch, sq, num_heads, head_dim]
+    acc = lb.generic(
+        [probs, v],
+        lb.zeros(heads_shape, f32),
+        [
+            _map(5, [b, h, i, j]),
+            _map(5, [b, j, ir.AffineExpr.get_floor_div(h, group), d]),
+            _map(5, [b, i, h, d]),
+        ],
+        [lb.PARALLEL] * 3 + [lb.REDUCTION, lb.PARALLEL],
+        lambda p, x, out: arith.addf(out, arith.mulf(p, lb.widen(x))),
+    )
+
+    # Normalise by the row sum (zero rows stay zero) and round once.
+    b, i, h, d = _dims(4)
+
+    def normalise(value, total, _out):
+        empty_row = arith.cmpf(arith.CmpFPredicate.OEQ, total, _f32(0.0))
+        return lb.narrow(arith.select(empty_row, _f32(0.0), arith.divf(value, total)), element)
+
+    out = lb.generic(
+        [acc, row_sum],
+        lb.empty(heads_shape, element),
+        [_map(4, [b, i, h, d]), _map(4, [b, h, i]), _map(4, [b, i, h, d])],
+        [lb.PARALLEL] * 4,
+        normalise,
+    )
+    return tensor.collapse_shape(op.result.type, out, [[0], [1], [2, 3]])
+
+
+LOWERINGS: dict[type, Callable] = {
+    rlx.RopeOp: _lower_rope,
+    rlx.AttentionOp: _lower_attention,
+}

@@ -1,0 +1,78 @@
+"""rlx-mir-to-linalg: MIR ops to linalg / tensor / arith / math on tensors.
+
+Each MIR op has one lowering function (in `rlx_mlir.conversion.mir_to_linalg`, one module per
+op family), applied as a Python rewrite pattern.  Named linalg ops are used
+where they exist (matmul, batch_matmul, transpose, fill, reduce) and
+linalg.generic otherwise, so that later tiling and fusion see structured ops.
+f16 and bf16 tensors are computed in f32 and rounded once per op.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+from mlir import ir
+from mlir.rewrite import RewritePatternSet, walk_and_apply_patterns
+
+from ...ir.walk import collect_ops, ops_in_dialect
+from .lowerings import LOWERINGS
+from ...ir.shapes import is_static, num_elements, shape_of
+from ...passmanager.base import PassFailure, RlxPass, fail
+
+
+def _as_pattern(lowering: Callable) -> Callable:
+    def rewrite(op, rewriter) -> None:
+        with ir.InsertionPoint(op), op.location:
+            value = lowering(op)
+        rewriter.replace_op(op, list(value) if isinstance(value, (list, tuple)) else [value])
+
+    return rewrite
+
+
+@dataclasses.dataclass(frozen=True)
+class MirToLinalg(RlxPass):
+    name = "rlx-mir-to-linalg"
+    summary = "Lower MIR ops (dialect rlx) to linalg, tensor, arith and math on tensors"
+    creates_rlx_ops = False
+
+    def run(self, module: ir.Operation) -> None:
+        _check_static_shapes(module)
+        _check_constant_sizes(module)
+        patterns = RewritePatternSet()
+        for op_class, lowering in LOWERINGS.items():
+            patterns.add(op_class, _as_pattern(lowering))
+        walk_and_apply_patterns(module, patterns.freeze())
+        _check_fully_lowered(module)
+
+
+def _check_static_shapes(module: ir.Operation) -> None:
+    for op in ops_in_dialect(module, "rlx"):
+        for value in (*op.operands, *op.results):
+            if not is_static(shape_of(value.type)):
+                raise fail(op, f"'{op.name}' op has dynamic dimensions ({value.type}); bind them before lowering")
+
+
+# Constants become data in the compiled code, which the small code model (the JIT's)
+# addresses within 2 GiB; a larger one, such as a huge splat, would exhaust memory in LLVM.
+MAX_CONSTANT_BYTES = 1 << 31
+
+
+def _check_constant_sizes(module: ir.Operation) -> None:
+    for op in collect_ops(module, lambda o: o.name == "rlx.constant"):
+        type_ = ir.RankedTensorType(op.results[0].type)
+        size = num_elements(type_.shape) * max(1, type_.element_type.width // 8)
+        if size > MAX_CONSTANT_BYTES:
+            raise fail(
+                op,
+                f"'{op.name}' op of type {type_} is {size} bytes, too large to embed in the compiled code "
+                f"(at most {MAX_CONSTANT_BYTES} bytes); pass it as an argument",
+            )
+
+
+def _check_fully_lowered(module: ir.Operation) -> None:
+    leftovers = ops_in_dialect(module, "rlx")
+    for op in leftovers:
+        op.location.emit_error(f"failed to legalize operation '{op.name}': no lowering to linalg")
+    if leftovers:
+        raise PassFailure("rlx-mir-to-linalg left RLX ops behind")

@@ -1,0 +1,323 @@
+"""The bridge between LIR in MLIR and the planner: buffers of a MIR function,
+the plan written into it, the plan read back, and the fingerprint."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+from mlir import ir
+
+from .dialect import FUSED_ATTR, PHASE_ATTR, SLOT_ATTR, VIEW_ATTR
+from ...dsl.traits import Elementwise
+from ...runtime.signature import PARAM_ATTR
+from ...ir.shapes import shape_of
+from ...lir.planner import Buffer, MemoryPlan
+
+_ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "f64": 8, "i1": 1, "i8": 1, "i32": 4, "i64": 8}
+CONSTANT_OPS = ("rlx.constant", "arith.constant")
+
+
+def element_bytes(type_: ir.Type) -> int:
+    """Bytes per element of a tensor type in memory (i1 is stored as a byte)."""
+    element = str(ir.RankedTensorType(type_).element_type)
+    if element not in _ELEMENT_BYTES:
+        raise ValueError(f"no byte size for element type {element}")
+    return _ELEMENT_BYTES[element]
+
+
+def byte_size(type_: ir.Type) -> int:
+    return _count(shape_of(type_)) * element_bytes(type_)
+
+
+@dataclass
+class FunctionBuffers:
+    """A function's values as planner buffers; ops are the schedule (plan op excluded)."""
+
+    ops: list  # ir.Operation, in schedule order, the terminator last
+    buffers: list[Buffer]
+    value_ids: dict  # ir.Value -> buffer id
+
+
+def function_buffers(function, fuse_elementwise: Optional[bool] = None) -> FunctionBuffers:
+    """The function's buffers. Which elementwise results are fused (kind "fused", no
+    buffer) is decided by `fuses_into_consumer` when planning (`fuse_elementwise`), and
+    read from the ops' `rlx_lir.fused` markers otherwise (None)."""
+    function = function.operation
+    block = function.regions[0].blocks[0]
+    ops = [op.operation for op in block.operations if op.operation.name != "rlx_lir.plan"]
+    arg_attrs = list(ir.ArrayAttr(function.attributes["arg_attrs"])) if "arg_attrs" in function.attributes else []
+    drafts: list[dict] = []
+    value_ids: dict = {}
+
+    def add(value, producer, kind, view_of=None, view_offset=0, may_alias=()):
+        value_ids[value] = len(drafts)
+        drafts.append(dict(producer=producer, size=byte_size(value.type), users=[], kind=kind,
+                           view_of=view_of, view_offset=view_offset, may_alias=may_alias))
+
+    for index, argument in enumerate(block.arguments):
+        attrs = ir.DictAttr(arg_attrs[index]) if index < len(arg_attrs) else None
+        add(argument, -1, "param" if attrs is not None and PARAM_ATTR in attrs else "input")
+    returned = set()
+    if ops and ops[-1].name == "func.return":
+        returned = {v for v in ops[-1].operands}
+    fused = _fused_ops(ops, returned, fuse_elementwise)
+    executed_at = _execution_points(ops, fused)
+    for index, op in enumerate(ops):
+        for operand in _operands_within(op):
+            if operand in value_ids:
+                # A fused op reads its operands where it really runs: inside its consumer's loop.
+                drafts[value_ids[operand]]["users"].append(executed_at[index])
+        for result in op.results:
+            if not isinstance(result.type, ir.RankedTensorType):
+                continue
+            view = _view_source(op)
+            if view is not None and view[0] in value_ids:
+                # A returned view stays a view (of an arena root, copied to the caller's buffer at return).
+                add(result, index, "intermediate", value_ids[view[0]], view[1])
+            else:
+                kind = "constant" if op.name in CONSTANT_OPS else "output" if result in returned else "intermediate"
+                if kind == "intermediate" and index in fused:
+                    kind = "fused"
+                if kind == "intermediate" and (len(op.results) > 1 or op.name == "func.call"):
+                    # An op carries one rlx_lir.slot: results of multi-result ops stay out of
+                    # the arena (bufferization allocates them).  So do calls' results: the
+                    # callee returns them in a buffer of its own, a slot would only copy it.
+                    kind = "allocated"
+                # Not copied anywhere (rlx-lir-to-linalg), such a result is whatever buffer the
+                # op gives it, maybe (part of) an operand's: reading it reads them.
+                operands = () if kind != "allocated" else tuple(dict.fromkeys(
+                    value_ids[v] for v in _operands_within(op) if v in value_ids))
+                add(result, index, kind, may_alias=operands)
+    buffers = [
+        Buffer(id=i, producer=d["producer"], size=d["size"], users=tuple(d["users"]), kind=d["kind"],
+               view_of=d["view_of"], view_offset=d["view_offset"], may_alias=d["may_alias"])
+        for i, d in enumerate(drafts)
+    ]
+    return FunctionBuffers(ops, buffers, value_ids)
+
+
+def _fused_ops(ops: list, returned: set, fuse_elementwise: Optional[bool]) -> dict[int, int]:
+    """{index of a fused op: index of its consumer}, decided (`fuse_elementwise`) or read from markers."""
+    positions = {op: index for index, op in enumerate(ops)}
+    fused = {}
+    for index, op in enumerate(ops):
+        if len(op.results) != 1 or op.results[0] in returned or op.name in CONSTANT_OPS or _view_source(op) is not None:
+            continue
+        result = op.results[0]
+        if fuse_elementwise:
+            chosen = fuses_into_consumer(op, result)
+        else:
+            chosen = FUSED_ATTR in op.attributes and len(list(result.uses)) == 1
+        if chosen:
+            consumer = list(result.uses)[0].owner
+            consumer = consumer if isinstance(consumer, ir.Operation) else consumer.operation
+            if consumer in positions:
+                fused[index] = positions[consumer]
+    return fused
+
+
+def _execution_points(ops: list, fused: dict[int, int]) -> list[int]:
+    """Where each op's loop really runs: a fused op inside its (transitive) consumer's."""
+    points = list(range(len(ops)))
+    for index in reversed(range(len(ops))):
+        if index in fused:
+            points[index] = points[fused[index]]
+    return points
+
+
+def fuses_into_consumer(op: ir.Operation, result: ir.Value) -> bool:
+    """True when `result` is computed inside its only consumer's loop nest, so needs no buffer.
+
+    Both ops are float elementwise MIR ops of the same result shape, so the producer's
+    linalg.generic fuses into the consumer's (`rlx-fuse-elementwise`, which fuses
+    single-use producers: values with a slot are also used by their materialisation).
+    """
+    uses = list(result.uses)
+    if len(uses) != 1 or not _float_elementwise(op):
+        return False
+    consumer = uses[0].owner
+    if not isinstance(consumer, ir.Operation):
+        consumer = consumer.operation
+    return (
+        consumer.parent == op.parent
+        and _float_elementwise(consumer)
+        and len(consumer.results) == 1
+        and consumer.results[0].type == result.type
+    )
+
+
+def _float_elementwise(op: ir.Operation) -> bool:
+    opview = op.opview
+    has_trait = getattr(type(opview), "has_trait", None)
+    if has_trait is None or not has_trait(Elementwise) or len(op.results) != 1:
+        return False
+    return all(
+        isinstance(v.type, ir.RankedTensorType) and isinstance(ir.RankedTensorType(v.type).element_type, ir.FloatType)
+        for v in (*op.operands, *op.results)
+    )
+
+
+def _operands_within(op: ir.Operation) -> list:
+    """`op`'s operands and those of every op nested in its regions: all the values it reads."""
+    from ...ir.walk import collect_ops
+
+    if not op.regions:
+        return list(op.operands)
+    return [operand for nested in collect_ops(op) for operand in nested.operands]
+
+
+def _view_source(op: ir.Operation) -> Optional[tuple]:
+    """(source value, byte offset) when `op`'s result is a pure view of its operand.
+
+    A view gets no bytes of its own: it is planned inside its source's slot, which stays live while
+    the view is read, and `rlx-lir-to-linalg` leaves its lowering alone (a memref view of the source,
+    or a fresh value: both are right).  Every other planned value is computed into a slot of its
+    own and read from there, so an op that is not listed here but lowers to a view (a strided
+    narrow, say) costs a copy, never a wrong answer.
+    """
+    name = op.name
+    if name in ("rlx.expand", "rlx.transpose") and op.results[0].type == op.operands[0].type:
+        if name == "rlx.expand" or list(op.opview.perm) == sorted(op.opview.perm):
+            return op.operands[0], 0  # same shape and, for a transpose, the identity permutation
+    if name == "rlx.reshape":
+        return op.operands[0], 0
+    if name == "rlx.kv_cache_write":
+        # Not a pure view: the op writes its new rows into the cache, and its result *is* the
+        # cache's buffer (tensor.insert_slice, bufferized in place).  Planned as a view so it
+        # gets no slot: a slot would copy the whole cache into the arena at every step.
+        return op.operands[0], 0
+    if name == "rlx.cast" and ir.RankedTensorType(op.operands[0].type).element_type == ir.RankedTensorType(op.results[0].type).element_type:
+        return op.operands[0], 0
+    if name == "rlx.narrow":
+        shape = shape_of(op.operands[0].type)
+        view = op.opview
+        axis = view.axis % len(shape)
+        if all(d == 1 for d in shape[:axis]):  # contiguous: a row range of the leading non-unit dim
+            inner = 1
+            for d in shape[axis + 1:]:
+                inner *= d
+            return op.operands[0], view.start * inner * element_bytes(op.operands[0].type)
+    return None
+
+
+def _count(shape) -> int:
+    count = 1
+    for d in shape:
+        count *= d
+    return count
+
+
+def plan_from_ir(function, buffers: FunctionBuffers) -> Optional[MemoryPlan]:
+    """The plan as written in an LIR function (None without a plan op)."""
+    block = function.operation.regions[0].blocks[0]
+    plan_op = next((op for op in block.operations if op.operation.name == "rlx_lir.plan"), None)
+    if plan_op is None:
+        return None
+    values = plan_op.opview.attribute_values()
+    offsets = {}
+    roots = {}
+    for op in buffers.ops:
+        if SLOT_ATTR not in op.attributes:
+            continue
+        offset, _size = list(ir.DenseI64ArrayAttr(op.attributes[SLOT_ATTR]))
+        result_id = buffers.value_ids[op.results[0]]
+        offsets[result_id] = offset
+    for buffer in buffers.buffers:
+        root = buffer.id
+        while buffers.buffers[root].view_of is not None:
+            root = buffers.buffers[root].view_of
+        if root != buffer.id:
+            roots[buffer.id] = root
+    return MemoryPlan(
+        arena_size=values["arena_size"], alignment=values["alignment"], offsets=offsets, lifetimes={},
+        roots=roots, lower_bound=values["lower_bound"], unshared_total=values["unshared"],
+        strategy=values["strategy"],
+    )
+
+
+PHASES = ("prologue", "steady", "epilogue")
+
+
+def plan_problems(function) -> list[str]:
+    """What is wrong with the plan written in `function`: its structure, then the
+    independent checker's findings (overlaps, alignment, views, bounds)."""
+    from ...lir.checker import check_plan
+
+    problems = _structure_problems(function.operation)
+    if problems:
+        return problems
+    try:
+        buffers = function_buffers(function)
+    except ValueError as error:
+        return [str(error)]
+    problems = _annotation_problems(buffers)
+    if problems:
+        return problems
+    plan = plan_from_ir(function, buffers)
+    if plan is None:
+        return ["no rlx_lir.plan op"]
+    return check_plan(buffers.buffers, len(buffers.ops), plan)
+
+
+def _structure_problems(function: ir.Operation) -> list[str]:
+    operations = [op.operation for op in function.regions[0].blocks[0].operations]
+    plans = [i for i, op in enumerate(operations) if op.name == "rlx_lir.plan"]
+    if plans != [0]:
+        return ["'rlx_lir.plan' must be the first op of a func.func, and its only plan"]
+    problems = []
+    for op in operations[1:]:
+        attrs = op.attributes
+        if PHASE_ATTR in attrs:
+            phase = attrs[PHASE_ATTR]
+            if not isinstance(phase, ir.StringAttr) or ir.StringAttr(phase).value not in PHASES:
+                problems.append(f"'{op.name}': {PHASE_ATTR} {phase} is not one of {', '.join(PHASES)}")
+        if SLOT_ATTR in attrs:
+            slot = attrs[SLOT_ATTR]
+            if not isinstance(slot, ir.DenseI64ArrayAttr) or len(ir.DenseI64ArrayAttr(slot)) != 2:
+                problems.append(f"'{op.name}': {SLOT_ATTR} must be array<i64: offset, size>, got {slot}")
+            elif len(op.results) != 1 or not isinstance(op.results[0].type, ir.RankedTensorType):
+                problems.append(f"'{op.name}': {SLOT_ATTR} on an op without exactly one tensor result")
+            else:
+                size = list(ir.DenseI64ArrayAttr(slot))[1]
+                if size != byte_size(op.results[0].type):
+                    problems.append(
+                        f"'{op.name}': slot size {size} is not the {byte_size(op.results[0].type)} bytes of "
+                        f"{op.results[0].type}"
+                    )
+        if VIEW_ATTR in attrs and SLOT_ATTR not in attrs:
+            problems.append(f"'{op.name}': {VIEW_ATTR} without a {SLOT_ATTR}")
+        if FUSED_ATTR in attrs and (len(op.results) != 1 or not fuses_into_consumer(op, op.results[0])):
+            problems.append(
+                f"'{op.name}' is marked {FUSED_ATTR} but its result is not a float elementwise value used "
+                "only by a float elementwise op of the same type"
+            )
+        if FUSED_ATTR in attrs and SLOT_ATTR in attrs:
+            problems.append(f"'{op.name}': {FUSED_ATTR} and {SLOT_ATTR} together (a fused value has no buffer)")
+    return problems
+
+
+def _annotation_problems(buffers: FunctionBuffers) -> list[str]:
+    """`rlx_lir.view` must mark exactly the placed buffers that are views."""
+    problems = []
+    for op in buffers.ops:
+        if SLOT_ATTR not in op.attributes:
+            continue
+        buffer = buffers.buffers[buffers.value_ids[op.results[0]]]
+        marked = VIEW_ATTR in op.attributes
+        if marked and buffer.view_of is None:
+            problems.append(f"'{op.name}' is marked {VIEW_ATTR} but computes its result")
+        elif not marked and buffer.view_of is not None:
+            problems.append(f"'{op.name}' is a view of its operand but lacks {VIEW_ATTR}")
+    return problems
+
+
+_FINGERPRINT = re.compile(r'fingerprint = "[^"]*"')
+
+
+def fingerprint(function) -> str:
+    """SHA-256 of the function's generic form without locations or the fingerprint itself."""
+    text = function.operation.get_asm(print_generic_op_form=True, enable_debug_info=False)
+    return "sha256:" + hashlib.sha256(_FINGERPRINT.sub("", text).encode()).hexdigest()

@@ -1,0 +1,188 @@
+"""The RLX verifier: MLIR's structural verification plus every op's Python checks.
+
+IRDL can only state structure (operand counts, tensor-ness, attribute kinds);
+shape and dtype rules live in the op classes.  `verify()` runs both and reports
+each failure as an MLIR error diagnostic at the failing op's location.
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+
+from ..dims import dynamic
+from .rlx.control import call_cycles
+from ..dsl import Operation, VerifyError
+
+
+def verify(root: ir.Operation) -> bool:
+    """Verifies `root` and everything nested in it; False after emitting diagnostics."""
+    return verify_and_find_rlx(root)[0]
+
+
+def verify_and_find_rlx(root: ir.Operation) -> tuple[bool, bool]:
+    """`verify(root)`, and whether `root` holds any op of an RLX dialect (rlx, rlx_hir,
+    rlx_lir) or a function with symbolic dimensions: where it holds none, a pass that
+    creates no RLX ops cannot make the module fail the RLX checks (see pass_pipeline)."""
+    try:
+        root.verify()
+    except ir.MLIRError as error:
+        # With emit_error_diagnostics on, the diagnostics went to the handler;
+        # otherwise re-emit them so that a handler sees them.
+        for diagnostic in error.error_diagnostics:
+            diagnostic.location.emit_error(diagnostic.message)
+        return False, True
+    failed = False
+    holds_rlx = False
+    dynamic_funcs = dynamic.dynamic_functions(root)
+    in_dynamic = {op for func in dynamic_funcs for op in dynamic.body_ops(func)}
+
+    def check(op: ir.Operation) -> ir.WalkResult:
+        nonlocal failed, holds_rlx
+        if not op.name.startswith("rlx"):  # the ops with Python checks are those of the RLX dialects
+            return ir.WalkResult.ADVANCE
+        holds_rlx = True
+        view = op.opview
+        if in_dynamic and op in in_dynamic:
+            return ir.WalkResult.ADVANCE  # checked at probe sizes below
+        if isinstance(view, Operation):
+            try:
+                with op.location:
+                    view.verify_invariants()
+            except VerifyError as error:
+                op.location.emit_error(f"'{op.name}' op {error}")
+                failed = True
+            except Exception as error:  # a bug in a verifier must not take the tool down
+                op.location.emit_error(f"'{op.name}' op internal error in its verifier: {type(error).__name__}: {error}")
+                failed = True
+        return ir.WalkResult.ADVANCE
+
+    root.walk(check)
+    for func in dynamic_funcs:
+        try:
+            dynamic.verify_function(func)
+        except dynamic.DimError as error:
+            (error.location or func.location).emit_error(error.message)
+            failed = True
+        except Exception as error:  # a bug in a verifier must not take the tool down
+            func.location.emit_error(f"internal error verifying symbolic dimensions: {type(error).__name__}: {error}")
+            failed = True
+    sizes_ok = _verify_type_sizes(root)
+    acyclic = _verify_no_recursion(root)
+    ok = not failed and _verify_argument_attributes(root) and sizes_ok and acyclic
+    return ok, holds_rlx or bool(dynamic_funcs)
+
+
+INT64_MAX = 2**63 - 1
+
+
+def _oversized(type_: ir.Type) -> str | None:
+    """Why a tensor or memref type's element count or byte size does not fit in int64, or None.
+
+    Sizes are multiplied in Python (MLIR's own size computation asserts on overflow)."""
+    if not isinstance(type_, (ir.RankedTensorType, ir.MemRefType)):
+        return None
+    shaped = ir.ShapedType(type_)
+    elements = 1
+    for size in shaped.shape:
+        if size >= 0:  # dynamic sizes are checked when they are bound
+            elements *= size
+    element = shaped.element_type
+    width = element.width if isinstance(element, (ir.IntegerType, ir.FloatType)) else 64
+    size_bytes = elements * max(1, -(-width // 8))
+    if elements > INT64_MAX:
+        return f"type '{type_}' has {elements} elements, more than a 64-bit size can count (at most {INT64_MAX})"
+    if size_bytes > INT64_MAX:
+        return f"type '{type_}' takes {size_bytes} bytes, more than a 64-bit size can count (at most {INT64_MAX})"
+    return None
+
+
+def _verify_type_sizes(root: ir.Operation) -> bool:
+    """Every tensor or memref type of an op's results, a block's arguments or a function's
+    signature has an element count and a byte size that fit in int64."""
+    ok = True
+
+    def check(op: ir.Operation) -> ir.WalkResult:
+        nonlocal ok
+        types = [result.type for result in op.results]
+        types += [argument.type for region in op.regions for block in region.blocks for argument in block.arguments]
+        if op.name == "func.func":
+            signature = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
+            types += list(signature.inputs) + list(signature.results)
+        reported = set()
+        for type_ in types:
+            problem = _oversized(type_)
+            if problem is not None and problem not in reported:
+                reported.add(problem)
+                op.location.emit_error(f"'{op.name}' op {problem}")
+                ok = False
+        return ir.WalkResult.ADVANCE
+
+    root.walk(check)
+    return ok
+
+
+def _verify_no_recursion(root: ir.Operation) -> bool:
+    """No function runs itself, directly or through others (func.call, or the bodies of
+    rlx.scan / if / while / custom_fn)."""
+    ok = True
+
+    def check(op: ir.Operation) -> ir.WalkResult:
+        nonlocal ok
+        if op.name == "builtin.module":
+            for cycle, role, caller in call_cycles(op):
+                chain = " -> ".join(f"@{name}" for name in cycle)
+                caller.location.emit_error(
+                    f"'{caller.name}' op {role} @{cycle[-1]} closes the call cycle {chain}: "
+                    "recursion (through func.call or scan/if/while/custom_fn bodies) is not supported"
+                )
+                ok = False
+        return ir.WalkResult.ADVANCE
+
+    root.walk(check)
+    return ok
+
+
+def _verify_argument_attributes(root: ir.Operation) -> bool:
+    """`rlx.name` must be a string, unique per function; `rlx.param` a unit attribute."""
+    ok = True
+
+    def check(op: ir.Operation) -> ir.WalkResult:
+        nonlocal ok
+        if op.name != "func.func" or "arg_attrs" not in op.attributes:
+            return ir.WalkResult.ADVANCE
+        seen: dict[str, int] = {}
+        arguments = op.regions[0].blocks[0].arguments if op.regions[0].blocks else []
+        for index, attrs in enumerate(ir.ArrayAttr(op.attributes["arg_attrs"])):
+            attrs = ir.DictAttr(attrs)
+            location = arguments[index].location if index < len(arguments) else op.location
+            if "rlx.name" in attrs:
+                if not isinstance(attrs["rlx.name"], ir.StringAttr):
+                    location.emit_error(f"argument #{index}: 'rlx.name' must be a string, got {attrs['rlx.name']}")
+                    ok = False
+                    continue
+                name = ir.StringAttr(attrs["rlx.name"]).value
+                if name in seen:
+                    location.emit_error(f"argument #{index}: 'rlx.name' \"{name}\" is already the name of argument #{seen[name]}")
+                    ok = False
+                seen[name] = index
+            if "rlx.param" in attrs and not isinstance(attrs["rlx.param"], ir.UnitAttr):
+                location.emit_error(f"argument #{index}: 'rlx.param' is a unit attribute, got {attrs['rlx.param']}")
+                ok = False
+        return ir.WalkResult.ADVANCE
+
+    root.walk(check)
+    return ok
+
+
+def parse_verified(text: str, filename: str, context: ir.Context, diagnostics) -> ir.Module:
+    """`text` parsed (as `filename`) and verified; CompileError with the diagnostics otherwise.
+
+    `diagnostics` is the DiagnosticCollector attached to `context`.
+    """
+    from ..ir.diagnostics import CompileError
+    from ..ir.parsing import parse_source
+
+    module = parse_source(text, filename, context, diagnostics)
+    if not verify(module.operation):
+        raise CompileError("module does not verify", diagnostics.errors, {filename: text})
+    return module

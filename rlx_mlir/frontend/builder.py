@@ -1,0 +1,520 @@
+"""`GraphModule`: RLX's builder, in Python, over the HIR and MIR dialects.
+
+    g = GraphModule.hir("mlp")
+    x = g.input("x", (4, 64))
+    w = g.param("w", (64, 256))
+    y = g.named("ffn", lambda: g.linear(x, w, activation="gelu"))
+    g.set_outputs(y)
+    print(g.inspect())
+    exe = g.compile()            # the same Executable as rlx_mlir.compile
+    out = exe(x=..., w=...)
+
+or `GraphModule.define("mlp", lambda g: ...)`, returning the output(s).
+Output shapes are inferred (pass `out_shape=` to have one checked); a
+mismatch raises at the call that caused it, naming the block.  `named(name,
+fn)` gives every op built inside `fn` the MLIR location `name` (nested names
+join with "/"), which diagnostics, lowering and `inspect()` keep.  `str(g)` is
+the module's MLIR text, which `rlx-opt` reads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Callable, Optional, Sequence, Union
+
+from mlir import ir
+from mlir.dialects import func
+
+from ..dims import derive as dynamic_builder
+from ..dialects.context import make_context
+from ..ir.diagnostics import CompileError, DiagnosticCollector
+from ..dialects import rlx, rlx_hir
+from ..dialects.rlx_hir.dialect import FUSION_POLICIES, FUSION_POLICY_ATTR
+from ..dims.expr import DimExpr, format_dims
+from ..dsl import element_type_from_name
+from ..dims.dynamic import DIMS_ATTR, dims_attr
+from ..ir.shapes import format_shape, shape_of
+
+STAGES = ("hir", "mir", "lir")
+
+
+class BuildError(ValueError):
+    """A block that cannot be built (shapes or dtypes that do not fit)."""
+
+
+class Tensor:
+    """A value of a GraphModule: an SSA value with its shape and dtype.
+
+    Arithmetic operators build MIR ops: `a + b`, `a - b`, `a * b`, `a / b`,
+    `a @ b`, `-a`.
+    """
+
+    def __init__(self, module: "GraphModule", value: ir.Value):
+        self.module = module
+        self.value = value
+
+    @property
+    def shape(self) -> tuple:
+        """The shape: ints, and symbol expressions (`dim_expr.DimExpr`) where it is symbolic."""
+        dims = self.module._symbolic.get(self.value)
+        return dims if dims is not None else shape_of(self.value.type)
+
+    @property
+    def dtype(self) -> str:
+        return str(ir.RankedTensorType(self.value.type).element_type)
+
+    def __repr__(self) -> str:
+        return f"Tensor({format_shape(self.shape)}, {self.dtype})"
+
+    def __add__(self, other: "Tensor") -> "Tensor":
+        return self.module.op(rlx.AddOp, self, other)
+
+    def __sub__(self, other: "Tensor") -> "Tensor":
+        return self.module.op(rlx.SubOp, self, other)
+
+    def __mul__(self, other: "Tensor") -> "Tensor":
+        return self.module.op(rlx.MulOp, self, other)
+
+    def __truediv__(self, other: "Tensor") -> "Tensor":
+        return self.module.op(rlx.DivOp, self, other)
+
+    def __matmul__(self, other: "Tensor") -> "Tensor":
+        return self.module.op(rlx.MatmulOp, self, other)
+
+    def __neg__(self) -> "Tensor":
+        return self.module.op(rlx.NegOp, self)
+
+
+Outputs = Union[Tensor, Sequence[Tensor]]
+
+
+class GraphModule:
+    """One function under construction (or lowered), at the HIR, MIR or LIR stage."""
+
+    def __init__(self, name: str, stage: str = "hir", policy: str = "direct"):
+        if stage not in ("hir", "mir"):
+            raise ValueError(f"a GraphModule starts at stage 'hir' or 'mir', not '{stage}'")
+        if policy not in FUSION_POLICIES:
+            raise ValueError(f"unknown fusion policy '{policy}'; choose {' or '.join(FUSION_POLICIES)}")
+        self.name = name
+        self._stage = stage
+        self.context = make_context()
+        self._names: list[str] = []
+        self.fusion_report = None  # set by optimize()
+        self._arg_attrs: list[ir.Attribute] = []
+        self._symbolic: dict[ir.Value, tuple] = {}  # symbolic shapes of values with `?` dims
+        self._finished = False
+        with self.context, ir.Location.unknown():
+            self.module = ir.Module.create()
+            if stage == "hir":
+                self.module.operation.attributes[FUSION_POLICY_ATTR] = ir.StringAttr.get(policy)
+            with ir.InsertionPoint(self.module.body):
+                self._func = func.FuncOp(name, ir.FunctionType.get([], []))
+            self._block = self._func.add_entry_block()
+
+    # -- construction --------------------------------------------------------------
+
+    @classmethod
+    def hir(cls, name: str, *, policy: str = "direct") -> "GraphModule":
+        """An empty HIR-stage module; `policy` is its fusion policy ("direct" or "fusable")."""
+        return cls(name, "hir", policy)
+
+    @classmethod
+    def mir(cls, name: str) -> "GraphModule":
+        """An empty MIR-stage module: MIR ops only (`g.op(...)` and the Tensor operators)."""
+        return cls(name, "mir")
+
+    @classmethod
+    def define(cls, name: str, build: Callable[["GraphModule"], Outputs], *, policy: str = "direct") -> "GraphModule":
+        """An HIR module built by `build(g)`, whose return value becomes the output(s)."""
+        module = cls.hir(name, policy=policy)
+        module.set_outputs(build(module))
+        return module
+
+    @property
+    def stage(self) -> str:
+        return self._stage
+
+    @property
+    def fusion_policy(self) -> Optional[str]:
+        attrs = self.module.operation.attributes
+        return ir.StringAttr(attrs[FUSION_POLICY_ATTR]).value if FUSION_POLICY_ATTR in attrs else None
+
+    def input(self, name: str, shape: Sequence[int], dtype: str = "f32") -> Tensor:
+        """A runtime input of the function; `shape` may name symbols: `("BATCH", "SEQ", 512)` (see `dynamic`)."""
+        return self._argument(name, shape, dtype, is_param=False)
+
+    def param(self, name: str, shape: Sequence[int], dtype: str = "f32") -> Tensor:
+        """A weight: an argument marked `rlx.param`."""
+        return self._argument(name, shape, dtype, is_param=True)
+
+    def _argument(self, name: str, shape, dtype: str, is_param: bool) -> Tensor:
+        self._check_open()
+        if not isinstance(name, str) or not name.strip():
+            raise BuildError(f"an argument name must be a non-empty string, got {name!r}")
+        if name in self._names:
+            raise BuildError(f"an argument named '{name}' already exists")
+        if isinstance(shape, (str, bytes)) or not isinstance(shape, Sequence):
+            raise BuildError(f"argument '{name}': the shape must be a sequence of dimensions, got {shape!r}")
+        for d in shape:
+            if isinstance(d, bool):  # an int to Python, but never meant as a size
+                raise BuildError(f"argument '{name}': shape {list(shape)} has the bool {d} as a dimension")
+        if any(isinstance(d, str) or isinstance(d, DimExpr) for d in shape):
+            return self._symbolic_argument(name, shape, dtype, is_param)
+        if any(not isinstance(d, int) or d < 0 for d in shape):
+            raise BuildError(f"argument '{name}': shape {list(shape)} must be non-negative integers")
+        with self.context, ir.Location.unknown():
+            type_ = ir.RankedTensorType.get(list(shape), element_type_from_name(dtype))
+            value = self._block.add_argument(type_, ir.Location.name(name))
+            attrs = {"rlx.name": ir.StringAttr.get(name)}
+            if is_param:
+                attrs["rlx.param"] = ir.UnitAttr.get()
+            self._arg_attrs.append(ir.DictAttr.get(attrs))
+        self._names.append(name)
+        self._update_signature([])
+        return Tensor(self, value)
+
+    def _symbolic_argument(self, name: str, shape, dtype: str, is_param: bool) -> Tensor:
+        """An argument with symbols in its shape: `?` in its type, the symbols in `rlx.dims`."""
+        try:
+            dims = dynamic_builder.parse_shape(shape)
+        except ValueError as error:
+            raise BuildError(f"argument '{name}': {error}") from None
+        with self.context, ir.Location.unknown():
+            tensor = self._argument(name, [0] * len(dims), dtype, is_param)
+            tensor.value.set_type(dynamic_builder.tensor_type(dims, element_type_from_name(dtype)))
+            attrs = {n.name: n.attr for n in ir.DictAttr(self._arg_attrs[-1])}
+            self._arg_attrs[-1] = ir.DictAttr.get({**attrs, DIMS_ATTR: dims_attr(dims)})
+        self._symbolic[tensor.value] = dims
+        self._update_signature([])
+        return tensor
+
+    @contextlib.contextmanager
+    def _scope(self, name: str):
+        self._scopes = getattr(self, "_scopes", []) + [name]
+        try:
+            yield
+        finally:
+            self._scopes.pop()
+
+    def named(self, name: str, build: Callable[[], Any]) -> Any:
+        """Runs `build()` as the named block `name`: its ops carry the location `name`."""
+        with self._scope(name):
+            return build()
+
+    def _block_name(self) -> Optional[str]:
+        scopes = getattr(self, "_scopes", [])
+        return "/".join(scopes) if scopes else None
+
+    def _location(self) -> ir.Location:
+        name = self._block_name()
+        with self.context:
+            return ir.Location.name(name) if name else ir.Location.unknown()
+
+    # -- emitting ops ----------------------------------------------------------------------
+
+    def op(self, op_class: type, *operands: Tensor, out_shape: Optional[Sequence[int]] = None, **attributes) -> Tensor:
+        """Any MIR op, e.g. `g.op(rlx.SoftmaxOp, x, axis=-1)`; in an HIR module this is RLX's escape hatch."""
+        return self._emit(op_class, operands, attributes, out_shape)
+
+    hir_mir = op  # RLX's name for the escape hatch
+
+    def _hir(self, op_name: str, operands, attributes, out_shape, results: int = 1):
+        if self._stage != "hir":
+            raise BuildError(f"'{op_name}' is an HIR block; this module is at stage '{self._stage}'")
+        op_class = _hir_op(op_name)
+        return self._emit(op_class, operands, attributes, out_shape, results)
+
+    def _emit(self, op_class, operands, attributes, out_shape, results: int = 1):
+        self._check_open()
+        values = []
+        for index, operand in enumerate(operands):
+            if operand is not None and not isinstance(operand, Tensor):
+                raise BuildError(f"{op_class.OPERATION_NAME}: operand #{index} must be a Tensor, got {type(operand).__name__}")
+            if operand is not None and operand.module is not self:
+                raise BuildError(f"{op_class.OPERATION_NAME}: operand #{index} belongs to another GraphModule")
+            values.append(operand.value if operand is not None else None)
+        keywords = {k: (v.value if isinstance(v, Tensor) else v) for k, v in attributes.items()}
+        tensors = [t for t in (*operands, *attributes.values()) if isinstance(t, Tensor)]
+        if any(t.value in self._symbolic for t in tensors) or dynamic_builder.has_symbolic_attributes(op_class, attributes):
+            return self._emit_symbolic(op_class, operands, attributes, out_shape, results)
+        try:
+            with self.context, self._location(), ir.InsertionPoint(self._block):
+                if results == 1:
+                    op = op_class(*values, **keywords)
+                else:
+                    op = op_class.build(*values, **keywords)
+        except (ValueError, TypeError) as error:
+            where = f"block '{self._block_name()}': " if self._block_name() else ""
+            raise BuildError(f"{where}{error}") from None
+        outputs = [Tensor(self, r) for r in op.operation.results]
+        if out_shape is not None and results == 1 and tuple(out_shape) != outputs[0].shape:
+            where = f"block '{self._block_name()}': " if self._block_name() else ""
+            raise BuildError(
+                f"{where}{op_class.OPERATION_NAME} gives shape {format_shape(outputs[0].shape)}, "
+                f"but out_shape is {format_shape(out_shape)}"
+            )
+        return outputs[0] if results == 1 else tuple(outputs)
+
+    def _emit_symbolic(self, op_class, operands, attributes, out_shape, results: int):
+        """`_emit` for operands or attributes with symbolic shapes (see `dynamic_builder`)."""
+
+        def operand(t):
+            if isinstance(t, Tensor):
+                return dynamic_builder.Operand(t.value, t.shape)
+            return t
+
+        wanted = None
+        if out_shape is not None:
+            try:
+                wanted = dynamic_builder.parse_shape(out_shape)
+            except ValueError as error:
+                raise BuildError(str(error)) from None
+        infers = hasattr(op_class, "infer_result_type") or hasattr(op_class, "infer_result_types")
+        element = attributes.get("result_type")
+        element = ir.RankedTensorType(element).element_type if element is not None else None
+        where = f"block '{self._block_name()}': " if self._block_name() else ""
+        try:
+            with self.context, self._location(), ir.InsertionPoint(self._block):
+                op, shapes = dynamic_builder.build(
+                    op_class if results == 1 else op_class.build,
+                    [operand(t) for t in operands],
+                    {k: operand(v) for k, v in attributes.items()},
+                    op_class,
+                    results,
+                    None if infers else wanted,
+                    element,
+                )
+        except (ValueError, TypeError) as error:
+            raise BuildError(f"{where}{error}") from None
+        outputs = []
+        for result, dims in zip(op.operation.results, shapes):
+            if dynamic_builder.is_symbolic(dims):
+                self._symbolic[result] = dims
+            outputs.append(Tensor(self, result))
+        if wanted is not None and results == 1 and not dynamic_builder.same_dims(wanted, outputs[0].shape):
+            raise BuildError(
+                f"{where}{op_class.OPERATION_NAME} gives shape {format_dims(outputs[0].shape)}, "
+                f"but out_shape is {format_dims(wanted)}"
+            )
+        return outputs[0] if results == 1 else tuple(outputs)
+
+    def constant(self, array, dtype: Optional[str] = None) -> Tensor:
+        """A constant tensor (`rlx.constant`) holding a copy of a numpy array."""
+        import numpy as np
+
+        from ..runtime.signature import numpy_dtype
+
+        self._check_open()
+        with self.context, self._location():
+            data = np.asarray(array)
+            if dtype is None:
+                dtype = {"float32": "f32", "float16": "f16", "int32": "i32", "int64": "i64", "bool": "i1"}.get(data.dtype.name)
+                if dtype is None:
+                    raise BuildError(f"constant: numpy {data.dtype.name} has no RLX dtype; pass dtype=")
+            element = element_type_from_name(dtype)
+            data = np.ascontiguousarray(data.astype(numpy_dtype(element, "constant")))
+            type_ = ir.RankedTensorType.get(list(data.shape), element)
+            attribute = ir.DenseElementsAttr.get(data, type=type_)
+        return self._emit(rlx.ConstantOp, [], {"value": attribute}, None)
+
+    # -- HIR blocks (names and operand order as in RLX) -------------------------------------
+
+    def linear(self, x, w, bias=None, activation=None, *, out_shape=None) -> Tensor:
+        return self._hir("rlx_hir.linear", [x, w], {"bias": bias, "activation": activation or "none"}, out_shape)
+
+    def linear_fused(self, x, w, bias, activation=None, *, out_shape=None) -> Tensor:
+        return self._hir("rlx_hir.linear_fused", [x, w, bias], {"activation": activation or "none"}, out_shape)
+
+    def shared_linear_pair(self, x, w_first, w_second) -> tuple[Tensor, Tensor]:
+        return self._hir("rlx_hir.shared_linear_pair", [x, w_first, w_second], {}, None, results=2)
+
+    def swiglu_ffn(self, x, up_w, gate_w, down_w, *, out_shape=None) -> Tensor:
+        return self._hir("rlx_hir.swiglu_ffn", [x, up_w, gate_w, down_w], {}, out_shape)
+
+    def residual_rms_norm(self, x, residual, gamma, beta, eps=1e-6, *, out_shape=None) -> Tensor:
+        return self._hir("rlx_hir.residual_rms_norm", [x, residual, gamma, beta], {"eps": eps}, out_shape)
+
+    def rms_norm(self, x, gamma, beta, eps=1e-6, *, out_shape=None) -> Tensor:
+        return self._hir("rlx_hir.rms_norm", [x, gamma, beta], {"eps": eps}, out_shape)
+
+    def attention(self, q, k, v, mask=None, *, num_heads, head_dim, mask_kind="none", window=None,
+                  score_scale=None, softcap=None, out_shape=None) -> Tensor:
+        attrs = {"mask": mask, "num_heads": num_heads, "head_dim": head_dim, "mask_kind": mask_kind,
+                 "window": window, "score_scale": score_scale, "softcap": softcap}
+        return self._hir("rlx_hir.attention", [q, k, v], attrs, out_shape)
+
+    def rope(self, x, cos, sin, head_dim, n_rot=None, *, out_shape=None) -> Tensor:
+        attrs = {"head_dim": head_dim, "n_rot": head_dim if n_rot is None else n_rot}
+        return self._hir("rlx_hir.rope", [x, cos, sin], attrs, out_shape)
+
+    def depthwise_conv1d_causal(self, x, weight, left_pad, kernel_size, *, out_shape=None) -> Tensor:
+        return self._hir("rlx_hir.depthwise_conv1d_causal", [x, weight, left_pad], {"kernel_size": kernel_size}, out_shape)
+
+    def gated_delta_net(self, q, k, v, g, beta, state_size=None, *, out_shape=None) -> Tensor:
+        """Gated DeltaNet over `[b, s, h, n]` q/k/v, state starting at zeros; `state_size` defaults to `n`."""
+        n = q.shape[-1] if state_size is None else state_size
+        return self._hir("rlx_hir.gated_delta_net", [q, k, v, g, beta], {"state_size": n}, out_shape)
+
+    def gated_delta_net_carry(self, q, k, v, g, beta, state, state_size=None) -> tuple[Tensor, Tensor]:
+        """Gated DeltaNet continuing from `state` `[b, h, n, n]`: returns `(out, new_state)`."""
+        n = q.shape[-1] if state_size is None else state_size
+        return self._hir("rlx_hir.gated_delta_net_carry", [q, k, v, g, beta, state], {"state_size": n}, None, results=2)
+
+    def llama_decoder_block(self, x, ln1_g, ln1_b, q_w, k_w, v_w, o_w, ln2_g, ln2_b, gate_w, up_w, down_w, cos, sin,
+                            mask=None, *, num_heads, head_dim, num_kv_heads, eps=1e-5, mask_kind="causal",
+                            window=None, out_shape=None) -> Tensor:
+        operands = [x, ln1_g, ln1_b, q_w, k_w, v_w, o_w, ln2_g, ln2_b, gate_w, up_w, down_w, cos, sin]
+        attrs = {"mask": mask, "num_heads": num_heads, "head_dim": head_dim, "num_kv_heads": num_kv_heads,
+                 "eps": eps, "mask_kind": mask_kind, "window": window}
+        return self._hir("rlx_hir.llama_decoder_block", operands, attrs, out_shape)
+
+    # -- finishing, lowering, output ---------------------------------------------------------
+
+    def set_outputs(self, outputs: Outputs) -> None:
+        """Ends the function with `outputs` (one Tensor or several)."""
+        self._check_open()
+        tensors = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+        if not tensors:
+            raise BuildError("set_outputs needs at least one output")
+        for t in tensors:
+            if not isinstance(t, Tensor) or t.module is not self:
+                raise BuildError("set_outputs takes Tensors of this GraphModule")
+        with self.context, ir.Location.unknown(), ir.InsertionPoint(self._block):
+            func.ReturnOp([t.value for t in tensors])
+        self._update_signature([t.value.type for t in tensors])
+        self._finished = True
+
+    def _update_signature(self, results) -> None:
+        with self.context:
+            inputs = [a.type for a in self._block.arguments]
+            self._func.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, results))
+            self._func.attributes["arg_attrs"] = ir.ArrayAttr.get(self._arg_attrs)
+
+    def _check_open(self) -> None:
+        if self._finished:
+            raise BuildError(f"GraphModule '{self.name}' is finished (set_outputs was called)")
+
+    def _require_finished(self, what: str) -> None:
+        if not self._finished:
+            raise BuildError(f"GraphModule '{self.name}' has no outputs yet: call set_outputs before {what}")
+
+    def _require_static(self, what: str) -> None:
+        if self.symbols:
+            raise BuildError(
+                f"GraphModule '{self.name}' has symbolic dimensions ({', '.join(self.symbols)}): "
+                f"call bind_dims() before {what}, or compile() it to specialise at run time"
+            )
+
+    @property
+    def symbols(self) -> list[str]:
+        """The symbols the module's shapes mention (empty for a static module)."""
+        from ..dims.dynamic import function_symbols, is_dynamic
+
+        return function_symbols(self._func.operation) if is_dynamic(self._func.operation) else []
+
+    def bind_dims(self, binding) -> "GraphModule":
+        """Binds every symbol (a `{symbol: size}` dict or a `ModelVariant`) in place: the module becomes static.
+
+        Raises BuildError naming the symbol for an unknown or unbound symbol, a
+        non-positive size, or a size that makes an op invalid.
+        """
+        self._require_finished("bind_dims()")
+        from ..dims.dynamic import DimError, bind_module
+        from ..dims.variants import ModelVariant
+
+        if isinstance(binding, ModelVariant):
+            binding = binding.binding_for(self.symbols)
+        with self.context:
+            try:
+                bind_module(self.module.operation, dict(binding))
+            except DimError as error:
+                raise BuildError(error.message) from None
+        self._symbolic.clear()
+        return self
+
+    def lower(self) -> "GraphModule":
+        """HIR → MIR in place (rlx-hir-to-mir under the module's fusion policy); a no-op past HIR."""
+        if self._stage != "hir":
+            return self
+        self._require_finished("lower()")
+        from ..passmanager.pipeline import run_pipeline
+        from ..conversion.hir_to_mir.hir_to_mir import HirToMir
+
+        with self.context, DiagnosticCollector(self.context) as diagnostics:
+            try:
+                run_pipeline(self.module.operation, [HirToMir()])
+            except ir.MLIRError:
+                raise CompileError("rlx-hir-to-mir failed", diagnostics.errors) from None
+        self._stage = "mir"
+        # The HIR results are gone; only the arguments keep their symbolic shapes.
+        self._symbolic = {v: d for v, d in self._symbolic.items() if isinstance(v, ir.BlockArgument)}
+        return self
+
+    def plan(self, alignment: int = 64) -> "GraphModule":
+        """MIR → LIR in place (rlx-mir-to-lir): the schedule, arena slots, views, phases and fingerprint."""
+        if self._stage == "lir":
+            return self
+        self._require_finished("plan()")
+        self._require_static("plan()")
+        self.lower()
+        from ..passmanager.pipeline import run_pipeline
+        from ..conversion.mir_to_lir import MirToLir
+
+        with self.context, DiagnosticCollector(self.context) as diagnostics:
+            try:
+                run_pipeline(self.module.operation, [MirToLir(alignment=alignment)])
+            except ir.MLIRError:
+                raise CompileError("rlx-mir-to-lir failed", diagnostics.errors) from None
+        self._stage = "lir"
+        return self
+
+    def optimize(self) -> "GraphModule":
+        """Lowers to MIR if needed, then runs rlx-optimize-mir (CSE, folding, fusions, DCE).
+
+        What fused and what did not, and why, is kept in `fusion_report` and
+        shown by `inspect()`.
+        """
+        if self._stage == "lir":
+            raise BuildError("optimize() rewrites MIR: call it before plan()")
+        self._require_finished("optimize()")
+        self._require_static("optimize()")
+        self.lower()
+        from ..passmanager.pipeline import run_pipeline
+        from ..transforms.mir import fusion_report
+        from ..pipelines.optimize_mir import OptimizeMir
+
+        with self.context, DiagnosticCollector(self.context) as diagnostics, fusion_report.collect() as report:
+            try:
+                run_pipeline(self.module.operation, OptimizeMir().elements())
+            except ir.MLIRError:
+                raise CompileError("rlx-optimize-mir failed", diagnostics.errors) from None
+        self.fusion_report = report
+        return self
+
+    def compile(self, target: str = "cpu", **options):
+        """Compiles the module (any stage) into an `Executable`, as `rlx_mlir.compile`."""
+        self._require_finished("compile()")
+        from ..runtime.jit import compile as jit_compile
+
+        return jit_compile(self.module, entry=self.name, target=target, **options)
+
+    def __str__(self) -> str:
+        return self.text()
+
+    def text(self, locations: bool = False) -> str:
+        """The module as MLIR text (what `rlx-opt` reads); `locations=True` prints the named blocks too."""
+        return self.module.operation.get_asm(enable_debug_info=locations)
+
+    def inspect(self) -> str:
+        """A readable summary of the module at its stage: signature, ops by block, op counts."""
+        from .inspection import summarize
+
+        return summarize(self)
+
+
+def _hir_op(op_name: str) -> type:
+    for op in rlx_hir.RlxHir.ops:
+        if op.OPERATION_NAME == op_name:
+            return op
+    raise BuildError(f"the HIR dialect has no op '{op_name}'")

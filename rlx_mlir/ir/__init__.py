@@ -1,0 +1,1 @@
+"""MLIR plumbing shared by every layer."""

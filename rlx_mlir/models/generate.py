@@ -1,0 +1,154 @@
+"""Text generation with a KV cache: one prefill, then one decode step per new token.
+
+    from rlx_mlir.models.generate import CachedLlama, generate
+    model = CachedLlama(config, weights, capacity=256)
+    tokens = generate(model, prompt_ids, max_new_tokens=20)                           # greedy
+    tokens = generate(model, prompt_ids, 20, temperature=0.8, top_k=40, top_p=0.95, seed=0)
+
+`CachedLlama` holds the weights, the caches (numpy arrays of `capacity`
+positions per layer, updated in place by the compiled code) and the compiled
+steps: the decode step (one token) is compiled once and serves every position;
+a prefill is compiled per prompt length (`build_llama_step(config, seq, ...)`
+with a static `seq`) and kept.  With `dynamic=True` one step with a symbolic
+`SEQ` is compiled once instead (`rlx_mlir.dims.variants`: each new length is
+specialised on first use).  Sampling runs in numpy on the last position's
+logits.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from .llama import LlamaConfig
+from .llama_cached import build_llama_step, cache_names, cache_shape
+
+
+class CachedLlama:
+    """A Llama-style model (`rlx_mlir.models.llama`) ready for cached generation.
+
+    `forward(tokens)` runs the new tokens `[batch, S]` at the current position
+    (`position`, the number of tokens already in the caches), writes their keys
+    and values into the caches and returns their logits `[batch, S, vocab]`;
+    `reset()` empties the caches.  `dynamic` compiles one step for every
+    number of new tokens (symbolic `SEQ`); `compile_options` go to
+    `rlx_mlir.compile`.
+    """
+
+    def __init__(self, config: LlamaConfig, weights: dict[str, np.ndarray], capacity: int, *,
+                 dynamic: bool = False, **compile_options):
+        if capacity <= 0:
+            raise ValueError(f"capacity must be positive, got {capacity}")
+        self.config = config
+        self.weights = weights
+        self.capacity = capacity
+        self.dynamic = dynamic
+        self.compile_options = compile_options
+        self.caches = {name: np.zeros(cache_shape(config, capacity), np.float32) for name in cache_names(config)}
+        self.position = 0
+        self._steps: dict = {}  # compiled step by number of new tokens ("SEQ" when dynamic)
+
+    def step(self, seq: int):
+        """The compiled step for `seq` new tokens (compiled on first use; one for all when dynamic)."""
+        key = "SEQ" if self.dynamic else seq
+        if key not in self._steps:
+            name = "llama_step" if self.dynamic else f"llama_step{seq}"
+            graph = build_llama_step(self.config, key, self.capacity, name=name)
+            self._steps[key] = graph.compile(**self.compile_options)
+        return self._steps[key]
+
+    @property
+    def compiled_lengths(self) -> list:
+        """What steps were compiled for: numbers of new tokens ascending, or ["SEQ"] when dynamic."""
+        return list(self._steps) if self.dynamic else sorted(self._steps)
+
+    def reset(self) -> None:
+        """Forgets every cached token (positions past `position` are never read, so nothing is cleared)."""
+        self.position = 0
+
+    def forward(self, tokens: np.ndarray) -> np.ndarray:
+        """Logits `[batch, S, vocab]` of `tokens` `[batch, S]` at positions `position .. position + S - 1`.
+
+        Their keys and values go into the caches; `position` advances by `S`.
+        """
+        tokens = np.asarray(tokens, dtype=np.int64)
+        if tokens.ndim != 2 or tokens.shape[0] != self.config.batch or tokens.shape[1] == 0:
+            raise ValueError(f"tokens must be [batch = {self.config.batch}, S >= 1], got {list(tokens.shape)}")
+        seq = tokens.shape[1]
+        if self.position + seq > self.capacity:
+            raise ValueError(
+                f"{seq} new tokens at position {self.position} exceed the cache capacity {self.capacity}"
+            )
+        outputs = self.step(seq)(tokens=tokens, pos=np.array(self.position, np.int64), **self.caches, **self.weights)
+        self.position += seq
+        return outputs[0]
+
+
+def sample(logits: np.ndarray, rng: Optional[np.random.Generator], *, temperature: float = 0.0,
+           top_k: Optional[int] = None, top_p: Optional[float] = None) -> np.ndarray:
+    """One token per row of `logits` `[batch, vocab]`.
+
+    `temperature == 0`: the argmax (greedy; the lowest index among ties).
+    Otherwise softmax(logits / temperature) restricted to the `top_k` most
+    likely tokens (when given), then to the smallest set of most likely tokens
+    whose probability reaches `top_p` (nucleus, when given; the most likely
+    token always stays), renormalised and sampled with `rng`.
+    """
+    if temperature == 0.0:
+        return np.argmax(logits, axis=-1)
+    tokens = []
+    for row in np.asarray(logits, np.float64):
+        order = np.argsort(-row, kind="stable")  # most likely first
+        if top_k is not None:
+            order = order[:top_k]
+        scaled = row[order] / temperature
+        probs = np.exp(scaled - scaled[0])
+        probs /= probs.sum()
+        if top_p is not None:
+            keep = int(np.searchsorted(np.cumsum(probs), top_p)) + 1  # the first prefix reaching top_p
+            order, probs = order[:keep], probs[:keep] / probs[:keep].sum()
+        tokens.append(order[rng.choice(len(order), p=probs)])
+    return np.array(tokens, np.int64)
+
+
+def generate(model: CachedLlama, prompt_ids, max_new_tokens: int, *, temperature: float = 0.0,
+             top_k: Optional[int] = None, top_p: Optional[float] = None, seed: Optional[int] = None) -> np.ndarray:
+    """The `max_new_tokens` tokens generated after `prompt_ids` (`[S]` or `[batch, S]`, same rank back).
+
+    Empties the model's caches, runs the prompt as one prefill, then one decode
+    step per further token, each fed the token just chosen by `sample`
+    (greedy by default; `temperature > 0` samples, with `top_k` / `top_p`
+    filtering and a generator seeded by `seed`).
+    """
+    prompt = np.asarray(prompt_ids, dtype=np.int64)
+    flat = prompt.ndim == 1
+    prompt = prompt[None, :] if flat else prompt
+    if max_new_tokens < 1:
+        raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
+    if temperature < 0.0:
+        raise ValueError(f"temperature must be >= 0, got {temperature}")
+    if top_k is not None and top_k < 1:
+        raise ValueError(f"top_k must be at least 1, got {top_k}")
+    if top_p is not None and not 0.0 < top_p <= 1.0:
+        raise ValueError(f"top_p must be in (0, 1], got {top_p}")
+    needed = prompt.shape[1] + max_new_tokens - 1  # the last new token is never run
+    if needed > model.capacity:
+        raise ValueError(
+            f"a prompt of {prompt.shape[1]} tokens and {max_new_tokens} new tokens need {needed} cache positions; "
+            f"the capacity is {model.capacity}"
+        )
+    rng = np.random.default_rng(seed) if temperature > 0.0 else None
+    model.reset()
+    logits = model.forward(prompt)[:, -1]
+    generated = []
+    for step in range(max_new_tokens):
+        token = sample(logits, rng, temperature=temperature, top_k=top_k, top_p=top_p)
+        generated.append(token)
+        if step + 1 < max_new_tokens:
+            logits = model.forward(token[:, None])[:, -1]
+    out = np.stack(generated, axis=1)
+    return out[0] if flat else out
+
+
+__all__ = ["CachedLlama", "generate", "sample"]

@@ -1,1 +1,0 @@
-"""RLX passes, one per module, and the registry from command-line name to pass."""

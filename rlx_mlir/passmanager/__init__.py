@@ -1,0 +1,1 @@
+"""Passes and pipelines."""

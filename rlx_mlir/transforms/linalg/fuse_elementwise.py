@@ -1,0 +1,244 @@
+"""rlx-fuse-elementwise: compute elementwise producers inside their consumer's loop nest.
+
+A `linalg.generic` P is fused into the `linalg.generic` C that reads its result when
+
+- P is elementwise: every loop parallel, one result written through the identity map,
+  and its body does not read the result's initial value (a pure map of its inputs);
+- P's result has no other use (a value the LIR plan gave a slot is also used by its
+  materialisation, so it stays: the plan decides what lives in memory);
+- C reads it through a permutation of all of C's loops, so P's body runs exactly once per
+  element, as before (no recomputation under broadcasts or reductions); through the identity
+  when P's body reads loop indices (`linalg.index`), which name P's own loops;
+- every loop of C is still the whole range of some dimension of an operand of the fused op:
+  linalg reads its loop bounds off the operands (the concatenated indexing maps must be
+  invertible), so P's inputs must range over each loop that only P's result ranged over
+  (a gather, whose table is read by `tensor.extract`, does not range over its gathered rows).
+
+C is rebuilt with P's inputs in place of P's result (their maps composed with C's) and P's
+body ahead of C's. Each generic, visited last to first, absorbs the whole tree of producers
+fusable into it (producers of producers, maps composed down to its loops) in one rebuild
+that moves their ops, so a chain of n elementwise ops becomes one loop nest in O(n) steps.
+An input read twice through the same map becomes one operand. A fused body stops growing
+at `max-body-ops` ops: LLVM's loop vectorizer and register allocator take super-linear time
+in the size of one loop body (a 4000-op chain fused into one loop: 20 s in LLVM, against
+0.6 s per 500 ops), so a longer chain becomes several loop nests of bounded size.
+Upstream `linalg-fuse-elementwise-ops` is not used: in LLVM 22 it also fuses
+producers that read their initial value into consumers with more loops, which rewrites
+that value on every extra iteration (a recurrence step computed wrongly), and it cannot be
+restricted from the pipeline.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional
+
+from mlir import ir
+from mlir.dialects import linalg
+
+from ...ir.walk import collect_ops
+from ...passmanager.base import RlxPass, option
+
+
+def _maps(op) -> list[ir.AffineMap]:
+    return [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+
+
+def _iterators(op) -> list[str]:
+    return [str(it).split("<")[-1].rstrip(">") for it in ir.ArrayAttr(op.attributes["iterator_types"])]
+
+
+def _body(op) -> ir.Block:
+    return op.regions[0].blocks[0]
+
+
+def _is_elementwise_producer(op) -> bool:
+    if op.name != "linalg.generic" or len(op.results) != 1:
+        return False
+    if any(it != "parallel" for it in _iterators(op)):
+        return False
+    maps = _maps(op)
+    if not maps[-1].is_permutation or any(not m.is_projected_permutation for m in maps):
+        return False
+    if maps[-1] != ir.AffineMap.get_identity(maps[-1].n_dims):
+        return False
+    out_argument = _body(op).arguments[len(op.operands) - 1]
+    return _use_count(out_argument, at_most=1) == 0
+
+
+def _use_count(value: ir.Value, at_most: int) -> int:
+    """How many uses `value` has, counting no further than `at_most + 1`."""
+    count = 0
+    for _ in value.uses:
+        count += 1
+        if count > at_most:
+            break
+    return count
+
+
+def _defining_generic(value: ir.Value) -> Optional[ir.Operation]:
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.name != "linalg.generic":
+        return None
+    return owner.operation
+
+
+def _reads_loop_indices(op) -> bool:
+    return any(inner.operation.name == "linalg.index" for inner in _body(op).operations)
+
+
+def _op_count(block: ir.Block) -> int:
+    return sum(1 for _ in block.operations)
+
+
+def _compose(inner: ir.AffineMap, outer: ir.AffineMap) -> ir.AffineMap:
+    """`inner` (over the producer's loops) expressed over the consumer's loops via `outer`."""
+    return ir.AffineMap.get(outer.n_dims, 0, [expr.compose(outer) for expr in inner.results])
+
+
+def _ranged_loops(map_: ir.AffineMap) -> set[int]:
+    """The loops whose whole range some dimension of an operand read through `map_` spans."""
+    return {expr.position for expr in map_.results if isinstance(expr, ir.AffineDimExpr)}
+
+
+@dataclasses.dataclass(eq=False)
+class _Input:
+    """An input of the fused op being planned: a value, its map over the consumer's loops, the
+    block arguments (of the consumer's or a fused producer's body) that read it, and, once it is
+    fused, the generic that computes it."""
+
+    value: ir.Value
+    map: ir.AffineMap
+    arguments: list
+    producer: Optional[ir.Operation] = None
+
+
+class _FusionPlan:
+    """The producers fusable into one consumer, found by a worklist over the fused op's inputs."""
+
+    def __init__(self, consumer, max_body_ops: int):
+        self.consumer = consumer
+        self.max_body_ops = max_body_ops
+        self.body_ops = _op_count(_body(consumer))
+        maps = _maps(consumer)
+        self.loops = maps[0].n_dims if maps else 0
+        self.input_count = len(consumer.operands) - len(consumer.results)
+        self.inputs: list[_Input] = []
+        self.fused: list[_Input] = []  # in the order they were fused: each consumer before its producers
+        self._by_key: dict = {}
+        # How many operands of the fused op range over each loop (linalg's loop bounds come from them).
+        self._ranging = [0] * self.loops
+        for map_ in maps[self.input_count:]:
+            self._count(map_, +1)
+        arguments = _body(consumer).arguments
+        for index in range(self.input_count):
+            self._add(consumer.operands[index], maps[index], arguments[index])
+        position = 0
+        while position < len(self.inputs):  # grows as fused producers add their inputs
+            self._try_fuse(self.inputs[position])
+            position += 1
+
+    def _count(self, map_: ir.AffineMap, step: int) -> None:
+        for loop in _ranged_loops(map_):
+            self._ranging[loop] += step
+
+    def _add(self, value: ir.Value, map_: ir.AffineMap, argument: ir.BlockArgument) -> None:
+        same = self._by_key.get((value, map_))
+        if same is not None:
+            same.arguments.append(argument)
+            return
+        entry = _Input(value, map_, [argument])
+        self.inputs.append(entry)
+        self._by_key[(value, map_)] = entry
+        self._count(map_, +1)
+
+    def _try_fuse(self, entry: _Input) -> None:
+        producer = _defining_generic(entry.value)
+        if producer is None or _use_count(entry.value, at_most=1) != 1:
+            return
+        if producer.parent != self.consumer.parent or not entry.map.is_permutation:
+            return
+        if not _is_elementwise_producer(producer) or _maps(producer)[-1].n_dims != self.loops:
+            return
+        # linalg.index in the producer names its own loops: only the identity keeps them.
+        if entry.map != ir.AffineMap.get_identity(self.loops) and _reads_loop_indices(producer):
+            return
+        producer_ops = _op_count(_body(producer)) - 1  # its yield is dropped
+        if self.body_ops + producer_ops > self.max_body_ops:
+            return
+        producer_maps = _maps(producer)
+        inputs = len(producer.operands) - 1
+        composed = [_compose(producer_maps[i], entry.map) for i in range(inputs)]
+        ranged = set().union(*map(_ranged_loops, composed))
+        lost = _ranged_loops(entry.map) - ranged
+        if any(self._ranging[loop] == 1 for loop in lost):
+            return  # a loop only this input ranged over would have no bound
+        entry.producer = producer
+        self.body_ops += producer_ops
+        self.fused.append(entry)
+        del self._by_key[(entry.value, entry.map)]
+        self._count(entry.map, -1)
+        arguments = _body(producer).arguments
+        for index in range(inputs):
+            self._add(producer.operands[index], composed[index], arguments[index])
+
+    def apply(self) -> None:
+        """Replaces the consumer and the fused producers by one generic."""
+        consumer = self.consumer
+        live = [entry for entry in self.inputs if entry.producer is None]
+        outputs = list(consumer.operands)[self.input_count:]
+        maps = [entry.map for entry in live] + _maps(consumer)[self.input_count:]
+        with ir.InsertionPoint(consumer), consumer.location:
+            fused = linalg.GenericOp(
+                [r.type for r in consumer.results],
+                [entry.value for entry in live],
+                outputs,
+                ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
+                consumer.attributes["iterator_types"],
+            )
+            element_types = [ir.ShapedType(v.type).element_type for v in [e.value for e in live] + outputs]
+            block = fused.regions[0].blocks.append(*element_types)
+        consumer_body = _body(consumer)
+        old_yield = list(consumer_body.operations)[-1]
+        with ir.InsertionPoint(block), consumer.location:
+            new_yield = linalg.YieldOp(list(old_yield.operands))
+        # Producers fused last compute what the earlier ones read: their ops come first.
+        for op in [entry.producer for entry in reversed(self.fused)] + [consumer]:
+            for inner in list(_body(op).operations)[:-1]:
+                inner.move_before(new_yield)
+        new_arguments = list(block.arguments)
+        for entry, argument in zip(live, new_arguments):
+            for old in entry.arguments:
+                old.replace_all_uses_with(argument)
+        for old, argument in zip(list(consumer_body.arguments)[self.input_count:], new_arguments[len(live):]):
+            old.replace_all_uses_with(argument)
+        for entry in reversed(self.fused):  # a producer's own fused inputs are replaced before it
+            yielded = list(_body(entry.producer).operations)[-1].operands[0]
+            for old in entry.arguments:
+                old.replace_all_uses_with(yielded)
+        for old, new in zip(consumer.results, fused.results):
+            old.replace_all_uses_with(new)
+        consumer.erase()
+        for entry in self.fused:  # each after its only user
+            entry.producer.erase()
+
+
+@dataclasses.dataclass(frozen=True)
+class FuseElementwise(RlxPass):
+    name = "rlx-fuse-elementwise"
+    summary = "Fuse single-use elementwise linalg.generic producers into the consumer's loop nest"
+    creates_rlx_ops = False
+    max_body_ops: int = option(2000, "largest fused loop body, in ops (LLVM slows super-linearly on longer ones)")
+
+    def run(self, module: ir.Operation) -> None:
+        # Last to first: a consumer absorbs its producers' whole trees before they are visited.
+        generics = collect_ops(module, lambda op: op.name == "linalg.generic")
+        position = {op.operation: index for index, op in enumerate(generics)}
+        absorbed: set[int] = set()
+        for index in reversed(range(len(generics))):
+            if index in absorbed:
+                continue
+            plan = _FusionPlan(generics[index], self.max_body_ops)
+            if plan.fused:
+                absorbed.update(position[entry.producer] for entry in plan.fused)
+                plan.apply()

@@ -1,0 +1,165 @@
+"""rlx-pack-matmul: f32 matmuls in the register-blocked, B-packed form of a GEMM kernel.
+
+Each static f32 `linalg.matmul` C += A·B with A: [M, K], B: [K, N] becomes
+
+    A' = A padded to [M', K']       -> viewed as [M'/MR, MR, K']        (tensor.expand_shape)
+    Bp = B padded to K' rows, packed -> [N'/NR, K', NR]                 (linalg.pack; NR-wide column panels
+                                                                         contiguous over K, N padded by the pack)
+    C' = C padded to [M', N']       -> viewed as [M'/MR, MR, N'/NR, NR]
+    C' += A'·Bp  as one 5-D linalg.generic over (M'/MR, N'/NR, K', MR, NR), K' reducing
+    C  = C' collapsed to [M', N'] and sliced back to [M, N]
+
+with M' = MR·⌈M/MR⌉, N' = NR·⌈N/NR⌉ and K' = KR·⌈K/KR⌉ (zero padding, so the sum is exact). The
+generic is tagged `rlx.microkernel` so `rlx-tile-matmul` can tile and vectorize it into an
+MR×NR register tile of FMAs (MR=8 rows of A broadcast against NR=32 packed B columns: 16 AVX-512
+accumulators). Only B is packed: A and C are views, which measured fastest
+(shared/reference/perf_anchors.md, P7). When A has fewer than `pack-rows` rows and B needs no
+padding, B is not packed either but viewed as [k, n/NR, NR]: each panel is then reused by few
+row blocks, and packing it (a transposing copy of all of B) would cost more than it saves.
+Padding copies O(MK + KN + MN) elements, against the O(MNK) multiply-adds; shapes that already
+divide are not padded.
+
+Matmuls below `min-flops` multiply-adds, or not in f32, are left to the scalar loops.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from mlir import ir
+from mlir.dialects import arith, linalg, tensor
+
+from ...ir.walk import collect_ops
+from ...ir.shapes import shape_of
+from ...passmanager.base import RlxPass, option
+
+MR, NR, KR = 8, 32, 4
+KERNEL_ATTR = "rlx.microkernel"
+PACKED_ATTR = "rlx.microkernel_packed"
+
+
+def _round_up(value: int, multiple: int) -> int:
+    return -(-value // multiple) * multiple
+
+
+def _pad(value: ir.Value, shape: list[int]) -> ir.Value:
+    """`value` zero-padded at the high end up to `shape` (itself when it already has it)."""
+    current = shape_of(value.type)
+    if list(current) == list(shape):
+        return value
+    element = ir.RankedTensorType(value.type).element_type
+    high = [target - size for size, target in zip(current, shape)]
+    zero = arith.constant(element, 0.0)
+    padded = tensor.PadOp(ir.RankedTensorType.get(shape, element), value, [], [], [0] * len(shape), high)
+    block = padded.region.blocks.append(*[ir.IndexType.get()] * len(shape))
+    with ir.InsertionPoint(block):
+        tensor.YieldOp(zero)
+    return padded.result
+
+
+def _matmul_operands(op: ir.Operation):
+    """(A, B, C) of a static f32 2-D matmul with the default indexing, else None."""
+    if len(op.operands) != 3 or ("indexing_maps" in op.attributes and _has_custom_maps(op)):
+        return None
+    a, b, c = op.operands
+    f32 = ir.F32Type.get()
+    for value in (a, b, c):
+        if not isinstance(value.type, ir.RankedTensorType):
+            return None
+        shaped = ir.RankedTensorType(value.type)
+        if shaped.rank != 2 or not shaped.has_static_shape or shaped.element_type != f32:
+            return None
+    return a, b, c
+
+
+def _has_custom_maps(op: ir.Operation) -> bool:
+    """True when the matmul carries explicit (transposing or broadcasting) indexing maps."""
+    default = ["(d0, d1, d2) -> (d0, d2)", "(d0, d1, d2) -> (d2, d1)", "(d0, d1, d2) -> (d0, d1)"]
+    maps = ir.ArrayAttr(op.attributes["indexing_maps"])
+    return [str(ir.AffineMapAttr(m).value).replace("affine_map<", "").rstrip(">") for m in maps] != default
+
+
+def _kernel(a: ir.Value, panels: ir.Value, c: ir.Value, m: int, n: int, k: int, packed: bool) -> ir.Value:
+    """The 5-D generic C[m/MR, MR, n/NR, NR] += A[m/MR, MR, k] * B, B packed as [n/NR, k, NR]
+    or, unpacked, viewed as [k, n/NR, NR]."""
+    f32 = ir.F32Type.get()
+    a_view = tensor.expand_shape(
+        ir.RankedTensorType.get([m // MR, MR, k], f32), a, [[0, 1], [2]], [], [m // MR, MR, k]
+    )
+    c_view_type = ir.RankedTensorType.get([m // MR, MR, n // NR, NR], f32)
+    c_view = tensor.expand_shape(c_view_type, c, [[0, 1], [2, 3]], [], [m // MR, MR, n // NR, NR])
+    d = [ir.AffineDimExpr.get(i) for i in range(5)]  # (m-block, n-panel, k, row, column)
+    maps = [
+        ir.AffineMap.get(5, 0, [d[0], d[3], d[2]]),
+        ir.AffineMap.get(5, 0, [d[1], d[2], d[4]] if packed else [d[2], d[1], d[4]]),
+        ir.AffineMap.get(5, 0, [d[0], d[3], d[1], d[4]]),
+    ]
+    par, red = ir.Attribute.parse("#linalg.iterator_type<parallel>"), ir.Attribute.parse(
+        "#linalg.iterator_type<reduction>"
+    )
+    generic = linalg.GenericOp(
+        [c_view_type],
+        [a_view, panels],
+        [c_view],
+        ir.ArrayAttr.get([ir.AffineMapAttr.get(m_) for m_ in maps]),
+        ir.ArrayAttr.get([par, par, red, par, par]),
+    )
+    block = generic.regions[0].blocks.append(f32, f32, f32)
+    with ir.InsertionPoint(block):
+        x, y, acc = block.arguments
+        linalg.YieldOp([arith.addf(acc, arith.mulf(x, y))])
+    generic.attributes[KERNEL_ATTR] = ir.UnitAttr.get()
+    generic.attributes[PACKED_ATTR] = ir.BoolAttr.get(packed)
+    return tensor.collapse_shape(ir.RankedTensorType.get([m, n], f32), generic.result, [[0, 1], [2, 3]])
+
+
+def _pack_columns(b: ir.Value, k: int, n: int) -> ir.Value:
+    """B [k, n'] (n' ≤ n) as NR-wide column panels [n/NR, k, NR], zero-padding the last panel."""
+    f32 = ir.F32Type.get()
+    packed = tensor.empty([n // NR, k, NR], f32)
+    return linalg.pack(
+        b,
+        packed,
+        inner_dims_pos=[1],
+        inner_tiles=[NR],
+        padding_value=arith.constant(f32, 0.0),
+        outer_dims_perm=[1, 0],
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class PackMatmul(RlxPass):
+    name = "rlx-pack-matmul"
+    summary = "Rewrite static f32 linalg.matmul into the B-packed, register-blocked GEMM form"
+    creates_rlx_ops = False
+    pack_rows: int = option(256, "pack B into panels when A has at least this many rows (else read B in place)", minimum=0)
+    min_flops: int = option(32 * 32 * 32, "leave matmuls with fewer multiply-adds (M·N·K) to the scalar loops", minimum=0)
+
+    def run(self, module: ir.Operation) -> None:
+        for op in collect_ops(module, lambda o: o.name == "linalg.matmul"):
+            operands = _matmul_operands(op)
+            if operands is None:
+                continue
+            a, b, c = operands
+            (m, k), (_, n) = shape_of(a.type), shape_of(b.type)
+            if m * n * k < self.min_flops:
+                continue
+            mp, np_, kp = _round_up(m, MR), _round_up(n, NR), _round_up(k, KR)
+            # Packing B pays off when its panels are reused by many row blocks; a B that needs
+            # no padding is otherwise read in place, as a view.
+            packed = m >= self.pack_rows or (np_, kp) != (n, k)
+            with ir.InsertionPoint(op), op.location:
+                if packed:
+                    panels = _pack_columns(_pad(b, [kp, n]), kp, np_)
+                else:
+                    f32 = ir.F32Type.get()
+                    panels = tensor.expand_shape(
+                        ir.RankedTensorType.get([k, n // NR, NR], f32), b, [[0], [1, 2]], [], [k, n // NR, NR]
+                    )
+                product = _kernel(_pad(a, [mp, kp]), panels, _pad(c, [mp, np_]), mp, np_, kp, packed)
+                if (mp, np_) != (m, n):
+                    product = tensor.extract_slice(
+                        ir.RankedTensorType(c.type), product, [], [], [], [0, 0], [m, n], [1, 1]
+                    )
+            op.results[0].replace_all_uses_with(product)
+            op.erase()

@@ -1,0 +1,202 @@
+"""rlx-tile-matmul: cache blocking, register tiling and FMA vectorization of packed matmuls.
+
+Runs a transform-dialect script on every `rlx.microkernel` generic that `rlx-pack-matmul`
+produced (iteration space (M/MR, N/NR, K, MR, NR)):
+
+1. with `threads` > 1, `tile_using_forall` splits the N panels (or, when there are too few, the
+   M blocks) into one chunk per thread and fuses B's packing into the forall, so each thread packs
+   the panels it multiplies (`convert-scf-to-openmp` later runs the forall on OpenMP threads);
+2. cache blocks: up to MC = 256 rows, NC = 256 columns and KC = 1024 of K, loop order N, K, M
+   (BLIS's jc, pc, ic), then one MR×NR register tile per iteration, then K in steps of KR;
+3. unit dims folded away inside each K loop (which replaces the generic: the step is found
+   again inside that loop; the patterns run on the loop's body only, so a K loop of a single
+   step, K ≤ KR, is not folded away while its handle is still needed), the 4×8×32 tile vectorized to a `vector.contract`, the C tile hoisted
+   out of the K loop (it stays in registers), the contraction lowered to outer products, i.e.
+   `vector.fma` on `vector<32xf32>`; the pack is lowered to pad + transpose.
+
+Tile sizes are divisors of the (padded) extents, so every tile is full and static: no partial
+tiles reach the vectorizer. The recipe and its measurements are in
+shared/reference/perf_anchors.md §4.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+from mlir import ir
+
+from ...ir.walk import collect_ops
+from ...ir.shapes import shape_of
+from ...passmanager.base import MAX_THREADS, PassOptionError, RlxPass, option
+from .pack_matmul import KERNEL_ATTR, KR, MR, NR, PACKED_ATTR
+from .transform_script import apply_script
+
+CACHE_BLOCKS = (32, 8, 1024)  # MC/MR, NC/NR, KC: 256 rows, 256 columns, 1024 of K
+
+
+def default_threads() -> int:
+    """`RLX_NUM_THREADS` if set, else the number of cores this process may run on."""
+    configured = os.environ.get("RLX_NUM_THREADS", "").strip()
+    if configured:
+        if not configured.isdigit() or int(configured) < 1:
+            raise PassOptionError(f"RLX_NUM_THREADS must be a positive integer, got '{configured}'")
+        return int(configured)
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def _divisor_at_most(extent: int, limit: int) -> int:
+    """The largest divisor of `extent` that is ≤ `limit` (at least 1)."""
+    for size in range(max(1, min(extent, limit)), 0, -1):
+        if extent % size == 0:
+            return size
+    return 1
+
+
+@dataclasses.dataclass(frozen=True)
+class KernelPlan:
+    """Tile sizes of one kernel: its forall split and its cache blocks."""
+
+    blocks_m: int
+    panels_n: int
+    depth: int
+    threads: int
+    packed: bool = True
+
+    def forall(self):
+        """(dim, chunk) to split across threads, or None to run serially."""
+        if self.threads <= 1:
+            return None
+        if self.panels_n >= self.threads:
+            return 1, _divisor_at_most(self.panels_n, self.panels_n // self.threads)
+        if self.blocks_m >= self.threads:
+            return 0, _divisor_at_most(self.blocks_m, self.blocks_m // self.threads)
+        return None
+
+    def cache_tiles(self) -> list[int]:
+        split = self.forall()
+        extents = [self.blocks_m, self.panels_n]
+        if split is not None:
+            extents[split[0]] = split[1]
+        mc = _divisor_at_most(extents[0], CACHE_BLOCKS[0])
+        nc = _divisor_at_most(extents[1], CACHE_BLOCKS[1])
+        kc = KR * _divisor_at_most(self.depth // KR, CACHE_BLOCKS[2] // KR)
+        return [mc, nc, kc, 0, 0]
+
+
+def _any(n: int) -> str:
+    return ", ".join(["!transform.any_op"] * n)
+
+
+def _tile_kernel(index: int, plan: KernelPlan) -> list[str]:
+    """Transform ops tiling kernel `index` down to one KR×MR×NR step."""
+    k = f"%k{index}"
+    lines = [
+        f"{k}_0 = transform.structured.match ops{{[\"linalg.generic\"]}} attributes {{{KERNEL_ATTR} = {index} : i64}}"
+        " in %root : (!transform.any_op) -> !transform.any_op",
+    ]
+    kernel = f"{k}_0"
+    split = plan.forall()
+    if split is not None:
+        dim, chunk = split
+        sizes = [0] * 5
+        sizes[dim] = chunk
+        fuse_pack = dim == 1 and plan.packed  # each thread packs the B panels it multiplies
+        if fuse_pack:
+            lines.append(
+                f"{k}_packed = transform.get_producer_of_operand {kernel}[1] : (!transform.any_op) -> !transform.any_op"
+            )
+        lines.append(
+            f"{k}_par, {k}_forall = transform.structured.tile_using_forall {kernel} tile_sizes {sizes}"
+            f" : (!transform.any_op) -> ({_any(2)})"
+        )
+        kernel = f"{k}_par"
+        if fuse_pack:
+            lines.append(
+                f"{k}_fp, {k}_f1 = transform.structured.fuse_into_containing_op {k}_packed into {k}_forall"
+                f" : ({_any(2)}) -> ({_any(2)})"
+            )
+    lines += [
+        f"{k}_cache, {k}_cl:3 = transform.structured.tile_using_for {kernel} tile_sizes {plan.cache_tiles()}"
+        f" interchange = [1, 2, 0] : (!transform.any_op) -> ({_any(4)})",
+        f"{k}_reg, {k}_rl:2 = transform.structured.tile_using_for {k}_cache tile_sizes [1, 1, 0, 0, 0]"
+        f" interchange = [1, 0] : (!transform.any_op) -> ({_any(3)})",
+        f"{k}_step, {k}_kl = transform.structured.tile_using_for {k}_reg tile_sizes [0, 0, {KR}, 0, 0]"
+        f" : (!transform.any_op) -> ({_any(2)})",
+    ]
+    return lines
+
+
+_VECTORIZE = """
+%funcs = transform.structured.match ops{["func.func"]} in %root : (!transform.any_op) -> !transform.any_op
+{VECTORIZE_STEPS}
+transform.apply_patterns to %funcs {
+  transform.apply_patterns.vector.reduction_to_contract
+  transform.apply_patterns.vector.transfer_permutation_patterns
+  transform.apply_patterns.canonicalization
+} : !transform.any_op
+%loops = transform.structured.match ops{["scf.for"]} in %root : (!transform.any_op) -> !transform.any_op
+transform.foreach %loops : !transform.any_op {
+^bb0(%loop: !transform.any_op):
+  transform.loop.hoist_loop_invariant_subsets %loop : !transform.any_op
+}
+transform.apply_patterns to %funcs {
+  transform.apply_patterns.vector.lower_contraction lowering_strategy = "outerproduct"
+  transform.apply_patterns.vector.lower_outerproduct
+  transform.apply_patterns.vector.lower_transpose
+  transform.apply_patterns.vector.lower_broadcast
+  transform.apply_patterns.vector.lower_shape_cast
+  transform.apply_patterns.canonicalization
+} : !transform.any_op
+%packs = transform.structured.match ops{["linalg.pack"]} in %root : (!transform.any_op) -> !transform.any_op
+transform.foreach %packs : !transform.any_op {
+^bb0(%pack: !transform.any_op):
+  %typed = transform.cast %pack : !transform.any_op to !transform.op<"linalg.pack">
+  transform.structured.lower_pack %typed : (!transform.op<"linalg.pack">)
+    -> (!transform.op<"tensor.pad">, !transform.op<"tensor.expand_shape">, !transform.op<"linalg.transpose">)
+}
+transform.apply_patterns to %funcs { transform.apply_patterns.canonicalization } : !transform.any_op
+""".replace("MR", str(MR)).replace("NR", str(NR)).replace("KR", str(KR))
+
+
+def _vectorize_steps(index: int) -> str:
+    """Vectorize kernel `index`'s KR×MR×NR step, found again inside its K loop (folding
+    the unit dims replaced the generic and dropped its tag). The patterns apply to the ops
+    nested in the loop, not to the loop: canonicalizing it would fold a single-step K loop
+    into its body and leave the `%k_kl` handle with no replacement."""
+    return (
+        f"transform.apply_patterns to %k{index}_kl {{\n"
+        "  transform.apply_patterns.linalg.fold_unit_extent_dims_via_slices\n"
+        "  transform.apply_patterns.canonicalization\n"
+        "} : !transform.any_op\n"
+        f"%step{index} = transform.structured.match ops{{[\"linalg.generic\"]}} in %k{index}_kl"
+        " : (!transform.any_op) -> !transform.any_op\n"
+        f"transform.structured.vectorize %step{index} : !transform.any_op"
+    )
+
+
+def transform_script(plans: list[KernelPlan]) -> str:
+    body = [line for index, plan in enumerate(plans) for line in _tile_kernel(index, plan)]
+    vectorize = "\n".join(_vectorize_steps(index) for index in range(len(plans)))
+    return "\n".join(body) + _VECTORIZE.replace("{VECTORIZE_STEPS}", vectorize)
+
+
+@dataclasses.dataclass(frozen=True)
+class TileMatmul(RlxPass):
+    name = "rlx-tile-matmul"
+    summary = "Tile, vectorize (and split across threads) the GEMM kernels of rlx-pack-matmul"
+    creates_rlx_ops = False
+    threads: int = option(1, "threads to split each kernel across (scf.forall; 1 = serial)", minimum=1, maximum=MAX_THREADS)
+
+    def run(self, module: ir.Operation) -> None:
+        kernels = collect_ops(module, lambda op: op.name == "linalg.generic" and KERNEL_ATTR in op.attributes)
+        if not kernels:
+            return
+        plans = []
+        for index, op in enumerate(kernels):
+            packed = PACKED_ATTR not in op.attributes or ir.BoolAttr(op.attributes[PACKED_ATTR]).value
+            b_shape = shape_of(op.operands[1].type)  # [n/NR, k, NR] packed, [k, n/NR, NR] in place
+            panels_n, depth = (b_shape[0], b_shape[1]) if packed else (b_shape[1], b_shape[0])
+            plans.append(KernelPlan(shape_of(op.operands[0].type)[0], panels_n, depth, self.threads, packed))
+            op.attributes[KERNEL_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), index)
+        apply_script(module, transform_script(plans), kernels[0].location, "tiling the matmul kernels")

@@ -1,0 +1,67 @@
+"""The element types RLX tensors have: the one table of their names, sizes and numpy dtypes.
+
+Importing this module needs neither MLIR nor numpy (the AOT loader uses it where MLIR is not
+installed); `mlir_type` imports MLIR when it is called.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+
+@dataclass(frozen=True)
+class ElementType:
+    name: str  # the MLIR spelling: "f32", "i1"
+    numpy: Optional[str]  # the numpy dtype name, or None where numpy has none (bf16)
+    bytes: int
+    is_float: bool
+    buildable: bool  # a dtype name the builder and `rlx.constant` accept
+
+
+ELEMENT_TYPES: dict[str, ElementType] = {
+    t.name: t
+    for t in (
+        ElementType("f32", "float32", 4, True, True),
+        ElementType("f16", "float16", 2, True, True),
+        ElementType("bf16", None, 2, True, True),
+        ElementType("f64", "float64", 8, True, True),
+        ElementType("i1", "bool", 1, False, True),
+        ElementType("i8", "int8", 1, False, False),
+        ElementType("i16", "int16", 2, False, False),
+        ElementType("i32", "int32", 4, False, True),
+        ElementType("i64", "int64", 8, False, True),
+    )
+}
+
+BUILDABLE = tuple(name for name, t in ELEMENT_TYPES.items() if t.buildable)
+# numpy dtype names of the element types arrays can carry across the ABI (all but bf16).
+NUMPY_NAMES = tuple(t.numpy for t in ELEMENT_TYPES.values() if t.numpy)
+_BY_NUMPY = {t.numpy: t for t in ELEMENT_TYPES.values() if t.numpy}
+
+
+def element_type(name: str) -> Optional[ElementType]:
+    """The entry for an MLIR spelling such as "f32", or None."""
+    return ELEMENT_TYPES.get(name)
+
+
+def from_numpy(dtype_name: str) -> Optional[ElementType]:
+    """The entry for a numpy dtype name such as "float32", or None."""
+    return _BY_NUMPY.get(dtype_name)
+
+
+def byte_width(name: str) -> int:
+    """Bytes per element of an element type spelled `name` (KeyError if RLX has no such type)."""
+    return ELEMENT_TYPES[name].bytes
+
+
+def mlir_type(name: str):
+    """The MLIR type for a buildable dtype name such as "f32" (needs a Context)."""
+    from mlir import ir  # only here: the rest of this module is MLIR-free
+
+    entry = ELEMENT_TYPES.get(name)
+    if entry is None or not entry.buildable:
+        raise ValueError(f"unknown dtype '{name}'; expected one of {', '.join(BUILDABLE)}")
+    if entry.is_float:
+        return {"f32": ir.F32Type, "f16": ir.F16Type, "bf16": ir.BF16Type, "f64": ir.F64Type}[name].get()
+    return ir.IntegerType.get_signless(8 * entry.bytes if name != "i1" else 1)

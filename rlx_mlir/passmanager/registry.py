@@ -1,105 +1,106 @@
-"""Every RLX pass and pipeline by its command-line name.
+"""Every RLX pass and pipeline by its command-line name, imported on first use.
 
 Python passes cannot be named in `PassManager.parse` strings in LLVM 22, so
 rlx-opt and the Python API resolve RLX names here and hand everything else to
 MLIR's own pipeline parser.
+
+The tables map a name to the `module:Class` defining it, and import a class when
+it is first read: parsing `rlx-cse` imports the CSE pass alone, and this module
+(in the pass-manager layer) imports nothing from the conversion, transform and
+pipeline layers above it.  pytests/test_tools.py checks every name against its
+class's `name`.
 """
 
 from __future__ import annotations
 
 import difflib
+import importlib
+from collections.abc import Iterator, Mapping
 from typing import Optional
 
-from ..transforms.linalg.approximate_math import ApproximateMath
 from .base import Configurable
-from ..transforms.linalg.bf16_as_i16 import Bf16AsI16
-from ..transforms.mir.bind_dims import BindDims
-from ..transforms.linalg.bool_tensors_to_i8 import BoolTensorsToI8
-from ..transforms.mir.cse import CommonSubexpressionElimination
-from ..transforms.mir.dce import DeadCodeElimination
-from ..transforms.abi.distinct_results import DistinctResults
-from ..transforms.abi.drop_tied_results import DropTiedResults
-from ..transforms.abi.readonly_arguments import ReadonlyArguments
-from ..transforms.abi.emit_c_interface import EmitCInterface
-from ..transforms.linalg.split_functions import SplitFunctions
-from ..transforms.mir.fold_constants import FoldConstants
-from ..transforms.mir.fuse_matmul_bias_act import FuseMatmulBiasAct
-from ..transforms.mir.fuse_residual_norm import FuseResidualNorm
-from ..transforms.mir.fuse_shared_matmul import FuseSharedMatmul
-from ..transforms.mir.fuse_swiglu import FuseSwiglu
-from ..transforms.gpu.block_reductions import GpuBlockReductions
-from ..transforms.gpu.check_mapping import GpuCheckMapping
-from ..transforms.gpu.device_memory import GpuDeviceMemory
-from ..transforms.gpu.grid_loops import GpuGridLoops
-from ..transforms.gpu.hoist_parallel_loops import GpuHoistParallelLoops
-from ..transforms.gpu.tile_matmul import GpuTileMatmul
-from ..transforms.linalg.fuse_elementwise import FuseElementwise
-from ..conversion.hir_to_mir.hir_to_mir import HirToMir
-from ..conversion.lir_to_linalg import LirToLinalg
-from ..transforms.linalg.memref_copy_to_linalg import MemrefCopyToLinalg
-from ..conversion.mir_to_linalg.mir_to_linalg import MirToLinalg
-from ..conversion.mir_to_lir import MirToLir
-from ..transforms.hir.outline_blocks import OutlineBlocks
-from ..transforms.linalg.pack_matmul import PackMatmul
-from ..transforms.linalg.reassociate_reductions import ReassociateReductions
-from ..transforms.linalg.parallelize_linalg import ParallelizeLinalg
-from ..transforms.mir.split_weight_concat import SplitWeightConcat
-from ..transforms.linalg.tile_matmul import TileMatmul
-from .verify import Verify
-from ..pipelines.lower_to_llvm import LowerToLLVM, LowerToLLVMDirect
-from ..pipelines.lower_to_nvvm import LowerToGPU, LowerToNVVM
-from ..pipelines.optimize_mir import OptimizeMir
 
-PASSES: dict[str, type[Configurable]] = {
-    cls.name: cls
-    for cls in (
-        BindDims,
-        HirToMir,
-        MirToLir,
-        LirToLinalg,
-        MirToLinalg,
-        BoolTensorsToI8,
-        DistinctResults,
-        DropTiedResults,
-        ReadonlyArguments,
-        DeadCodeElimination,
-        EmitCInterface,
-        SplitFunctions,
-        Verify,
-        OutlineBlocks,
-        SplitWeightConcat,
-        FuseElementwise,
-        ReassociateReductions,
-        PackMatmul,
-        TileMatmul,
-        ParallelizeLinalg,
-        ApproximateMath,
-        # MIR clean-up and fusion, in a sensible order: clean up, fuse SwiGLU before
-        # merging shared matmuls, then DCE what the fusions left.
-        CommonSubexpressionElimination,
-        FoldConstants,
-        FuseSwiglu,
-        FuseMatmulBiasAct,
-        FuseSharedMatmul,
-        FuseResidualNorm,
-        # GPU code generation (rlx-lower-to-nvvm)
-        GpuTileMatmul,
-        MemrefCopyToLinalg,
-        GpuHoistParallelLoops,
-        GpuBlockReductions,
-        GpuGridLoops,
-        GpuCheckMapping,
-        GpuDeviceMemory,
-        Bf16AsI16,
-    )
-}
-PIPELINES: dict[str, type[Configurable]] = {
-    cls.name: cls for cls in (OptimizeMir, LowerToLLVM, LowerToLLVMDirect, LowerToGPU, LowerToNVVM)
-}
+
+class LazyTable(Mapping):
+    """A read-only `name -> class` mapping whose classes are imported when first read."""
+
+    def __init__(self, locations: dict[str, str]):
+        self._locations = locations
+        self._classes: dict[str, type[Configurable]] = {}
+
+    def __getitem__(self, name: str) -> type[Configurable]:
+        cls = self._classes.get(name)
+        if cls is None:
+            module, _, attribute = self._locations[name].partition(":")
+            cls = getattr(importlib.import_module(f"rlx_mlir.{module}"), attribute)
+            self._classes[name] = cls
+        return cls
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._locations
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._locations)
+
+    def __len__(self) -> int:
+        return len(self._locations)
+
+
+PASSES = LazyTable({
+    "rlx-bind-dims": "transforms.mir.bind_dims:BindDims",
+    "rlx-hir-to-mir": "conversion.hir_to_mir.hir_to_mir:HirToMir",
+    "rlx-mir-to-lir": "conversion.mir_to_lir:MirToLir",
+    "rlx-lir-to-linalg": "conversion.lir_to_linalg:LirToLinalg",
+    "rlx-mir-to-linalg": "conversion.mir_to_linalg.mir_to_linalg:MirToLinalg",
+    "rlx-bool-tensors-to-i8": "transforms.linalg.bool_tensors_to_i8:BoolTensorsToI8",
+    "rlx-distinct-results": "transforms.abi.distinct_results:DistinctResults",
+    "rlx-drop-tied-results": "transforms.abi.drop_tied_results:DropTiedResults",
+    "rlx-readonly-arguments": "transforms.abi.readonly_arguments:ReadonlyArguments",
+    "rlx-dce": "transforms.mir.dce:DeadCodeElimination",
+    "rlx-emit-c-interface": "transforms.abi.emit_c_interface:EmitCInterface",
+    "rlx-split-functions": "transforms.linalg.split_functions:SplitFunctions",
+    "rlx-verify": "passmanager.verify:Verify",
+    "rlx-outline-blocks": "transforms.hir.outline_blocks:OutlineBlocks",
+    "rlx-split-weight-concat": "transforms.mir.split_weight_concat:SplitWeightConcat",
+    "rlx-fuse-elementwise": "transforms.linalg.fuse_elementwise:FuseElementwise",
+    "rlx-reassociate-reductions": "transforms.linalg.reassociate_reductions:ReassociateReductions",
+    "rlx-pack-matmul": "transforms.linalg.pack_matmul:PackMatmul",
+    "rlx-tile-matmul": "transforms.linalg.tile_matmul:TileMatmul",
+    "rlx-parallelize-linalg": "transforms.linalg.parallelize_linalg:ParallelizeLinalg",
+    "rlx-approximate-math": "transforms.linalg.approximate_math:ApproximateMath",
+    # MIR clean-up and fusion, in a sensible order: clean up, fuse SwiGLU before
+    # merging shared matmuls, then DCE what the fusions left.
+    "rlx-cse": "transforms.mir.cse:CommonSubexpressionElimination",
+    "rlx-fold-constants": "transforms.mir.fold_constants:FoldConstants",
+    "rlx-fuse-swiglu": "transforms.mir.fuse_swiglu:FuseSwiglu",
+    "rlx-fuse-matmul-bias-act": "transforms.mir.fuse_matmul_bias_act:FuseMatmulBiasAct",
+    "rlx-fuse-shared-matmul": "transforms.mir.fuse_shared_matmul:FuseSharedMatmul",
+    "rlx-fuse-residual-norm": "transforms.mir.fuse_residual_norm:FuseResidualNorm",
+    # GPU code generation (rlx-lower-to-nvvm)
+    "rlx-gpu-tile-matmul": "transforms.gpu.tile_matmul:GpuTileMatmul",
+    "rlx-memref-copy-to-linalg": "transforms.linalg.memref_copy_to_linalg:MemrefCopyToLinalg",
+    "rlx-gpu-hoist-parallel-loops": "transforms.gpu.hoist_parallel_loops:GpuHoistParallelLoops",
+    "rlx-gpu-block-reductions": "transforms.gpu.block_reductions:GpuBlockReductions",
+    "rlx-gpu-grid-loops": "transforms.gpu.grid_loops:GpuGridLoops",
+    "rlx-gpu-check-mapping": "transforms.gpu.check_mapping:GpuCheckMapping",
+    "rlx-gpu-device-memory": "transforms.gpu.device_memory:GpuDeviceMemory",
+    "rlx-bf16-as-i16": "transforms.linalg.bf16_as_i16:Bf16AsI16",
+})
+PIPELINES = LazyTable({
+    "rlx-optimize-mir": "pipelines.optimize_mir:OptimizeMir",
+    "rlx-lower-to-llvm": "pipelines.lower_to_llvm:LowerToLLVM",
+    "rlx-lower-to-llvm-direct": "pipelines.lower_to_llvm:LowerToLLVMDirect",
+    "rlx-lower-to-gpu": "pipelines.lower_to_nvvm:LowerToGPU",
+    "rlx-lower-to-nvvm": "pipelines.lower_to_nvvm:LowerToNVVM",
+})
 
 
 def lookup(name: str) -> Optional[type[Configurable]]:
-    return PASSES.get(name) or PIPELINES.get(name)
+    """The pass or pipeline class registered as `name`, or None."""
+    for table in (PASSES, PIPELINES):
+        if name in table:
+            return table[name]
+    return None
 
 
 def closest_names(name: str, candidates) -> list[str]:

@@ -1,1 +1,4 @@
-"""Named pipelines: sequences of RLX passes and upstream passes."""
+"""Named pipelines, sequences of RLX and upstream passes: `rlx-optimize-mir`, `rlx-lower-to-llvm`
+(CPU), `rlx-lower-to-nvvm` / `rlx-lower-to-gpu` (NVIDIA GPUs).
+
+Layer: above `conversion` and `transforms`, whose passes they sequence, and `targets`."""

@@ -1,1 +1,3 @@
-"""Command-line tools: rlx-opt, rlx-run, rlx-gen-dialect."""
+"""Command-line tools: rlx-opt, rlx-run, rlx-gen-dialect.
+
+Layer: the top; nothing in the package imports a tool."""

@@ -1,1 +1,1 @@
-"""Transforms hir."""
+"""Transforms on HIR (dialect rlx_hir): outlining repeated blocks."""

@@ -190,7 +190,7 @@ def test_loading_a_cuda_model_without_a_device_is_a_clear_error(tmp_path):
 
 
 def test_gpu_bundle_builds_and_its_check_script_passes_on_cpu(tmp_path):
-    # The deployment bundle of DESIGN.md §6 without libLLVM and the benchmark models (fast);
+    # The deployment bundle of docs/design.md §5 without libLLVM and the benchmark models (fast);
     # its check script runs the CPU builds against its own numpy references, MLIR-free.
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     out = tmp_path / "bundle"

@@ -1,4 +1,4 @@
-"""Builds the deployment bundle for a GPU machine (DESIGN.md §6), on any machine with rlx_mlir.
+"""Builds the deployment bundle for a GPU machine (docs/design.md §5), on any machine with rlx_mlir.
 
     python scripts/gpu_bundle.py                     # -> bundle/gpu (git-ignored), sm_90 / PTX 8.0
     python scripts/gpu_bundle.py --chip sm_80 --features +ptx70 --out /tmp/b
@@ -146,7 +146,7 @@ def build(out: Path, chip: str, features: str, bench: bool, llvm: bool) -> int:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description="Build the GPU deployment bundle (DESIGN.md §6).")
+    parser = argparse.ArgumentParser(description="Build the GPU deployment bundle (docs/design.md §5).")
     parser.add_argument("--out", type=Path, default=ROOT / "bundle" / "gpu")
     parser.add_argument("--chip", default="sm_90")
     parser.add_argument("--features", default="+ptx80")

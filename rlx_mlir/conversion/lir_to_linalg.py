@@ -36,7 +36,7 @@ import dataclasses
 from mlir import ir
 from mlir.dialects import arith, bufferization, memref
 
-from ..dialects.rlx_lir.dialect import FUSED_ATTR, PHASE_ATTR, SLOT_ATTR, VIEW_ATTR
+from ..ir.attrs import FUSED_ATTR, PHASE_ATTR, SLOT_ATTR, VIEW_ATTR
 from ..ir.walk import collect_ops
 from ..dialects.rlx_lir.ir_plan import function_buffers
 from ..passmanager.base import RlxPass

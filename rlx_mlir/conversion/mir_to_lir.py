@@ -20,14 +20,14 @@ import dataclasses
 
 from mlir import ir
 
-from ..dialects.rlx_lir.dialect import FUSED_ATTR, PHASE_ATTR, SLOT_ATTR, VIEW_ATTR, PlanOp
+from ..dialects.rlx_lir.dialect import PlanOp
 from ..ir.walk import collect_ops
 from ..dialects.rlx_lir.ir_plan import fingerprint, function_buffers
 from ..lir.phases import derive_phases
 
 PHASES = ("prologue", "steady", "epilogue")
 from ..lir.planner import plan_memory
-from ..runtime.signature import NAME_ATTR, PARAM_ATTR
+from ..ir.attrs import FUSED_ATTR, NAME_ATTR, PARAM_ATTR, PHASE_ATTR, SLOT_ATTR, VIEW_ATTR
 from ..ir.shapes import is_static
 from ..passmanager.base import RlxPass, fail, option
 

@@ -10,6 +10,7 @@ from typing import Optional
 import numpy as np
 from mlir import ir
 
+from ..ir.attrs import NAME_ATTR, PARAM_ATTR, TIED_ATTR
 from ..ir.diagnostics import SourcePosition, position_of
 
 _NUMPY_DTYPES = {
@@ -23,9 +24,6 @@ _NUMPY_DTYPES = {
     "i64": np.int64,
 }
 
-NAME_ATTR = "rlx.name"
-PARAM_ATTR = "rlx.param"
-TIED_ATTR = "rlx.tied"  # result attribute: this result is argument #N updated in place (a KV cache)
 
 
 @dataclass(frozen=True)

@@ -4,11 +4,6 @@ from __future__ import annotations
 
 from ...dsl import Dialect, I64Attr, StrArrayAttr, StrAttr, VerifyError, attribute
 
-SLOT_ATTR = "rlx_lir.slot"
-VIEW_ATTR = "rlx_lir.view"
-PHASE_ATTR = "rlx_lir.phase"
-FUSED_ATTR = "rlx_lir.fused"  # an elementwise result computed inside its only consumer: no buffer
-
 
 class RlxLir(Dialect, name="rlx_lir"):
     """RLX LIR: MIR plus an explicit execution plan (schedule, arena slots, views, phases, I/O, fingerprint)."""

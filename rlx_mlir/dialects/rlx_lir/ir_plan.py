@@ -10,9 +10,8 @@ from typing import Optional
 
 from mlir import ir
 
-from .dialect import FUSED_ATTR, PHASE_ATTR, SLOT_ATTR, VIEW_ATTR
 from ...dsl.traits import Elementwise
-from ...runtime.signature import PARAM_ATTR
+from ...ir.attrs import FUSED_ATTR, PARAM_ATTR, PHASE_ATTR, SLOT_ATTR, VIEW_ATTR
 from ...ir.shapes import shape_of
 from ...lir.planner import Buffer, MemoryPlan
 

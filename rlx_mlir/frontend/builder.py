@@ -27,18 +27,20 @@ from mlir.dialects import func
 
 from ..dims import derive as dynamic_builder
 from ..dialects.context import make_context
+from ..ir.attrs import DIMS_ATTR, FUSION_POLICY_ATTR, NAME_ATTR, PARAM_ATTR
 from ..ir.diagnostics import CompileError, DiagnosticCollector
 from ..dialects import rlx, rlx_hir
-from ..dialects.rlx_hir.dialect import FUSION_POLICIES, FUSION_POLICY_ATTR
+from ..dialects.rlx_hir.dialect import FUSION_POLICIES
+from ..errors import RlxError
 from ..dims.expr import DimExpr, format_dims
 from ..dsl import element_type_from_name
-from ..dims.dynamic import DIMS_ATTR, dims_attr
+from ..dims.dynamic import dims_attr
 from ..ir.shapes import format_shape, shape_of
 
 STAGES = ("hir", "mir", "lir")
 
 
-class BuildError(ValueError):
+class BuildError(RlxError, ValueError):
     """A block that cannot be built (shapes or dtypes that do not fit)."""
 
 
@@ -166,9 +168,9 @@ class GraphModule:
         with self.context, ir.Location.unknown():
             type_ = ir.RankedTensorType.get(list(shape), element_type_from_name(dtype))
             value = self._block.add_argument(type_, ir.Location.name(name))
-            attrs = {"rlx.name": ir.StringAttr.get(name)}
+            attrs = {NAME_ATTR: ir.StringAttr.get(name)}
             if is_param:
-                attrs["rlx.param"] = ir.UnitAttr.get()
+                attrs[PARAM_ATTR] = ir.UnitAttr.get()
             self._arg_attrs.append(ir.DictAttr.get(attrs))
         self._names.append(name)
         self._update_signature([])

@@ -19,6 +19,7 @@ from ..ir import dtypes
 
 # --- types -----------------------------------------------------------------
 
+
 class TypeConstraint:
     """Base of type constraints on operands and results."""
 

@@ -15,7 +15,6 @@ from ..ir.attrs import NAME_ATTR, PARAM_ATTR, TIED_ATTR
 from ..ir.diagnostics import SourcePosition, position_of
 
 
-
 @dataclass(frozen=True)
 class TensorSpec:
     name: str

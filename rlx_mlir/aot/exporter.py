@@ -36,10 +36,9 @@ from ..dialects.context import make_context
 from ..ir.diagnostics import CompileError, DiagnosticCollector
 from ..passmanager.pipeline import run_pipeline
 from ..runtime.signature import find_function, signature_of
+from ..targets import TARGETS
 from ..targets.toolchain import llvm_tool, mlir_tool
 from .loader import CIFACE_PREFIX, MANIFEST_FORMAT, SIGNATURE_SYMBOL, SYMBOL_NAME, check_manifest, file_sha256, manifest_path
-
-TARGETS = ("cpu", "cuda")
 
 
 def _runtime_candidates(target: str) -> list[Path]:

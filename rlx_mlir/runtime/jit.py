@@ -25,13 +25,13 @@ from ..ir.diagnostics import CompileError, DiagnosticCollector
 from ..ir.walk import collect_ops
 from ..passmanager.pipeline import run_pipeline
 from ..pipelines.lower_to_llvm import LowerToLLVM
-from ..transforms.linalg.tile_matmul import default_threads
+from ..targets import TARGETS
+from ..targets.cpu import resolve_threads
 from ..targets.toolchain import openmp_library, runtime_library
 from . import isolation, options
 from .compile_cache import COMPILE_CACHE, CacheInfo
 from .signature import Signature, TensorSpec, find_function, signature_of
 
-TARGETS = ("cpu", "cuda")
 DEFAULT_MAX_VARIANTS = 32  # specialisations a dynamic executable keeps (least recently used go first)
 
 
@@ -304,7 +304,7 @@ def compile(
     if threads is not None:
         threads = options.check_threads(threads)
     elif target == "cpu":
-        threads = options.check_threads(default_threads(), default=True)
+        threads = options.check_threads(resolve_threads(threads), default=True)
     # Compile a copy in a Context of our own: the caller's IR is never mutated.
     text = module.operation.get_asm(enable_debug_info=True) if isinstance(module, ir.Module) else module
     settings = dict(entry=entry, target=target, opt_level=opt_level, filename=filename, plan=plan, threads=threads,

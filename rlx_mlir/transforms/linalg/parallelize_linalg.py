@@ -18,7 +18,8 @@ from typing import Optional
 from mlir import ir
 
 from ...ir.walk import collect_ops
-from ...passmanager.base import MAX_THREADS, RlxPass, option
+from ...passmanager.base import RlxPass, option
+from ...targets.cpu import MAX_THREADS
 from .pack_matmul import KERNEL_ATTR
 from .transform_script import apply_script
 

@@ -99,7 +99,7 @@ def time_stages(ops: int, shape: str) -> list[tuple[str, float]]:
     `rlx-lower-to-llvm` (an RLX pass or an upstream pass), LLVM code generation, the first call."""
     from mlir.execution_engine import ExecutionEngine
 
-    from rlx_mlir.dialects import verifier
+    from rlx_mlir import driver
     from rlx_mlir.dialects.context import make_context
     from rlx_mlir.ir.diagnostics import DiagnosticCollector
     from rlx_mlir.passmanager.pipeline import VerificationState, build_pass_manager, expand
@@ -113,7 +113,7 @@ def time_stages(ops: int, shape: str) -> list[tuple[str, float]]:
     context = make_context()
     with context, DiagnosticCollector(context) as diagnostics:
         start = time.perf_counter()
-        module = verifier.parse_verified(text, "<scaling>", context, diagnostics)
+        module = driver.parse_verified(text, "<scaling>", context, diagnostics)
         signature = signature_of(find_function(module, "main"))
         stages.append(("parse + verify", time.perf_counter() - start))
         verification = VerificationState()  # one pass manager per step: share what the verifier learnt, as one would

@@ -19,11 +19,9 @@ import numpy as np
 from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
-from ..dialects import verifier
-from ..dialects.context import make_context
-from ..ir.diagnostics import CompileError, DiagnosticCollector
+from ..driver import Compilation
+from ..ir.diagnostics import CompileError
 from ..ir.walk import collect_ops
-from ..passmanager.pipeline import run_pipeline
 from ..pipelines.lower_to_llvm import LowerToLLVM
 from ..targets import TARGETS
 from ..targets.cpu import resolve_threads
@@ -347,20 +345,15 @@ def clear_compile_cache() -> None:
 def _compile_text(
     text: str, entry: Optional[str], opt_level: int, filename: str, plan: bool, threads: int, matmul_kernels: bool
 ) -> Executable:
-    context = make_context()
-    sources = {filename: text}
-    with context, DiagnosticCollector(context) as diagnostics:
-        parsed = verifier.parse_verified(text, filename, context, diagnostics)
+    with Compilation(filename=filename) as job:
+        parsed = job.parse(text)
         signature = signature_of(find_function(parsed, entry))
-        try:
-            pipeline = LowerToLLVM(plan=plan, threads=threads, matmul_kernels=matmul_kernels)
-            run_pipeline(parsed.operation, pipeline.elements())
-        except ir.MLIRError:
-            raise CompileError("lowering to LLVM failed", diagnostics.errors, sources) from None
+        job.run(parsed, LowerToLLVM(plan=plan, threads=threads, matmul_kernels=matmul_kernels),
+                "lowering to LLVM failed")
         leftover = _first_non_llvm_op(parsed.operation)
         if leftover is not None:
             leftover.location.emit_error(f"'{leftover.name}' was not lowered to the LLVM dialect")
-            raise CompileError("lowering to LLVM left non-LLVM operations", diagnostics.errors, sources)
+            raise job.error("lowering to LLVM left non-LLVM operations")
         try:
             libraries = [runtime_library("mlir_c_runner_utils")]
             if threads > 1:
@@ -371,7 +364,7 @@ def _compile_text(
             engine = ExecutionEngine(parsed, opt_level=opt_level, shared_libs=libraries)
         except RuntimeError as error:
             raise CompileError(f"the LLVM JIT could not compile the module: {error}") from None
-        return Executable(engine, signature, parsed, context)
+        return Executable(engine, signature, parsed, job.context)
 
 
 def _first_non_llvm_op(module: ir.Operation) -> Optional[ir.Operation]:

@@ -385,7 +385,7 @@ def main() -> None:
     if args.child:
         child(args)
         return
-    from rlx_mlir.transforms.linalg.tile_matmul import default_threads
+    from rlx_mlir.targets.cpu import default_threads
 
     cores = default_threads()
     rows = run_child(1, args) + (run_child(cores, args) if cores > 1 else [])

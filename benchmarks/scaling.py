@@ -99,11 +99,11 @@ def time_stages(ops: int, shape: str) -> list[tuple[str, float]]:
     `rlx-lower-to-llvm` (an RLX pass or an upstream pass), LLVM code generation, the first call."""
     from mlir.execution_engine import ExecutionEngine
 
-    from rlx_mlir.dialects import verifier
+    from rlx_mlir import driver
     from rlx_mlir.dialects.context import make_context
     from rlx_mlir.ir.diagnostics import DiagnosticCollector
     from rlx_mlir.passmanager.pipeline import VerificationState, build_pass_manager, expand
-    from rlx_mlir.transforms.linalg.tile_matmul import default_threads
+    from rlx_mlir.targets.cpu import default_threads
     from rlx_mlir.pipelines.lower_to_llvm import LowerToLLVM
     from rlx_mlir.runtime.jit import Executable
     from rlx_mlir.runtime.signature import find_function, signature_of
@@ -113,7 +113,7 @@ def time_stages(ops: int, shape: str) -> list[tuple[str, float]]:
     context = make_context()
     with context, DiagnosticCollector(context) as diagnostics:
         start = time.perf_counter()
-        module = verifier.parse_verified(text, "<scaling>", context, diagnostics)
+        module = driver.parse_verified(text, "<scaling>", context, diagnostics)
         signature = signature_of(find_function(module, "main"))
         stages.append(("parse + verify", time.perf_counter() - start))
         verification = VerificationState()  # one pass manager per step: share what the verifier learnt, as one would

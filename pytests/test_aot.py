@@ -261,3 +261,30 @@ func.func @acc(%acc: tensor<4x8xf32>, %x: tensor<4x8xf32>) -> (tensor<4x8xf32> {
                                            r"\(rlx.tied\) in place"):
         aot.export(text, tmp_path / "acc.so", target="cuda")
     assert not (tmp_path / "acc.json").exists()
+
+
+MATMUL_8x64x64 = """
+func.func @mm(%a: tensor<8x64xf32> {rlx.name = "a"}, %b: tensor<64x64xf32> {rlx.name = "b"}) -> tensor<8x64xf32> {
+  %0 = "rlx.matmul"(%a, %b) : (tensor<8x64xf32>, tensor<64x64xf32>) -> tensor<8x64xf32>
+  return %0 : tensor<8x64xf32>
+}
+"""
+
+
+def test_export_threads_are_chosen_not_the_exporting_machines(tmp_path, monkeypatch):
+    """A library's thread count is compiled in: serial unless asked (threads=N, or 0 for this
+    machine's RLX_NUM_THREADS / cores); OpenMP (and its runtime, shipped alongside) only then."""
+    monkeypatch.setenv("RLX_NUM_THREADS", "2")
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((8, 64)).astype(np.float32), rng.standard_normal((64, 64)).astype(np.float32)
+    expected = a.astype(np.float64) @ b.astype(np.float64)
+    for name, options, openmp in (("default", {}, False), ("two", {"threads": 2}, True),
+                                  ("machine", {"threads": 0}, True), ("one", {"threads": 1}, False)):
+        path = tmp_path / name / "mm.so"
+        manifest = aot.export(MATMUL_8x64x64, path, **options)
+        assert ("libiomp5.so" in manifest["runtime_libraries"]) == openmp, (name, manifest["runtime_libraries"])
+        np.testing.assert_allclose(aot.load(path)(a, b), expected, rtol=1e-4, atol=1e-4)
+    for bad in (-1, 1025, True, 2.0):
+        with pytest.raises(ValueError, match=rf"export\(\): threads must be an integer in \[0, 1024\] \(0: this "
+                                             rf"machine's thread count\), got {bad!r}"):
+            aot.export(MATMUL_8x64x64, tmp_path / "bad.so", threads=bad)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 import rlx_mlir
+from rlx_mlir import driver
 from rlx_mlir.dialects import verifier
 from rlx_mlir.dialects.context import make_context
 from rlx_mlir.ir.diagnostics import DiagnosticCollector
@@ -40,7 +41,7 @@ def reference(ops: int, x: np.ndarray, s: np.ndarray) -> np.ndarray:
 def lowered(text: str) -> str:
     context = make_context()
     with context, DiagnosticCollector(context) as diagnostics:
-        module = verifier.parse_verified(text, "<chain>", context, diagnostics)
+        module = driver.parse_verified(text, "<chain>", context, diagnostics)
         run_pipeline(module.operation, list(expand(LowerToLLVM(threads=1))))
         return str(module)
 

@@ -169,7 +169,7 @@ def test_thread_count_is_checked_and_openmp_runtime_is_reported(monkeypatch):
 
 
 def test_default_thread_count_follows_the_environment(monkeypatch):
-    from rlx_mlir.transforms.linalg.tile_matmul import default_threads
+    from rlx_mlir.targets.cpu import default_threads
 
     monkeypatch.setenv("RLX_NUM_THREADS", "3")
     assert default_threads() == 3

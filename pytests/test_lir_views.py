@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import rlx_mlir
-from rlx_mlir.dialects import verifier
+from rlx_mlir import driver
 from rlx_mlir.frontend.builder import GraphModule
 from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.rlx_lir.ir_plan import plan_problems
@@ -87,7 +87,7 @@ def _plan_is_valid(text: str) -> None:
 
     context = make_context()
     with context, DiagnosticCollector(context) as diagnostics:
-        module = verifier.parse_verified(text, "<test>", context, diagnostics)
+        module = driver.parse_verified(text, "<test>", context, diagnostics)
         run_pipeline(module.operation, "builtin.module(rlx-mir-to-lir{fuse-elementwise=true})")
         function = next(op for op in module.body.operations if op.operation.name == "func.func")
         assert plan_problems(function) == []

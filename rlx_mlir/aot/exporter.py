@@ -20,6 +20,7 @@ can check a manifest against the library it describes.
 from __future__ import annotations
 
 import json
+import numbers
 import os
 import shlex
 import shutil
@@ -31,15 +32,14 @@ from typing import Optional, Sequence, Union
 
 from mlir import ir
 
-from ..dialects import verifier
-from ..dialects.context import make_context
-from ..ir.diagnostics import CompileError, DiagnosticCollector
-from ..passmanager.pipeline import run_pipeline
+from ..driver import Compilation
+from ..ir.diagnostics import CompileError
+from ..pipelines.lower_to_llvm import LowerToLLVM
 from ..runtime.signature import find_function, signature_of
+from ..targets import TARGETS
+from ..targets.cpu import AUTO_THREADS, MAX_THREADS, resolve_threads
 from ..targets.toolchain import llvm_tool, mlir_tool
 from .loader import CIFACE_PREFIX, MANIFEST_FORMAT, SIGNATURE_SYMBOL, SYMBOL_NAME, check_manifest, file_sha256, manifest_path
-
-TARGETS = ("cpu", "cuda")
 
 
 def _runtime_candidates(target: str) -> list[Path]:
@@ -150,32 +150,39 @@ def export(
     format: str = "isa",
     opt_level: int = 3,
     filename: str = "<string>",
+    threads: int = 1,
 ) -> dict:
     """Compiles `module` (MLIR text or ir.Module; not modified) into the shared object `path`.
 
     Exports every public function (or those named in `functions`).  For
     "cuda", `chip`, `features` and `format` select the GPU code (see
-    `rlx-lower-to-nvvm`).  Writes `<stem>.json` and any runtime library the
-    object needs next to `path`; returns the manifest.  Raises CompileError with
-    MLIR diagnostics when the module does not parse, verify, lower or link, and
-    ValueError for an unknown target or function.
+    `rlx-lower-to-nvvm`).  For "cpu", `threads` is how many OpenMP threads the
+    library's matmul kernels and large loops are split across; the count is
+    compiled into the library.  The default, 1, is serial code that needs no
+    OpenMP runtime and runs alike on any machine; 0 takes this machine's count
+    (`RLX_NUM_THREADS`, else its cores), as `compile()` does.  Writes `<stem>.json`
+    and any runtime library the object needs (the OpenMP runtime for threads > 1)
+    next to `path`; returns the manifest.  Raises CompileError with MLIR
+    diagnostics when the module does not parse, verify, lower or link, and
+    ValueError for an unknown target or function or a bad `threads`.
     """
     if target not in TARGETS:
         raise ValueError(f"unknown target '{target}'; available: {', '.join(TARGETS)}")
+    if isinstance(threads, bool) or not isinstance(threads, numbers.Integral) or not 0 <= threads <= MAX_THREADS:
+        raise ValueError(f"export(): threads must be an integer in [0, {MAX_THREADS}] ({AUTO_THREADS}: this "
+                         f"machine's thread count), got {threads!r} ({type(threads).__name__})")
     if target == "cuda":
         from ..targets.cuda import check_target
 
         check_target(chip, features, format)  # before anything reaches LLVM
         pipeline = f"builtin.module(rlx-lower-to-nvvm{{chip={chip} features={features} format={format}}})"
     else:
-        pipeline = "builtin.module(rlx-lower-to-llvm)"
+        pipeline = LowerToLLVM(threads=resolve_threads(int(threads)))
     text = module.operation.get_asm(enable_debug_info=True) if isinstance(module, ir.Module) else module
     output = Path(path).resolve()
     _check_output_path(output, target)
-    context = make_context()
-    sources = {filename: text}
-    with context, DiagnosticCollector(context) as diagnostics:
-        parsed = verifier.parse_verified(text, filename, context, diagnostics)
+    with Compilation(filename=filename) as job:
+        parsed = job.parse(text)
         names = functions or [
             ir.StringAttr(op.sym_name).value
             for op in parsed.body.operations
@@ -188,10 +195,7 @@ def export(
             raise ValueError(f"function '@{bad[0]}' cannot be exported: a C symbol is named after it, so its name "
                              f"must be letters, digits, '_', '$' and '.', not starting with a digit")
         records = [_function_record(signature_of(find_function(parsed, name))) for name in names]
-        try:
-            run_pipeline(parsed.operation, pipeline)
-        except ir.MLIRError:
-            raise CompileError(f"lowering for target '{target}' failed", diagnostics.errors, sources) from None
+        job.run(parsed, pipeline, f"lowering for target '{target}' failed")
         _check_calling_convention(parsed, records, target)
         lowered = parsed.operation.get_asm()
     compiler = _c_compiler()

@@ -1,9 +1,9 @@
 """Loading and running AOT-compiled RLX models: numpy and ctypes only.
 
-This module imports nothing from MLIR (nor from the rest of `rlx_mlir`), so a
-model exported with `rlx_mlir.aot.export` runs where MLIR is not installed:
-copy this file, the `.so`, its `.json` manifest and the runtime libraries the
-manifest names, then
+This module imports nothing from MLIR (and of `rlx_mlir` only the MLIR-free
+`targets` package), so a model exported with `rlx_mlir.aot.export` runs where
+MLIR is not installed: with `rlx_mlir` importable, copy the `.so`, its `.json`
+manifest and the runtime libraries the manifest names, then
 
     model = load("model.so")
     logits = model(tokens=tokens, **weights)       # the only function, by name or position
@@ -48,6 +48,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ..errors import RlxError
+from ..targets import TARGETS  # MLIR-free
 
 _CUDA_MODEL_HANDLES: list = []
 
@@ -70,7 +71,6 @@ MANIFEST_FORMAT = "rlx-aot/2"
 SIGNATURE_SYMBOL = "rlx_aot_signature"  # in the library: its functions, as JSON (written by the exporter)
 CIFACE_PREFIX = "_mlir_ciface_"
 SYMBOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")  # a function name that names C symbols (MLIR's bare-id)
-TARGETS = ("cpu", "cuda")
 # The numpy dtypes a function's arguments and results can have (rlx_mlir.runtime.signature).
 DTYPES = ("float16", "float32", "float64", "bool", "int8", "int16", "int32", "int64")
 _MAX_BYTES = 2**62  # a larger tensor is not one a compiled function can describe

@@ -174,16 +174,3 @@ def _verify_argument_attributes(root: ir.Operation) -> bool:
     root.walk(check)
     return ok
 
-
-def parse_verified(text: str, filename: str, context: ir.Context, diagnostics) -> ir.Module:
-    """`text` parsed (as `filename`) and verified; CompileError with the diagnostics otherwise.
-
-    `diagnostics` is the DiagnosticCollector attached to `context`.
-    """
-    from ..ir.diagnostics import CompileError
-    from ..ir.parsing import parse_source
-
-    module = parse_source(text, filename, context, diagnostics)
-    if not verify(module.operation):
-        raise CompileError("module does not verify", diagnostics.errors, {filename: text})
-    return module

@@ -22,21 +22,29 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Callable, Optional, Sequence, Union
 
+import numpy as np
 from mlir import ir
 from mlir.dialects import func
 
-from ..dims import derive as dynamic_builder
+from ..conversion.hir_to_mir.hir_to_mir import HirToMir
+from ..conversion.mir_to_lir import MirToLir
+from ..dialects import rlx, rlx_hir
 from ..dialects.context import make_context
+from ..dialects.rlx_hir.dialect import FUSION_POLICIES
+from ..dims import derive as dynamic_builder
+from ..dims.dynamic import DimError, bind_module, dims_attr, function_symbols, is_dynamic
+from ..errors import RlxError
 from ..ir import dtypes
 from ..ir.attrs import DIMS_ATTR, FUSION_POLICY_ATTR, NAME_ATTR, PARAM_ATTR
-from ..ir.diagnostics import CompileError, DiagnosticCollector
-from ..dialects import rlx, rlx_hir
-from ..dialects.rlx_hir.dialect import FUSION_POLICIES
-from ..errors import RlxError
 from ..dims.expr import DimExpr, format_dims
+from ..dims.variants import ModelVariant
+from ..driver import Compilation
 from ..dsl import element_type_from_name
-from ..dims.dynamic import dims_attr
 from ..ir.shapes import format_shape, shape_of
+from ..pipelines.optimize_mir import OptimizeMir
+from ..runtime.jit import compile as jit_compile
+from ..transforms.mir import fusion_report
+from .inspection import summarize
 
 STAGES = ("hir", "mir", "lir")
 # The RLX dtypes `constant` infers from a numpy array's dtype; not float64 (numpy's default for
@@ -307,8 +315,6 @@ class GraphModule:
 
     def constant(self, array, dtype: Optional[str] = None) -> Tensor:
         """A constant tensor (`rlx.constant`) holding a copy of a numpy array."""
-        import numpy as np
-
         self._check_open()
         with self.context, self._location():
             data = np.asarray(array)
@@ -414,8 +420,6 @@ class GraphModule:
     @property
     def symbols(self) -> list[str]:
         """The symbols the module's shapes mention (empty for a static module)."""
-        from ..dims.dynamic import function_symbols, is_dynamic
-
         return function_symbols(self._func.operation) if is_dynamic(self._func.operation) else []
 
     def bind_dims(self, binding) -> "GraphModule":
@@ -425,9 +429,6 @@ class GraphModule:
         non-positive size, or a size that makes an op invalid.
         """
         self._require_finished("bind_dims()")
-        from ..dims.dynamic import DimError, bind_module
-        from ..dims.variants import ModelVariant
-
         if isinstance(binding, ModelVariant):
             binding = binding.binding_for(self.symbols)
         with self.context:
@@ -443,14 +444,8 @@ class GraphModule:
         if self._stage != "hir":
             return self
         self._require_finished("lower()")
-        from ..passmanager.pipeline import run_pipeline
-        from ..conversion.hir_to_mir.hir_to_mir import HirToMir
-
-        with self.context, DiagnosticCollector(self.context) as diagnostics:
-            try:
-                run_pipeline(self.module.operation, [HirToMir()])
-            except ir.MLIRError:
-                raise CompileError("rlx-hir-to-mir failed", diagnostics.errors) from None
+        with Compilation(self.context) as job:
+            job.run(self.module, HirToMir(), "rlx-hir-to-mir failed")
         self._stage = "mir"
         # The HIR results are gone; only the arguments keep their symbolic shapes.
         self._symbolic = {v: d for v, d in self._symbolic.items() if isinstance(v, ir.BlockArgument)}
@@ -463,14 +458,8 @@ class GraphModule:
         self._require_finished("plan()")
         self._require_static("plan()")
         self.lower()
-        from ..passmanager.pipeline import run_pipeline
-        from ..conversion.mir_to_lir import MirToLir
-
-        with self.context, DiagnosticCollector(self.context) as diagnostics:
-            try:
-                run_pipeline(self.module.operation, [MirToLir(alignment=alignment)])
-            except ir.MLIRError:
-                raise CompileError("rlx-mir-to-lir failed", diagnostics.errors) from None
+        with Compilation(self.context) as job:
+            job.run(self.module, MirToLir(alignment=alignment), "rlx-mir-to-lir failed")
         self._stage = "lir"
         return self
 
@@ -485,23 +474,14 @@ class GraphModule:
         self._require_finished("optimize()")
         self._require_static("optimize()")
         self.lower()
-        from ..passmanager.pipeline import run_pipeline
-        from ..transforms.mir import fusion_report
-        from ..pipelines.optimize_mir import OptimizeMir
-
-        with self.context, DiagnosticCollector(self.context) as diagnostics, fusion_report.collect() as report:
-            try:
-                run_pipeline(self.module.operation, OptimizeMir().elements())
-            except ir.MLIRError:
-                raise CompileError("rlx-optimize-mir failed", diagnostics.errors) from None
+        with Compilation(self.context) as job, fusion_report.collect() as report:
+            job.run(self.module, OptimizeMir(), "rlx-optimize-mir failed")
         self.fusion_report = report
         return self
 
     def compile(self, target: str = "cpu", **options):
         """Compiles the module (any stage) into an `Executable`, as `rlx_mlir.compile`."""
         self._require_finished("compile()")
-        from ..runtime.jit import compile as jit_compile
-
         return jit_compile(self.module, entry=self.name, target=target, **options)
 
     def __str__(self) -> str:
@@ -513,8 +493,6 @@ class GraphModule:
 
     def inspect(self) -> str:
         """A readable summary of the module at its stage: signature, ops by block, op counts."""
-        from .inspection import summarize
-
         return summarize(self)
 
 

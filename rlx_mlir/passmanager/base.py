@@ -37,11 +37,6 @@ class PassOptionError(RlxError, ValueError):
     """A pass option that does not exist, does not parse, or is out of its valid range."""
 
 
-# The most OpenMP threads an option may ask for: far beyond any machine this runs on,
-# small enough that a typo (threads=99999) is an error rather than 99999 threads.
-MAX_THREADS = 1024
-
-
 @dataclasses.dataclass(frozen=True)
 class Valid:
     """The values an integer option accepts: [minimum, maximum], optionally powers of two only."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..transforms.linalg.approximate_math import ApproximateMath
-from ..passmanager.base import MAX_THREADS, RlxPipeline, option
+from ..passmanager.base import PassOptionError, RlxPipeline, option
 from ..transforms.linalg.bf16_as_i16 import Bf16AsI16
 from ..transforms.linalg.bool_tensors_to_i8 import BoolTensorsToI8
 from ..transforms.abi.distinct_results import DistinctResults
@@ -37,7 +37,8 @@ from ..transforms.linalg.parallelize_linalg import ParallelizeLinalg
 from ..transforms.abi.readonly_arguments import ReadonlyArguments
 from ..transforms.linalg.reassociate_reductions import ReassociateReductions
 from ..transforms.mir.split_weight_concat import SplitWeightConcat
-from ..transforms.linalg.tile_matmul import TileMatmul, default_threads
+from ..transforms.linalg.tile_matmul import TileMatmul
+from ..targets.cpu import AUTO_THREADS, MAX_THREADS, ThreadCountError, resolve_threads
 
 BUFFERIZE = (
     "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}"
@@ -86,7 +87,8 @@ class LowerToLLVM(RlxPipeline):
     reassociate: bool = option(True, "let float sums in reductions be reordered, so they vectorize")
     matmul_kernels: bool = option(True, "pack, tile and vectorize f32 matmuls (false: scalar loops)")
     threads: int = option(
-        0, "OpenMP threads for matmul kernels and large loops; 0 = this machine's cores", minimum=0, maximum=MAX_THREADS
+        AUTO_THREADS, "OpenMP threads for matmul kernels and large loops; 0 = this machine's cores", minimum=0,
+        maximum=MAX_THREADS,
     )
 
     def elements(self):
@@ -108,7 +110,10 @@ class LowerToLLVM(RlxPipeline):
             steps.append(FuseElementwise())
         if self.reassociate:
             steps.append(ReassociateReductions())
-        threads = self.threads or default_threads()
+        try:
+            threads = resolve_threads(self.threads)
+        except ThreadCountError as error:  # a bad RLX_NUM_THREADS: an option error, reported with the pipeline
+            raise PassOptionError(str(error)) from None
         if self.matmul_kernels:
             steps += [PackMatmul(), "canonicalize", TileMatmul(threads=threads)]
         if threads > 1:

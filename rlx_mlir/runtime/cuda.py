@@ -23,13 +23,11 @@ import numpy as np
 from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
-from ..dialects import verifier
 from ..errors import RlxError
 from ..aot.loader import Function, _CudaRuntime, cuda_device_error
 from ..targets.cuda import MIN_PTX, check_target
-from ..dialects.context import make_context
-from ..ir.diagnostics import CompileError, DiagnosticCollector
-from ..passmanager.pipeline import expand, run_pipeline
+from ..driver import Compilation
+from ..ir.diagnostics import CompileError
 from ..pipelines.lower_to_nvvm import LowerToNVVM
 from ..targets.toolchain import runtime_library
 from .signature import Signature, find_function, signature_of
@@ -106,19 +104,14 @@ def compile_cuda(
     features = features or (f"+ptx{MIN_PTX[chip]}" if chip in MIN_PTX else "+ptx80")
     check_target(chip, features)
     text = module.operation.get_asm(enable_debug_info=True) if isinstance(module, ir.Module) else module
-    context = make_context()
-    sources = {filename: text}
-    with context, DiagnosticCollector(context) as diagnostics:
-        parsed = verifier.parse_verified(text, filename, context, diagnostics)
+    with Compilation(filename=filename) as job:
+        parsed = job.parse(text)
         signature = signature_of(find_function(parsed, entry))
         tied = [spec.name for spec in signature.outputs if spec.tied_input is not None]
         if tied:  # the NVVM pipeline would return a copy: the caller's array (a KV cache) would never change
             raise CompileError(f"@{signature.entry}: target 'cuda' does not update results tied to an argument "
                                f"(rlx.tied: {', '.join(tied)}) in place yet; compile it for target 'cpu'")
-        try:
-            run_pipeline(parsed.operation, expand(LowerToNVVM(chip=chip, features=features, plan=plan)))
-        except ir.MLIRError:
-            raise CompileError("lowering to NVVM failed", diagnostics.errors, sources) from None
+        job.run(parsed, LowerToNVVM(chip=chip, features=features, plan=plan), "lowering to NVVM failed")
         try:
             engine = ExecutionEngine(
                 parsed,
@@ -130,4 +123,4 @@ def compile_cuda(
         # Run the global constructors, which load the kernels' modules (mgpuModuleLoadJIT):
         # calling the function through raw_lookup would not run them.
         engine.initialize()
-        return CudaExecutable(engine, signature, parsed, context, chip)
+        return CudaExecutable(engine, signature, parsed, job.context, chip)

@@ -19,20 +19,18 @@ import numpy as np
 from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
-from ..dialects import verifier
+from ..driver import Compilation
 from ..errors import ArgumentError  # noqa: F401  (re-exported: `from rlx_mlir.runtime.jit import ArgumentError`)
-from ..dialects.context import make_context
-from ..ir.diagnostics import CompileError, DiagnosticCollector
+from ..ir.diagnostics import CompileError
 from ..ir.walk import collect_ops
-from ..passmanager.pipeline import run_pipeline
 from ..pipelines.lower_to_llvm import LowerToLLVM
-from ..transforms.linalg.tile_matmul import default_threads
+from ..targets import TARGETS
+from ..targets.cpu import resolve_threads
 from ..targets.toolchain import openmp_library, runtime_library
 from . import isolation, options
 from .compile_cache import COMPILE_CACHE, CacheInfo
 from .signature import Signature, TensorSpec, find_function, signature_of
 
-TARGETS = ("cpu", "cuda")
 DEFAULT_MAX_VARIANTS = 32  # specialisations a dynamic executable keeps (least recently used go first)
 
 
@@ -297,7 +295,7 @@ def compile(
     if threads is not None:
         threads = options.check_threads(threads)
     elif target == "cpu":
-        threads = options.check_threads(default_threads(), default=True)
+        threads = options.check_threads(resolve_threads(threads), default=True)
     # Compile a copy in a Context of our own: the caller's IR is never mutated.
     text = module.operation.get_asm(enable_debug_info=True) if isinstance(module, ir.Module) else module
     settings = dict(entry=entry, target=target, opt_level=opt_level, filename=filename, plan=plan, threads=threads,
@@ -340,20 +338,15 @@ def clear_compile_cache() -> None:
 def _compile_text(
     text: str, entry: Optional[str], opt_level: int, filename: str, plan: bool, threads: int, matmul_kernels: bool
 ) -> Executable:
-    context = make_context()
-    sources = {filename: text}
-    with context, DiagnosticCollector(context) as diagnostics:
-        parsed = verifier.parse_verified(text, filename, context, diagnostics)
+    with Compilation(filename=filename) as job:
+        parsed = job.parse(text)
         signature = signature_of(find_function(parsed, entry))
-        try:
-            pipeline = LowerToLLVM(plan=plan, threads=threads, matmul_kernels=matmul_kernels)
-            run_pipeline(parsed.operation, pipeline.elements())
-        except ir.MLIRError:
-            raise CompileError("lowering to LLVM failed", diagnostics.errors, sources) from None
+        job.run(parsed, LowerToLLVM(plan=plan, threads=threads, matmul_kernels=matmul_kernels),
+                "lowering to LLVM failed")
         leftover = _first_non_llvm_op(parsed.operation)
         if leftover is not None:
             leftover.location.emit_error(f"'{leftover.name}' was not lowered to the LLVM dialect")
-            raise CompileError("lowering to LLVM left non-LLVM operations", diagnostics.errors, sources)
+            raise job.error("lowering to LLVM left non-LLVM operations")
         try:
             libraries = [runtime_library("mlir_c_runner_utils")]
             if threads > 1:
@@ -364,7 +357,7 @@ def _compile_text(
             engine = ExecutionEngine(parsed, opt_level=opt_level, shared_libs=libraries)
         except RuntimeError as error:
             raise CompileError(f"the LLVM JIT could not compile the module: {error}") from None
-        return Executable(engine, signature, parsed, context)
+        return Executable(engine, signature, parsed, job.context)
 
 
 def _first_non_llvm_op(module: ir.Operation) -> Optional[ir.Operation]:

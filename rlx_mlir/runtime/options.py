@@ -12,7 +12,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..passmanager.base import MAX_THREADS  # the one bound, shared with the passes' threads= options
+from ..targets.cpu import MAX_THREADS  # the one bound, shared with the passes' threads= options
 
 OPT_LEVELS = (0, 1, 2, 3)  # what LLVM's ExecutionEngine accepts
 

@@ -32,14 +32,12 @@ from typing import Callable, Mapping, Optional, Sequence, Union
 import numpy as np
 from mlir import ir
 
-from ..dialects import verifier
-from ..dialects.context import make_context
-from ..ir.diagnostics import CompileError, DiagnosticCollector
-from ..dims.expr import DimExpr, format_dims
 from ..dims.dynamic import DimError, argument_dims, bind_function, check_binding, function_symbols, is_dynamic
-from ..ir.parsing import parse_source
+from ..dims.expr import DimExpr, format_dims
 from ..dims.variants import ModelVariant
+from ..driver import Compilation
 from ..ir.attrs import NAME_ATTR
+from ..ir.diagnostics import CompileError
 from .signature import find_function
 
 _MAYBE_DYNAMIC = re.compile(r"rlx\.(dims|sym)\b")
@@ -52,10 +50,9 @@ def is_dynamic_source(text: str, entry: Optional[str], filename: str = "<string>
     """
     if not _MAYBE_DYNAMIC.search(text):
         return False
-    context = make_context()
-    with context, DiagnosticCollector(context) as diagnostics:
+    with Compilation(filename=filename) as job:
         try:
-            module = parse_source(text, filename, context, diagnostics)
+            module = job.parse(text, verify=False)
             return is_dynamic(find_function(module, entry).operation)
         except (CompileError, ValueError):
             return False  # let the static path report it
@@ -86,9 +83,10 @@ class SpecializingExecutable:
             raise ValueError(f"the variant cache capacity must be a positive integer, got {capacity!r}")
         self.capacity = capacity
         self._compile_static = compile_static
-        self._context = make_context()
-        with self._context, DiagnosticCollector(self._context) as diagnostics:
-            module = verifier.parse_verified(text, filename, self._context, diagnostics)
+        job = Compilation(filename=filename)
+        self._context = job.context
+        with job:
+            module = job.parse(text)
             function = find_function(module, entry).operation
             self.entry = ir.StringAttr(function.attributes["sym_name"]).value
             self.symbols = tuple(function_symbols(function))
@@ -224,7 +222,7 @@ class SpecializingExecutable:
 
     def bound_text(self, binding: Mapping[str, int]) -> str:
         """The module with `binding` applied (what one specialisation compiles); ValueError for a bad binding."""
-        with self._context, DiagnosticCollector(self._context):
+        with Compilation(self._context):  # errors of binding are raised as DimError, not printed
             copy = self._module.operation.clone()
             try:
                 function = _function_named(copy, self.entry)

@@ -14,12 +14,11 @@ from typing import Optional
 
 from mlir import ir
 
-from ..passmanager import registry
-from ..dialects import verifier
 from ..dialects.context import RLX_DIALECTS, make_context
-from ..ir.diagnostics import CompileError, DiagnosticCollector
-from ..ir.parsing import parse_source
-from ..passmanager.pipeline import PipelineError, build_pass_manager, parse_pipeline
+from ..driver import Compilation
+from ..ir.diagnostics import CompileError
+from ..passmanager import registry
+from ..passmanager.pipeline import PipelineError, parse_pipeline
 from ..transforms.mir import fusion_report
 from . import expected_diagnostics
 from .cli import ArgumentParser, ToolError, guarded, read_source, write_output
@@ -150,8 +149,10 @@ def _process_chunks(text, filename, context, elements, args, outputs: list) -> i
     status = 0
     for chunk, first_line in _chunks(text, args.split_input_file):
         padded = "\n" * (first_line - 1) + chunk  # keeps the file's line numbers
-        with context, DiagnosticCollector(context) as diagnostics:
-            module = _process(padded, filename, context, diagnostics, elements, args)
+        # rlx-opt is the reproducer: it writes none of its own.
+        with Compilation(context, filename=filename, reproducer=False) as job:
+            module = _process(job, padded, elements, args)
+        diagnostics = job.diagnostics
         if args.verify_diagnostics:
             expectations = expected_diagnostics.parse_expectations(chunk, first_line)
             problems = expected_diagnostics.check(expectations, diagnostics.diagnostics, filename)
@@ -171,26 +172,24 @@ def _process_chunks(text, filename, context, elements, args, outputs: list) -> i
     return status
 
 
-def _process(text, filename, context, diagnostics, elements, args) -> Optional[ir.Module]:
+def _process(job: Compilation, text: str, elements, args) -> Optional[ir.Module]:
     """Parses, verifies and transforms one chunk; None when a diagnostic stopped it."""
     try:
-        module = parse_source(text, filename, context, diagnostics)
+        module = job.parse(text)
     except CompileError as error:
         if not error.diagnostics:
-            ir.Location.file(filename, 1, 1, context=context).emit_error(str(error))
-        return None
-    if not verifier.verify(module.operation):
+            ir.Location.file(job.filename, 1, 1, context=job.context).emit_error(str(error))
         return None
     if elements:
-        pm = build_pass_manager(
-            elements,
-            context,
-            print_ir_after_all=args.mlir_print_ir_after_all,
-            print_ir_after_failure=args.mlir_print_ir_after_failure,
-        )
         try:
-            pm.run(module.operation)
-        except ir.MLIRError:
+            job.run(
+                module,
+                elements,
+                "the pass pipeline failed",
+                print_ir_after_all=args.mlir_print_ir_after_all,
+                print_ir_after_failure=args.mlir_print_ir_after_failure,
+            )
+        except CompileError:
             return None
     return module
 

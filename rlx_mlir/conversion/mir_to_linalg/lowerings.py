@@ -14,7 +14,7 @@ from typing import Callable
 
 from mlir import ir
 
-from ...ir.shapes import num_elements, shape_of
+from ...ir.shapes import num_elements
 from . import attention, cache, control, data, elementwise, linalg, norm, recurrent, reduction, selection, shape
 from .builders import empty
 

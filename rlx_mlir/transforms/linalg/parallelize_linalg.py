@@ -19,7 +19,8 @@ from mlir import ir
 
 from ...ir.attrs import KERNEL_ATTR, PARALLEL_ID
 from ...ir.walk import collect_ops
-from ...passmanager.base import MAX_THREADS, RlxPass, option
+from ...passmanager.base import RlxPass, option
+from ...targets.cpu import MAX_THREADS
 from .transform_script import apply_script
 
 # Named ops whose first loop is parallel (the rows of a matmul, the outer dim of a copy...).

@@ -22,28 +22,18 @@ shared/reference/perf_anchors.md §4.
 from __future__ import annotations
 
 import dataclasses
-import os
 
 from mlir import ir
 
 from ...ir.walk import collect_ops
 from ...ir.shapes import shape_of
-from ...passmanager.base import MAX_THREADS, PassOptionError, RlxPass, option
 from ...ir.attrs import KERNEL_ATTR, PACKED_ATTR
+from ...passmanager.base import RlxPass, option
+from ...targets.cpu import MAX_THREADS
 from .pack_matmul import KR, MR, NR
 from .transform_script import apply_script
 
 CACHE_BLOCKS = (32, 8, 1024)  # MC/MR, NC/NR, KC: 256 rows, 256 columns, 1024 of K
-
-
-def default_threads() -> int:
-    """`RLX_NUM_THREADS` if set, else the number of cores this process may run on."""
-    configured = os.environ.get("RLX_NUM_THREADS", "").strip()
-    if configured:
-        if not configured.isdigit() or int(configured) < 1:
-            raise PassOptionError(f"RLX_NUM_THREADS must be a positive integer, got '{configured}'")
-        return int(configured)
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 def _divisor_at_most(extent: int, limit: int) -> int:

@@ -343,7 +343,7 @@ def test_isolate_turns_an_llvm_abort_into_a_compile_error():
 
 def _child_that_runs(prelude: str) -> list[str]:
     """The isolated compile's real child, after `prelude` (which makes code generation crash)."""
-    return [sys.executable, "-c", f"{prelude}\nfrom rlx_mlir.runtime import isolation\nraise SystemExit(isolation.main())"]
+    return [sys.executable, "-c", f"{prelude}\nfrom rlx_mlir.runtime import isolated_child\nraise SystemExit(isolated_child.main())"]
 
 
 ABORTING_ENGINE = """

@@ -4,7 +4,7 @@ LLVM reports some internal failures by aborting the process (`LLVM ERROR: ...`,
 an UNREACHABLE, an assertion) and some bugs crash it; in-process, that ends
 the user's Python. With `isolate`, `compile_in_child` runs the same
 `compile()` (parse, verify, every pass, and the ExecutionEngine, where LLVM
-generates code) in a child Python (`python -m rlx_mlir.runtime.isolation`,
+generates code) in a child Python (`python -m rlx_mlir.runtime.isolated_child`,
 the module text and options on stdin) and waits for it:
 
 - the child compiled the module: the caller compiles it in-process as usual,
@@ -36,7 +36,7 @@ _STDERR_LINES = 40  # of the child's stderr, kept in the CompileError
 
 def child_command() -> list[str]:
     """The command that runs one isolated compile (stdin: the JSON request)."""
-    return [sys.executable, "-m", "rlx_mlir.runtime.isolation"]
+    return [sys.executable, "-m", "rlx_mlir.runtime.isolated_child"]
 
 
 def compile_in_child(text: str, settings: dict) -> None:
@@ -73,25 +73,3 @@ def _message(stderr: str) -> str:
             lines = lines[:cut]
     lines = lines[-_STDERR_LINES:]
     return "\n".join(lines) if lines else "(no error output)"
-
-
-def main() -> int:
-    try:  # a crash here is expected now and then: leave no core file behind
-        import resource
-
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    except (ImportError, ValueError, OSError):
-        pass
-    request = json.load(sys.stdin)
-    from .jit import compile
-
-    try:
-        compile(request["text"], **request["settings"], cache=False, isolate=False)
-    except Exception as error:  # an ordinary error: the caller's compile raises it again, with diagnostics
-        print(f"{type(error).__name__}: {error}", file=sys.stderr)
-        return PYTHON_ERROR_EXIT
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -203,6 +203,17 @@ def test_wrong_argument_is_a_clear_error(mlp_so, mlp_inputs):
         model(x=mlp_inputs["x"], w=mlp_inputs["w"])
 
 
+def test_loader_takes_arguments_as_compile_does(mlp_so, mlp_inputs):
+    # One argument handling (runtime/abi.py): a big-endian or strided array is read in native order, as a copy.
+    model = aot.load(str(mlp_so))
+    expected = model(**mlp_inputs)
+    x = np.zeros((4, 16), np.float32)
+    x[:, ::2] = mlp_inputs["x"]
+    odd = {"x": x[:, ::2], "w": mlp_inputs["w"].astype(">f4"), "b": mlp_inputs["b"]}
+    np.testing.assert_array_equal(model(**odd), expected)
+    np.testing.assert_array_equal(rlx_mlir.compile(MLP)(**odd), expected)
+
+
 def test_export_errors_are_clear(tmp_path):
     with pytest.raises(ValueError, match="unknown target 'tpu'"):
         aot.export(MLP, str(tmp_path / "m.so"), target="tpu")

@@ -74,7 +74,7 @@ def test_interface_prepares_readable_arrays_and_result_buffers():
     assert call.arrays[0] is cache and call.arrays[1].dtype == np.float32 and call.arrays[1].flags.c_contiguous
     np.testing.assert_array_equal(call.arrays[1], [0, 2, 4])
     assert call.outputs[0] is cache and call.fresh == [call.outputs[1]]
-    assert call.addresses() == [cache.ctypes.data, call.arrays[1].ctypes.data, call.outputs[1].ctypes.data]
+    assert call.addresses == [cache.ctypes.data, call.arrays[1].ctypes.data, call.outputs[1].ctypes.data]
     shared = interface.prepare((cache, cache[0]), {})  # an input that aliases the argument updated in place
     assert not np.shares_memory(shared.arrays[1], cache)
     with pytest.raises(ArgumentError, match=r"argument 'x' of f: expected numpy float32 \[3\], got numpy float64 \[3\]"):

@@ -264,7 +264,7 @@ class Function:
         if self._device is not None:
             return self._device(*args, **kwargs)
         call = self._interface.prepare(args, kwargs)
-        self._function.run(call.addresses())
+        self._function.run(call.addresses)
         return call.finish()
 
     def time_on_device(self, *args, repeat: int = 10, **kwargs) -> list[float]:

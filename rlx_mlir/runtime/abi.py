@@ -144,22 +144,22 @@ class Call:
     where it writes each result (the result itself, or a temporary when an `out=` array shares
     memory with an input)."""
 
+    __slots__ = ("arrays", "addresses", "outputs", "targets", "fresh")
+
     def __init__(self, arrays: list, input_addresses: list, outputs: list, targets: list, fresh: list):
         self.arrays = arrays  # one per argument, readable by compiled code
-        self.input_addresses = input_addresses  # their data pointers
         self.outputs = outputs  # one per result: what the call returns
         self.targets = targets  # one per result: where the compiled code writes it
         self.fresh = fresh  # the targets of the results that are not tied, in C-interface order
-
-    def addresses(self) -> list[int]:
-        """The host addresses of every buffer the C interface takes, in order."""
-        return [*self.input_addresses, *(array.ctypes.data for array in self.fresh)]
+        # The host address of every buffer the C interface takes, in order.
+        self.addresses = input_addresses + [array.ctypes.data for array in fresh]
 
     def finish(self):
         """The results (copied from their temporaries where there are some): one array or a tuple."""
-        for target, array in zip(self.targets, self.outputs):
-            if target is not array:
-                np.copyto(array, target)
+        if self.targets is not self.outputs:
+            for target, array in zip(self.targets, self.outputs):
+                if target is not array:
+                    np.copyto(array, target)
         return self.outputs[0] if len(self.outputs) == 1 else tuple(self.outputs)
 
 
@@ -206,8 +206,8 @@ class Interface:
                    for position, (spec, index) in enumerate(zip(self.outputs, self.tied_inputs))]
         # Where the compiled code writes each result: it reads its inputs while it writes, so an
         # `out` array that shares memory with an input gets a temporary, copied after the call.
-        targets = [np.empty_like(array) if given and _sharing(_extents([array]), extents).any() else array
-                   for array in outputs]
+        targets = outputs if not given else [
+            np.empty_like(array) if _sharing(_extents([array]), extents).any() else array for array in outputs]
         fresh = [target for target, index in zip(targets, self.tied_inputs) if index is None]
         return Call(arrays, extents[:, 0].tolist(), outputs, targets, fresh)
 

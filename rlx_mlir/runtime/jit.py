@@ -62,7 +62,7 @@ class Executable:
         instead of fresh arrays: C-contiguous, of the result's shape and dtype. An `out` array may
         overlap an input (`exe(x, w, out=x)`): the result is computed into a temporary and copied."""
         call = self._interface.prepare(args, kwargs, out)
-        self._function.run(call.addresses())
+        self._function.run(call.addresses)
         return call.finish()
 
 

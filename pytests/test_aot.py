@@ -4,6 +4,7 @@ embedded) and checked structurally, since CI has no GPU."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import os
@@ -18,6 +19,8 @@ import rlx_mlir
 from rlx_mlir import aot
 from rlx_mlir.models.llama import build_llama, random_weights
 from test_llama import CONFIG, reference_forward
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 MLP = """
 func.func @mlp(%x: tensor<4x8xf32> {rlx.name = "x"}, %w: tensor<8x16xf32> {rlx.name = "w", rlx.param},
@@ -118,6 +121,53 @@ def test_load_and_run_do_not_import_mlir(mlp_so):
     assert float(value) == pytest.approx(gelu(np.float64(4.0)), rel=1e-6)  # 8 * 1 * 0.5
 
 
+def _gpu_bundle():
+    spec = importlib.util.spec_from_file_location("gpu_bundle", os.path.join(ROOT, "scripts", "gpu_bundle.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("where", ["source-tree", "bundle-files"])
+def test_loader_imports_and_runs_where_mlir_cannot_be_imported(mlp_so, tmp_path, where):
+    # A machine without MLIR: every `import mlir` fails.  The loader imports and runs a model from the
+    # source tree, and from a folder that holds only the files the GPU bundle carries (loader_files).
+    bundle = _gpu_bundle()
+    root = ROOT
+    if where == "bundle-files":
+        files = bundle.loader_files()
+        assert "rlx_mlir/aot/loader.py" in [str(f) for f in files]
+        root = str(tmp_path / "bundle")
+        for file in files:
+            os.makedirs(os.path.join(root, os.path.dirname(file)), exist_ok=True)
+            with open(os.path.join(ROOT, file), "rb") as source, open(os.path.join(root, file), "wb") as copy:
+                copy.write(source.read())
+    script = bundle.BLOCK_MLIR + textwrap.dedent(f"""
+        sys.path.insert(0, {root!r})
+        import numpy as np
+        import rlx_mlir, rlx_mlir.runtime, rlx_mlir.ir
+        from rlx_mlir import aot
+        from rlx_mlir.aot import loader
+        try:
+            import mlir.ir
+        except ImportError as error:
+            assert "MLIR is not available here" in str(error), error
+        else:
+            raise SystemExit("mlir was importable")
+        model = loader.load({str(mlp_so)!r})
+        y = model(x=np.ones((4, 8), np.float32), w=np.full((8, 16), 0.5, np.float32), b=np.zeros(16, np.float32))
+        print(repr(float(y[0, 0])))
+        print(sorted({{m.__file__ for name, m in sys.modules.items() if name.split(".")[0] == "rlx_mlir"}}))
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    value, files = done.stdout.splitlines()
+    assert float(value) == pytest.approx(gelu(np.float64(4.0)), rel=1e-6)  # 8 * 1 * 0.5
+    files = eval(files)
+    assert os.path.join(root, "rlx_mlir", "aot", "loader.py") in files
+    assert all(f.startswith(os.path.join(root, "rlx_mlir") + os.sep) for f in files), files
+
+
 def test_multi_function_module_exposes_each_function(tmp_path):
     path = tmp_path / "two.so"
     manifest = aot.export(TWO_FUNCTIONS, str(path))
@@ -151,6 +201,17 @@ def test_wrong_argument_is_a_clear_error(mlp_so, mlp_inputs):
         model(**{**mlp_inputs, "w": mlp_inputs["w"].astype(np.float64)})
     with pytest.raises(TypeError, match="missing arguments: b"):
         model(x=mlp_inputs["x"], w=mlp_inputs["w"])
+
+
+def test_loader_takes_arguments_as_compile_does(mlp_so, mlp_inputs):
+    # One argument handling (runtime/abi.py): a big-endian or strided array is read in native order, as a copy.
+    model = aot.load(str(mlp_so))
+    expected = model(**mlp_inputs)
+    x = np.zeros((4, 16), np.float32)
+    x[:, ::2] = mlp_inputs["x"]
+    odd = {"x": x[:, ::2], "w": mlp_inputs["w"].astype(">f4"), "b": mlp_inputs["b"]}
+    np.testing.assert_array_equal(model(**odd), expected)
+    np.testing.assert_array_equal(rlx_mlir.compile(MLP)(**odd), expected)
 
 
 def test_export_errors_are_clear(tmp_path):
@@ -197,7 +258,7 @@ def test_gpu_bundle_builds_and_its_check_script_passes_on_cpu(tmp_path):
     build = subprocess.run([sys.executable, os.path.join(root, "scripts", "gpu_bundle.py"), "--out", str(out),
                             "--no-bench", "--no-llvm"], capture_output=True, text=True, timeout=300)
     assert build.returncode == 0, build.stderr
-    assert {"check.py", "rlx_aot_loader.py", "models.json", "cpu", "cuda"} <= set(os.listdir(out))
+    assert {"check.py", "rlx_mlir", "models.json", "cpu", "cuda"} <= set(os.listdir(out))
     assert "libmlir_cuda_runtime.so" in os.listdir(out / "cuda")
     check = subprocess.run([sys.executable, str(out / "check.py"), "--cpu"], capture_output=True, text=True,
                            timeout=300, cwd=tmp_path)

@@ -332,3 +332,61 @@ def test_cuda_runtime_plumbing_against_a_fake_driver(tmp_path):
     assert report["third"]["frees"] == report["third"]["allocs"]
     assert report["aot-load"]["modules"] == kernels
     assert report["aot-call"]["launches"] == kernels and report["aot-call"]["bytes"] == x_bytes + w_bytes + out_bytes
+
+
+TIME_ON_DEVICE_SCRIPT = r'''
+import ctypes, sys
+import numpy as np
+import rlx_mlir
+from rlx_mlir import aot
+
+driver = ctypes.CDLL("libcuda.so.1")
+cells = (ctypes.c_longlong * 6)()
+
+
+def counts():
+    driver.fake_cuda_counts(cells)
+    return dict(zip(("allocs", "frees", "copies", "bytes", "launches", "modules"), cells))
+
+
+x, w = np.ones((4, 8), np.float32), np.ones((8, 16), np.float32)
+aot.export(sys.argv[1], sys.argv[2], target="cuda")
+exe, model = rlx_mlir.compile(sys.argv[1], target="cuda"), aot.load(sys.argv[2])  # kept alive: they own the code
+for name, function in (("jit", exe._function), ("aot", model.mlp)):
+    function(x=x, w=w)  # w is now kept on the device
+    before = counts()
+    times = function.time_on_device(x=x, w=w, repeat=3)
+    timed = counts()
+    function(x=x, w=w)
+    after = counts()
+    print(name, ({"times": len(times), **{k: timed[k] - before[k] for k in before}},
+                 {k: after[k] - timed[k] for k in before}))
+'''
+
+
+@pytest.mark.skipif(__import__("shutil").which("cc") is None, reason="needs a C compiler for the fake driver")
+def test_time_on_device_against_a_fake_driver(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    # time_on_device (benchmarks/gpu.py, the bundle's check.py --bench), JIT and AOT: every argument
+    # uploaded once, one warm-up call and `repeat` timed calls, every buffer freed, the kept weight
+    # dropped (so the next call uploads it again).
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_cuda", "fake_libcuda.c")
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(tmp_path / "libcuda.so.1"), source,
+                    "-Wl,-soname,libcuda.so.1"], check=True)
+    env = {**os.environ, "LD_LIBRARY_PATH": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", TIME_ON_DEVICE_SCRIPT, MLP, str(tmp_path / "mlp.so")],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    x_bytes, w_bytes, out_bytes = 4 * 8 * 4, 8 * 16 * 4, 4 * 16 * 4
+    for line in done.stdout.splitlines():
+        name, rest = line.split(" ", 1)
+        timed, after = eval(rest)
+        kernels = timed["launches"] // 4
+        assert timed["times"] == 3 and timed["launches"] == 4 * kernels and kernels >= 1, (name, timed)
+        assert timed["copies"] == 2 and timed["bytes"] == x_bytes + w_bytes, (name, timed)
+        assert timed["frees"] == timed["allocs"] + 1, (name, timed)  # its buffers, and the kept weight
+        assert after["bytes"] == x_bytes + w_bytes + out_bytes, (name, after)  # w uploaded again
+    assert [line.split()[0] for line in done.stdout.splitlines()] == ["jit", "aot"]

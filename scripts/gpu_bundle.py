@@ -9,7 +9,8 @@ The bundle holds, with no MLIR needed on the target (Python 3 + numpy + a CUDA d
   `cuda/libmlir_cuda_runtime.so` (MLIR's CUDA runtime wrappers, which the models link);
 - `libLLVM.so.xz`: the libLLVM that runtime library needs, xz-compressed (check.py unpacks it into cuda/);
 - `cpu/<model>.so` + `.json`: the numerics models built for the CPU, to check the bundle anywhere;
-- `rlx_aot_loader.py` (a copy of rlx_mlir/aot/loader.py), `check.py` (scripts/gpu_check.py), `models.json`.
+- `rlx_mlir/`: the MLIR-free part of the package that `rlx_mlir.aot.loader` imports (`loader_files`);
+- `check.py` (scripts/gpu_check.py), `models.json`.
 
 Numerics models: elementwise, matmul (f32 ragged, f16), softmax, RMS norm, causal GQA attention and the
 2-layer Llama-style model.  Benchmark models (CUDA only): f32 and f16 matmul 4096^3 (operands as weights,
@@ -30,6 +31,45 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 LIMIT = 64 * 1024 * 1024
+
+# Python source that makes every import of `mlir` fail: what a machine without MLIR sees.
+BLOCK_MLIR = """
+import sys
+
+
+class BlockMLIR:
+    def find_spec(self, name, path=None, target=None):
+        if name == "mlir" or name.startswith("mlir."):
+            raise ImportError(f"MLIR is not available here (importing {name!r})")
+        return None
+
+
+sys.meta_path.insert(0, BlockMLIR())
+"""
+
+_LIST_LOADER_MODULES = BLOCK_MLIR + """
+sys.path.insert(0, sys.argv[1])
+import rlx_mlir.aot.loader
+for name, module in sorted(sys.modules.items()):
+    if name == "rlx_mlir" or name.startswith("rlx_mlir."):
+        print(module.__file__)
+"""
+
+
+def loader_files(root: Path = ROOT) -> list[Path]:
+    """The files of `rlx_mlir` (relative to `root`) that importing `rlx_mlir.aot.loader` loads, found by
+    importing it in a child Python where MLIR cannot be imported: what a bundle must carry to load models.
+
+    RuntimeError when the loader cannot be imported without MLIR."""
+    done = subprocess.run([sys.executable, "-c", _LIST_LOADER_MODULES, str(root)], capture_output=True, text=True,
+                          cwd=root)
+    if done.returncode != 0:
+        raise RuntimeError(f"rlx_mlir.aot.loader does not import without MLIR:\n{done.stderr}")
+    files = [Path(line).resolve() for line in done.stdout.splitlines()]
+    outside = [str(f) for f in files if not f.is_relative_to(root.resolve())]
+    if outside:
+        raise RuntimeError(f"rlx_mlir.aot.loader was imported from outside {root}: {', '.join(outside)}")
+    return [f.relative_to(root.resolve()) for f in files]
 
 
 def one_op(op, operands, result, attrs="", names=None, params=()):
@@ -132,7 +172,10 @@ def build(out: Path, chip: str, features: str, bench: bool, llvm: bool) -> int:
         for name, (text, info) in bench_models().items():
             aot.export(text, out / "cuda" / f"{name}.so", target="cuda", chip=chip, features=features)
             models["bench"][name] = info
-    shutil.copy2(ROOT / "rlx_mlir" / "aot" / "loader.py", out / "rlx_aot_loader.py")
+    shutil.rmtree(out / "rlx_mlir", ignore_errors=True)  # no stale module from an earlier build
+    for file in loader_files():
+        (out / file).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / file, out / file)
     shutil.copy2(ROOT / "scripts" / "gpu_check.py", out / "check.py")
     (out / "models.json").write_text(json.dumps(models, indent=2) + "\n")
     if llvm:

@@ -1,6 +1,6 @@
 """Runs the models of a GPU bundle (scripts/gpu_bundle.py) against numpy, and times them.
 
-Needs only Python 3, numpy and the bundle (no MLIR, no rlx_mlir):
+Needs only Python 3, numpy and the bundle (no MLIR; the bundle carries the MLIR-free part of rlx_mlir):
 
     python check.py                 # numerics of every CUDA model vs numpy; exit status 1 on a mismatch
     python check.py --bench         # then time the benchmark models (and PyTorch, where installed)
@@ -25,11 +25,10 @@ import time
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# In a bundle, its own MLIR-free copy of rlx_mlir; run from the source tree (benchmarks/gpu.py imports
+# this module), the installed package.
 sys.path.insert(0, HERE)
-try:
-    import rlx_aot_loader as loader  # the bundle's copy of rlx_mlir/aot/loader.py
-except ImportError:  # run from the source tree (benchmarks/gpu.py imports this module)
-    from rlx_mlir.aot import loader
+from rlx_mlir.aot import loader  # noqa: E402
 
 
 # --- numpy references ----------------------------------------------------------------------

@@ -1,20 +1,21 @@
 """Loading and running AOT-compiled RLX models: numpy and ctypes only.
 
-This module imports nothing from MLIR (and of `rlx_mlir` only the MLIR-free
-`targets` package), so a model exported with `rlx_mlir.aot.export` runs where
-MLIR is not installed: with `rlx_mlir` importable, copy the `.so`, its `.json`
-manifest and the runtime libraries the manifest names, then
+This module imports nothing from MLIR, so a model exported with
+`rlx_mlir.aot.export` runs where MLIR is not installed: copy the MLIR-free part
+of `rlx_mlir` it imports (`scripts/gpu_bundle.py` lists it: `loader_files`), the
+`.so`, its `.json` manifest and the runtime libraries the manifest names, then
 
     model = load("model.so")
     logits = model(tokens=tokens, **weights)       # the only function, by name or position
     y = model.mlp(x, w, b)                          # any public function, by name
 
 Each function of the shared object is the C interface `_mlir_ciface_<name>`
-of a function whose results were turned into caller-provided buffers: it takes
-one pointer to a ranked memref descriptor per argument, then one per result,
-except results tied to an argument (`rlx.tied = N`, a KV cache): those are
-updated in the argument's own buffer, and the call returns the caller's array
-(which must be writable and C-contiguous) as that result, as `compile` does.
+of a function whose results were turned into caller-provided buffers, called as
+`compile` calls it (`rlx_mlir.runtime.abi`): one pointer to a ranked memref
+descriptor per argument, then one per result, except results tied to an argument
+(`rlx.tied = N`, a KV cache): those are updated in the argument's own buffer,
+and the call returns the caller's array (which must be writable and
+C-contiguous) as that result.
 The manifest (`<stem>.json`) says, per function, the names, shapes and dtypes of
 its inputs (and which are weights, `rlx.param`) and of its results (and which
 are tied to an input).
@@ -27,10 +28,11 @@ library itself (`rlx_aot_signature`, JSON): a mismatch is a `ManifestError`.
 
 `target == "cpu"`: descriptors point at numpy memory; results are fresh numpy
 arrays per call.  `target == "cuda"`: descriptors point at device memory,
-allocated through MLIR's CUDA runtime wrappers (`libmlir_cuda_runtime.so`).
-Weights are uploaded on their first use and stay on the device across calls
-(re-uploaded when a different array, or one with a different data pointer, is
-passed); other inputs are copied in and results copied out on every call.
+allocated through MLIR's CUDA runtime wrappers (`libmlir_cuda_runtime.so`,
+`rlx_mlir.runtime.cuda_driver`). Weights are uploaded on their first use and stay
+on the device across calls (re-uploaded when a different array, or one with a
+different data pointer, is passed); other inputs are copied in and results copied
+out on every call.
 """
 
 from __future__ import annotations
@@ -42,12 +44,14 @@ import importlib.util
 import json
 import os
 import re
-import threading
-from typing import Any, Optional
+from typing import Optional
 
 import numpy as np
 
 from ..errors import RlxError
+from ..ir.dtypes import NUMPY_NAMES
+from ..runtime.abi import IN_PLACE_LOADER, CFunction, Interface
+from ..runtime.cuda_driver import CudaRuntime, DeviceFunction, cuda_device_error
 from ..targets import TARGETS  # MLIR-free
 
 _CUDA_MODEL_HANDLES: list = []
@@ -71,8 +75,7 @@ MANIFEST_FORMAT = "rlx-aot/2"
 SIGNATURE_SYMBOL = "rlx_aot_signature"  # in the library: its functions, as JSON (written by the exporter)
 CIFACE_PREFIX = "_mlir_ciface_"
 SYMBOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")  # a function name that names C symbols (MLIR's bare-id)
-# The numpy dtypes a function's arguments and results can have (rlx_mlir.runtime.signature).
-DTYPES = ("float16", "float32", "float64", "bool", "int8", "int16", "int32", "int64")
+DTYPES = NUMPY_NAMES  # the numpy dtypes a function's arguments and results can have
 _MAX_BYTES = 2**62  # a larger tensor is not one a compiled function can describe
 
 
@@ -223,13 +226,6 @@ def _first_difference(ours, theirs, where: str) -> Optional[str]:
 # --- calling ------------------------------------------------------------------------------------
 
 
-def _descriptor_class(rank: int) -> type:
-    fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p), ("offset", ctypes.c_int64)]
-    if rank:
-        fields += [("shape", ctypes.c_int64 * rank), ("strides", ctypes.c_int64 * rank)]
-    return type(f"MemRef{rank}D", (ctypes.Structure,), {"_fields_": fields})
-
-
 class Spec:
     """One argument or result: name, static shape, numpy dtype, whether it is a weight, and for a
     result tied to an argument (`rlx.tied`, a KV cache updated in place) that argument's index."""
@@ -240,218 +236,44 @@ class Spec:
         self.dtype = np.dtype(entry["dtype"])
         self.is_param: bool = bool(entry.get("param", False))
         self.tied: Optional[int] = entry.get("tied")
-        self.nbytes = int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
 
     def describe(self) -> str:
         return f"numpy {self.dtype.name} {list(self.shape)}"
-
-    def descriptor(self):
-        rank = len(self.shape)
-        descriptor = _descriptor_class(rank)()
-        if rank:
-            strides, running = [], 1
-            for size in reversed(self.shape):
-                strides.append(running)
-                running *= size
-            descriptor.shape[:] = list(self.shape)
-            descriptor.strides[:] = list(reversed(strides))
-        return descriptor
-
-
-class _CudaRuntime:
-    """The few entry points of libmlir_cuda_runtime.so the loader needs."""
-
-    def __init__(self, library: ctypes.CDLL):
-        self.alloc = library.mgpuMemAlloc
-        self.alloc.restype, self.alloc.argtypes = ctypes.c_void_p, [ctypes.c_uint64, ctypes.c_void_p, ctypes.c_bool]
-        self.free = library.mgpuMemFree
-        self.free.restype, self.free.argtypes = None, [ctypes.c_void_p, ctypes.c_void_p]
-        self.memcpy = library.mgpuMemcpy
-        self.memcpy.restype, self.memcpy.argtypes = None, [ctypes.c_void_p] * 2 + [ctypes.c_size_t, ctypes.c_void_p]
-        create = library.mgpuStreamCreate
-        create.restype, create.argtypes = ctypes.c_void_p, []
-        self.synchronize = library.mgpuStreamSynchronize
-        self.synchronize.restype, self.synchronize.argtypes = None, [ctypes.c_void_p]
-        self.stream = create()
-
-    def device_buffer(self, nbytes: int) -> int:
-        pointer = self.alloc(max(nbytes, 1), self.stream, False)
-        if not pointer:
-            raise MemoryError(f"cannot allocate {nbytes} bytes of device memory")
-        return pointer
-
-
-def cuda_device_error() -> Optional[str]:
-    """Why CUDA code cannot run here (no driver library, no device), or None when it can.
-
-    Asks the driver API directly (`cuInit`, `cuDeviceGetCount`) before any MLIR
-    CUDA runtime library is loaded: those print errors or abort without a device.
-    """
-    try:
-        driver = ctypes.CDLL("libcuda.so.1")
-    except OSError:
-        return "no CUDA driver (libcuda.so.1 not found)"
-    if driver.cuInit(0) != 0:
-        return "the CUDA driver failed to initialise (cuInit returned an error; is a GPU present?)"
-    count = ctypes.c_int(0)
-    if driver.cuDeviceGetCount(ctypes.byref(count)) != 0 or count.value == 0:
-        return "no CUDA device found"
-    return None
 
 
 class Function:
     """One exported function: call it with numpy arrays (by position or name)."""
 
-    def __init__(self, model: "Model", entry: dict, address: int, packed: bool = False):
-        """`address` is `_mlir_ciface_<name>` taking one descriptor pointer per argument, then one per
-        result that is not tied to an argument; or with `packed` (MLIR's ExecutionEngine) a function
-        taking one array of pointers to them."""
+    def __init__(self, model: "Model", entry: dict, address: int):
+        """`address` is `_mlir_ciface_<name>`, taking one descriptor pointer per argument, then one per
+        result that is not tied to an argument (runtime/abi.py)."""
         self.name: str = entry["name"]
         self.inputs = [Spec(e) for e in entry["inputs"]]
         self.outputs = [Spec(e) for e in entry["outputs"]]
-        # A result tied to an input (`rlx.tied`) is updated in that input's buffer: the compiled
-        # function has no output parameter for it, and the caller's array is that result.
-        self._fresh_outputs = [spec for spec in self.outputs if spec.tied is None]
-        self._tied_inputs = {spec.tied for spec in self.outputs if spec.tied is not None}
-        self._model = model
-        self._descriptors = [spec.descriptor() for spec in (*self.inputs, *self._fresh_outputs)]
-        count = len(self._descriptors)
-        addresses = [ctypes.addressof(d) for d in self._descriptors]
-        if packed:
-            self._cells = [ctypes.c_void_p(a) for a in addresses]
-            self._packed = (ctypes.c_void_p * count)(*[ctypes.addressof(c) for c in self._cells])
-            self._pointers = [ctypes.addressof(self._packed)]
-            self._call = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
-        else:
-            self._pointers = addresses
-            self._call = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * count))(address)
-        self._lock = threading.Lock()
-        self._device: dict[int, tuple[Any, int]] = {}  # input position -> (source key, device pointer)
+        self._target = model.target
+        self._interface = Interface(self.name, self.inputs, self.outputs, [spec.tied for spec in self.outputs],
+                                    in_place=IN_PLACE_LOADER)
+        self._function = CFunction(address, self._interface.buffer_shapes, packed=False)
+        self._device = DeviceFunction(self._interface, self._function, model.cuda) if model.target == "cuda" else None
 
     def __repr__(self) -> str:
         args = ", ".join(f"{s.name}: {s.describe()}" for s in self.inputs)
         outs = ", ".join(s.describe() for s in self.outputs)
-        return f"<rlx function {self.name}({args}) -> ({outs}) on {self._model.target}>"
+        return f"<rlx function {self.name}({args}) -> ({outs}) on {self._target}>"
 
     def __call__(self, *args, **kwargs):
-        arrays = self._arrange(args, kwargs)
-        outputs = [np.empty(spec.shape, spec.dtype) if spec.tied is None else arrays[spec.tied]
-                   for spec in self.outputs]
-        fresh = [array for spec, array in zip(self.outputs, outputs) if spec.tied is None]
-        with self._lock:
-            if self._model.target == "cuda":
-                self._run_cuda(arrays, fresh)
-            else:
-                for descriptor, array in zip(self._descriptors, (*arrays, *fresh)):
-                    descriptor.allocated = descriptor.aligned = array.ctypes.data
-                self._call(*self._pointers)
-        return outputs[0] if len(outputs) == 1 else tuple(outputs)
-
-    def _run_cuda(self, arrays: list, outputs: list) -> None:
-        cuda = self._model.cuda
-        temporaries, copied_back = [], []
-        for position, (spec, array, descriptor) in enumerate(zip(self.inputs, arrays, self._descriptors)):
-            key = (id(array), array.ctypes.data)
-            cached = self._device.get(position)
-            keep = spec.is_param and position not in self._tied_inputs  # a tied input changes every call
-            if keep and cached is not None and cached[0] == key:
-                pointer = cached[1]  # weight already on the device
-            else:
-                pointer = cuda.device_buffer(spec.nbytes)
-                cuda.memcpy(pointer, array.ctypes.data, spec.nbytes, cuda.stream)
-                if keep:
-                    if cached is not None:
-                        cuda.free(cached[1], cuda.stream)
-                    self._device[position] = (key, pointer)
-                    # Keep the array alive so its id cannot be reused by another array.
-                    self._model._pinned[(self.name, position)] = array
-                else:
-                    temporaries.append(pointer)
-            if position in self._tied_inputs:
-                copied_back.append((array, pointer))  # updated in place on the device
-            descriptor.allocated = descriptor.aligned = pointer
-        result_buffers = []
-        for spec, descriptor in zip(self._fresh_outputs, self._descriptors[len(self.inputs):]):
-            pointer = cuda.device_buffer(spec.nbytes)
-            result_buffers.append(pointer)
-            descriptor.allocated = descriptor.aligned = pointer
-        cuda.synchronize(cuda.stream)  # inputs are on the device before the function's own stream runs
-        self._call(*self._pointers)
-        for array, pointer in (*zip(outputs, result_buffers), *copied_back):
-            cuda.memcpy(array.ctypes.data, pointer, array.nbytes, cuda.stream)
-        cuda.synchronize(cuda.stream)
-        for pointer in (*temporaries, *result_buffers):
-            cuda.free(pointer, cuda.stream)
+        if self._device is not None:
+            return self._device(*args, **kwargs)
+        call = self._interface.prepare(args, kwargs)
+        self._function.run(call.addresses)
+        return call.finish()
 
     def time_on_device(self, *args, repeat: int = 10, **kwargs) -> list[float]:
-        """Seconds per call with every argument already on the device ("cuda" only).
-
-        Uploads the arguments once, then times `repeat` calls of the compiled
-        function alone (kernels, its arena allocation and its stream
-        synchronisation; no host copies), after one warm-up call.  A tied
-        argument is updated on the device only: the caller's array is left alone.
-        """
-        import time
-
-        if self._model.target != "cuda":
+        """Seconds per call with every argument already on the device ("cuda" only); see
+        `rlx_mlir.runtime.cuda_driver.DeviceFunction.time_on_device`."""
+        if self._device is None:
             raise ValueError("time_on_device needs a CUDA model")
-        arrays = self._arrange(args, kwargs)
-        cuda = self._model.cuda
-        buffers = []
-        with self._lock:
-            for spec, array, descriptor in zip((*self.inputs, *self._fresh_outputs),
-                                               (*arrays, *[None] * len(self._fresh_outputs)), self._descriptors):
-                pointer = cuda.device_buffer(spec.nbytes)
-                if array is not None:
-                    cuda.memcpy(pointer, array.ctypes.data, spec.nbytes, cuda.stream)
-                buffers.append(pointer)
-                descriptor.allocated = descriptor.aligned = pointer
-            cuda.synchronize(cuda.stream)
-            for _, pointer in self._device.values():  # cached weights: uploaded again on the next call
-                cuda.free(pointer, cuda.stream)
-            self._device.clear()
-            self._call(*self._pointers)
-            times = []
-            for _ in range(repeat):
-                start = time.perf_counter()
-                self._call(*self._pointers)  # synchronises its own stream before returning
-                times.append(time.perf_counter() - start)
-            for pointer in buffers:
-                cuda.free(pointer, cuda.stream)
-        return times
-
-    def _arrange(self, args, kwargs) -> list[np.ndarray]:
-        if len(args) > len(self.inputs):
-            raise TypeError(f"{self.name} takes {len(self.inputs)} arguments, got {len(args)}")
-        values = list(args) + [None] * (len(self.inputs) - len(args))
-        names = [spec.name for spec in self.inputs]
-        for key, value in kwargs.items():
-            if key not in names:
-                raise TypeError(f"{self.name} has no argument named '{key}' (arguments: {', '.join(names)})")
-            position = names.index(key)
-            if values[position] is not None:
-                raise TypeError(f"argument '{key}' of {self.name} given twice")
-            values[position] = value
-        missing = [name for name, value in zip(names, values) if value is None]
-        if missing:
-            raise TypeError(f"{self.name} is missing arguments: {', '.join(missing)}")
-        arrays = []
-        for position, (spec, value) in enumerate(zip(self.inputs, values)):
-            array = np.asarray(value)
-            if array.dtype != spec.dtype or array.shape != spec.shape:
-                raise ValueError(
-                    f"argument '{spec.name}' of {self.name}: expected {spec.describe()}, "
-                    f"got numpy {array.dtype.name} {list(array.shape)}"
-                )
-            if position in self._tied_inputs:
-                # Updated in place and returned as the tied result: it must be the caller's own memory.
-                if not (isinstance(value, np.ndarray) and value.flags.c_contiguous and value.flags.writeable):
-                    raise ValueError(f"argument '{spec.name}' of {self.name} is updated in place (a result is "
-                                     f"tied to it) and must be a writable C-contiguous numpy array")
-                arrays.append(value)
-            else:
-                arrays.append(np.ascontiguousarray(array))
-        return arrays
+        return self._device.time_on_device(*args, repeat=repeat, **kwargs)
 
 
 class Model:
@@ -475,8 +297,7 @@ class Model:
             raise ManifestError(f"{where}: library: describes {manifest['library']!r}, not {os.path.basename(path)!r}")
         self.target: str = manifest["target"]
         self.manifest = manifest
-        self.cuda: Optional[_CudaRuntime] = None
-        self._pinned: dict = {}
+        self.cuda: Optional[CudaRuntime] = None
         directory = os.path.dirname(path)
         for name, digest in manifest["sha256"].items():  # before anything is loaded
             file = os.path.join(directory, name)
@@ -499,7 +320,7 @@ class Model:
             runtime = next((lib for lib in self._runtime if "cuda_runtime" in lib._name), None)
             if runtime is None:
                 raise ManifestError(f"{where}: runtime_libraries: a CUDA model needs libmlir_cuda_runtime.so")
-            self.cuda = _CudaRuntime(runtime)
+            self.cuda = CudaRuntime(runtime)
         self._library = ctypes.CDLL(path)
         if self.target == "cuda":
             _CUDA_MODEL_HANDLES.append(self._library._handle)

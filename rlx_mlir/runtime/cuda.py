@@ -24,44 +24,18 @@ from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
 from ..errors import RlxError
-from ..aot.loader import Function, _CudaRuntime, cuda_device_error
 from ..targets.cuda import MIN_PTX, check_target
 from ..driver import Compilation
 from ..ir.diagnostics import CompileError
 from ..pipelines.lower_to_nvvm import LowerToNVVM
 from ..targets.toolchain import runtime_library
+from .abi import CFunction, Interface
+from .cuda_driver import CudaRuntime, DeviceFunction, cuda_device_error, device_chip
 from .signature import Signature, find_function, signature_of
 
 
 class CudaUnavailableError(RlxError, RuntimeError):
     """target="cuda" on a machine without a usable CUDA driver and device."""
-
-
-def device_chip() -> str:
-    """`sm_XY` of CUDA device 0, from its compute capability."""
-    driver = ctypes.CDLL("libcuda.so.1")
-    device, major, minor = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
-    driver.cuDeviceGet(ctypes.byref(device), 0)
-    driver.cuDeviceGetAttribute(ctypes.byref(major), 75, device)  # COMPUTE_CAPABILITY_MAJOR
-    driver.cuDeviceGetAttribute(ctypes.byref(minor), 76, device)  # COMPUTE_CAPABILITY_MINOR
-    return f"sm_{major.value}{minor.value}"
-
-
-class _DeviceState:
-    """What loader.Function needs of its model: the target, the runtime, pinned weights."""
-
-    def __init__(self, runtime: _CudaRuntime):
-        self.target = "cuda"
-        self.cuda = runtime
-        self._pinned: dict = {}
-
-
-def _entry(signature: Signature) -> dict:
-    def spec(s):
-        return {"name": s.name, "shape": list(s.shape), "dtype": s.dtype.name, "param": s.is_param}
-
-    return {"name": signature.entry, "inputs": [spec(s) for s in signature.inputs],
-            "outputs": [spec(s) for s in signature.outputs]}
 
 
 class CudaExecutable:
@@ -75,8 +49,10 @@ class CudaExecutable:
         address = engine.raw_lookup("_mlir_ciface_" + signature.entry)
         if not address:
             raise CompileError(f"compiled module has no C interface for '@{signature.entry}'")
-        runtime = _CudaRuntime(ctypes.CDLL(runtime_library("mlir_cuda_runtime"), mode=ctypes.RTLD_GLOBAL))
-        self._function = Function(_DeviceState(runtime), _entry(signature), address, packed=True)
+        runtime = CudaRuntime(ctypes.CDLL(runtime_library("mlir_cuda_runtime"), mode=ctypes.RTLD_GLOBAL))
+        interface = Interface(f"@{signature.entry}", signature.inputs, signature.outputs,
+                              [spec.tied_input for spec in signature.outputs])
+        self._function = DeviceFunction(interface, CFunction(address, interface.buffer_shapes, packed=True), runtime)
 
     @property
     def input_names(self) -> list[str]:

@@ -4,23 +4,19 @@
 caller-provided output buffers), JIT-compiles it once, and returns an
 `Executable`.  Calling it checks every argument against the signature, fills
 preallocated memref descriptors with the arrays' data pointers and calls the
-function's C interface; outputs are numpy arrays allocated per call, so no
-memory is owned by compiled code between calls.
+function's C interface (runtime/abi.py); outputs are numpy arrays allocated per
+call (or the caller's `out=` arrays).
 """
 
 from __future__ import annotations
 
-import ctypes
-import functools
-import threading
-from typing import Optional, Sequence, Union
+from typing import Optional, Union
 
 import numpy as np
 from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
 from ..driver import Compilation
-from ..errors import ArgumentError  # noqa: F401  (re-exported: `from rlx_mlir.runtime.jit import ArgumentError`)
 from ..ir.diagnostics import CompileError
 from ..ir.walk import collect_ops
 from ..pipelines.lower_to_llvm import LowerToLLVM
@@ -28,40 +24,11 @@ from ..targets import TARGETS
 from ..targets.cpu import resolve_threads
 from ..targets.toolchain import openmp_library, runtime_library
 from . import isolation, options
+from .abi import ArgumentError, CFunction, Interface  # noqa: F401 (ArgumentError: re-exported)
 from .compile_cache import COMPILE_CACHE, CacheInfo
-from .signature import Signature, TensorSpec, find_function, signature_of
+from .signature import Signature, find_function, signature_of
 
 DEFAULT_MAX_VARIANTS = 32  # specialisations a dynamic executable keeps (least recently used go first)
-
-
-@functools.lru_cache(maxsize=None)
-def _descriptor_class(rank: int) -> type:
-    """MLIR's ranked memref descriptor; its layout does not depend on the element type."""
-    fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p), ("offset", ctypes.c_int64)]
-    if rank:
-        fields += [("shape", ctypes.c_int64 * rank), ("strides", ctypes.c_int64 * rank)]
-    return type(f"MemRefDescriptor{rank}D", (ctypes.Structure,), {"_fields_": fields})
-
-
-class _Slot:
-    """A memref descriptor reused across calls; only its data pointers change."""
-
-    def __init__(self, spec: TensorSpec):
-        rank = len(spec.shape)
-        self.descriptor = _descriptor_class(rank)()
-        if rank:
-            strides, running = [], 1
-            for size in reversed(spec.shape):
-                strides.append(running)
-                running *= size
-            self.descriptor.shape[:] = list(spec.shape)
-            self.descriptor.strides[:] = list(reversed(strides))
-        self.descriptor.offset = 0
-        self.pointer = ctypes.pointer(self.descriptor)
-
-    def bind(self, address: int) -> None:
-        self.descriptor.allocated = address
-        self.descriptor.aligned = address
 
 
 class Executable:
@@ -75,19 +42,9 @@ class Executable:
         address = engine.raw_lookup("_mlir_ciface_" + signature.entry)
         if not address:
             raise CompileError(f"compiled module has no C interface for '@{signature.entry}'")
-        self._function = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
-        # A result tied to an input (`rlx.tied`, e.g. a KV cache) is updated in the input's
-        # buffer: the compiled function has no output parameter for it.
-        self._fresh_outputs = [spec for spec in signature.outputs if spec.tied_input is None]
-        self._tied = {spec.tied_input: spec for spec in signature.outputs if spec.tied_input is not None}
-        self._positions = {}  # argument name -> index (the first, should two share a name)
-        for index, spec in enumerate(signature.inputs):
-            self._positions.setdefault(spec.name, index)
-        self._slots = [_Slot(spec) for spec in (*signature.inputs, *self._fresh_outputs)]
-        self._packed = (ctypes.c_void_p * len(self._slots))(
-            *[ctypes.addressof(slot.pointer) for slot in self._slots]
-        )
-        self._lock = threading.Lock()
+        self._interface = Interface(f"@{signature.entry}", signature.inputs, signature.outputs,
+                                    [spec.tied_input for spec in signature.outputs])
+        self._function = CFunction(address, self._interface.buffer_shapes, packed=True)
 
     @property
     def llvm_ir(self) -> str:
@@ -102,144 +59,9 @@ class Executable:
         """Runs the function; `out` (an array, or a tuple with one per result) receives the results
         instead of fresh arrays: C-contiguous, of the result's shape and dtype. An `out` array may
         overlap an input (`exe(x, w, out=x)`): the result is computed into a temporary and copied."""
-        arrays = self._check_arguments(self._arrange(args, kwargs))
-        extents = _extents(arrays)
-        if self._tied:
-            self._read_before_update(arrays, extents)
-        given = self._check_out(out)
-        outputs = [arrays[spec.tied_input] if spec.tied_input is not None
-                   else given[index] if given else np.empty(spec.shape, spec.dtype)
-                   for index, spec in enumerate(self.signature.outputs)]
-        # Where the compiled code writes each result: it reads its inputs while it writes, so an
-        # `out` array that shares memory with an input gets a temporary, copied after the call.
-        targets = [np.empty_like(array) if given and _sharing(_extents([array]), extents).any() else array
-                   for array in outputs]
-        fresh = [target for spec, target in zip(self.signature.outputs, targets) if spec.tied_input is None]
-        addresses = [*extents[:, 0].tolist(), *(array.ctypes.data for array in fresh)]
-        with self._lock:
-            for slot, address in zip(self._slots, addresses):
-                slot.bind(address)
-            self._function(self._packed)
-        for target, array in zip(targets, outputs):
-            if target is not array:
-                np.copyto(array, target)
-        if len(outputs) == 1:
-            return outputs[0]
-        return tuple(outputs)
-
-    def _check_out(self, out) -> list[np.ndarray]:
-        if out is None:
-            return []
-        given = list(out) if isinstance(out, (tuple, list)) else [out]
-        specs = self.signature.outputs
-        if len(given) != len(specs) or any(spec.tied_input is not None for spec in specs):
-            raise TypeError(
-                f"@{self.signature.entry}: out= takes {len(specs)} array(s), one per result, got {len(given)}"
-            )
-        for index, (spec, array) in enumerate(zip(specs, given)):
-            if (not isinstance(array, np.ndarray) or array.dtype != spec.dtype or array.shape != spec.shape
-                    or not array.flags.c_contiguous or not array.flags.writeable or not array.flags.aligned):
-                raise ArgumentError(
-                    f"out[{index}] of @{self.signature.entry}: expected a writable C-contiguous {spec.describe()}", spec
-                )
-            for other in range(index):
-                if np.may_share_memory(given[other], array):
-                    raise ArgumentError(
-                        f"out[{other}] and out[{index}] of @{self.signature.entry} share memory: each result needs "
-                        f"an array of its own", spec
-                    )
-        return given
-
-    def _arrange(self, args: Sequence, kwargs: dict) -> list:
-        inputs = self.signature.inputs
-        if len(args) > len(inputs):
-            raise TypeError(f"@{self.signature.entry} takes {len(inputs)} arguments, got {len(args)}")
-        arranged = list(args) + [None] * (len(inputs) - len(args))
-        for key, value in kwargs.items():
-            position = self._positions.get(key)
-            if position is None:
-                raise TypeError(f"@{self.signature.entry} has no argument named '{key}' (arguments: {', '.join(self.input_names)})")
-            if arranged[position] is not None:
-                raise TypeError(f"argument '{key}' given twice")
-            arranged[position] = value
-        missing = [spec.name for spec, value in zip(inputs, arranged) if value is None]
-        if missing:
-            raise TypeError(f"@{self.signature.entry} is missing arguments: {', '.join(missing)}")
-        return arranged
-
-    def _check_arguments(self, values: list) -> list[np.ndarray]:
-        """The arguments as arrays the compiled code can read: C-contiguous and aligned (copied where
-        they are not), except those a result is tied to, which are updated in place and so must
-        already be such arrays (a copy would leave the caller's array, a KV cache, unchanged)."""
-        arrays = []
-        for index, (spec, value) in enumerate(zip(self.signature.inputs, values)):
-            if index in self._tied:
-                self._check_in_place(value, spec, self._tied[index])
-            array = np.asarray(value)
-            if not array.dtype.isnative:  # e.g. big-endian '>f4': the same values, copied into native order
-                array = array.astype(array.dtype.newbyteorder("="))
-            if array.dtype != spec.dtype or array.shape != spec.shape:
-                raise ArgumentError(
-                    f"argument '{spec.name}' of @{self.signature.entry}: expected {spec.describe()}, "
-                    f"got numpy {array.dtype.name} {list(array.shape)}",
-                    spec,
-                )
-            if not (array.flags.c_contiguous and array.flags.aligned):
-                array = np.array(array, order="C")  # a fresh copy is aligned
-            arrays.append(array)
-        return arrays
-
-    def _check_in_place(self, value, spec: TensorSpec, result: TensorSpec) -> None:
-        """ArgumentError unless `value` is an array that the compiled code can update in place."""
-        if not isinstance(value, np.ndarray):
-            problem = f"got a {type(value).__name__}, not a numpy array"
-        elif not value.flags.writeable:
-            problem = "it is read-only"
-        elif not value.flags.c_contiguous:
-            order = "Fortran order" if value.flags.f_contiguous else "a strided view"
-            problem = f"it is not C-contiguous ({order}); pass np.ascontiguousarray(...) and keep that array"
-        elif not value.flags.aligned:
-            problem = "its data is not aligned to its element size"
-        elif not value.dtype.isnative:
-            problem = "its byte order is not this machine's (a converted copy would be updated, not it)"
-        else:
-            return
-        raise ArgumentError(
-            f"argument '{spec.name}' of @{self.signature.entry} is updated in place ({result.name} is tied "
-            f"to it) and must be a writable array, C-contiguous and aligned: {problem}",
-            spec,
-        )
-
-    def _read_before_update(self, arrays: list[np.ndarray], extents: np.ndarray) -> None:
-        """Replaces each input that shares memory with an argument updated in place by a copy (so it
-        is read as it was before the update); two in-place arguments that share memory are an error."""
-        tied_inputs = list(self._tied)
-        sharing = _sharing(extents[tied_inputs, None, :], extents[None, :, :])  # [tied, every input]
-        sharing[range(len(tied_inputs)), tied_inputs] = False
-        for row, index in np.argwhere(sharing).tolist():
-            if index in self._tied:
-                raise ArgumentError(
-                    f"arguments '{self.signature.inputs[tied_inputs[row]].name}' and "
-                    f"'{self.signature.inputs[index].name}' of @{self.signature.entry} are both updated in place "
-                    f"and share memory",
-                    self.signature.inputs[index],
-                )
-            arrays[index] = arrays[index].copy()  # a fresh array: it shares nothing
-            extents[index] = _extents([arrays[index]])[0]  # the address the call binds
-
-
-def _extents(arrays: Sequence[np.ndarray]) -> np.ndarray:
-    """The bytes [start, end) that each C-contiguous array occupies, one row per array."""
-    rows = [(address, address + array.nbytes) for array in arrays for address in (array.ctypes.data,)]
-    return np.array(rows, dtype=np.int64).reshape(len(rows), 2)
-
-
-def _sharing(first: np.ndarray, second: np.ndarray) -> np.ndarray:
-    """Whether the byte ranges `first[..., :]` and `second[..., :]` ([start, end) in the last axis,
-    broadcast against each other) share a byte: numpy's bounds test, vectorized, so one call checks
-    every in-place argument against a model's hundred weights. Empty ranges share nothing."""
-    start, end = np.maximum(first[..., 0], second[..., 0]), np.minimum(first[..., 1], second[..., 1])
-    return start < end
+        call = self._interface.prepare(args, kwargs, out)
+        self._function.run(call.addresses)
+        return call.finish()
 
 
 def compile(

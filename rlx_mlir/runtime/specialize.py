@@ -38,6 +38,7 @@ from ..dims.variants import ModelVariant
 from ..driver import Compilation
 from ..ir.attrs import NAME_ATTR
 from ..ir.diagnostics import CompileError
+from .abi import Parameters
 from .signature import find_function
 
 _MAYBE_DYNAMIC = re.compile(r"rlx\.(dims|sym)\b")
@@ -93,6 +94,7 @@ class SpecializingExecutable:
             self.input_dims = tuple(argument_dims(function))
             self.input_names = tuple(_argument_names(function))
         self._module = module
+        self._parameters = Parameters(f"@{self.entry}", self.input_names)
         # Only arguments with symbols are read here; the static executable checks the others.
         self._symbolic_inputs = [
             (index, name, dims)
@@ -109,7 +111,7 @@ class SpecializingExecutable:
 
     def __call__(self, *args, out=None, **kwargs):
         """Runs the specialisation for the arguments' sizes; `out` as for `Executable`."""
-        arrays = self._arrange(args, kwargs)
+        arrays = self._parameters.arrange(args, kwargs)
         binding = self.binding_from_inputs(arrays)
         executable = self._get(binding)
         return executable(*arrays, out=out)
@@ -185,23 +187,6 @@ class SpecializingExecutable:
                         f"got {size}"
                     )
         return binding
-
-    def _arrange(self, args: Sequence, kwargs: dict) -> list:
-        names = self.input_names
-        if len(args) > len(names):
-            raise TypeError(f"@{self.entry} takes {len(names)} arguments, got {len(args)}")
-        arranged = list(args) + [None] * (len(names) - len(args))
-        for key, value in kwargs.items():
-            if key not in names:
-                raise TypeError(f"@{self.entry} has no argument named '{key}' (arguments: {', '.join(names)})")
-            index = names.index(key)
-            if arranged[index] is not None:
-                raise TypeError(f"argument '{key}' given twice")
-            arranged[index] = value
-        missing = [n for n, v in zip(names, arranged) if v is None]
-        if missing:
-            raise TypeError(f"@{self.entry} is missing arguments: {', '.join(missing)}")
-        return arranged
 
     # -- the variant cache ---------------------------------------------------------------------------
 

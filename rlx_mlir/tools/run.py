@@ -19,7 +19,7 @@ import numpy as np
 from numpy.lib import format as npy_format
 
 from ..ir.diagnostics import CompileError
-from ..runtime.jit import ArgumentError
+from ..runtime.abi import ArgumentError
 from ..runtime.jit import compile as jit_compile
 from ..runtime.signature import TensorSpec
 from .cli import ArgumentParser, ToolError, guarded, read_source

@@ -57,6 +57,56 @@ module {
       irdl.attributes {"head_dim" = %4, "n_rot" = %5}
       irdl.results(result: %6)
     }
+    irdl.operation @reshape {
+      %0 = irdl.base "!builtin.tensor" 
+      %1 = irdl.base "!builtin.tensor" 
+      irdl.operands(input: %0)
+      irdl.results(result: %1)
+    }
+    irdl.operation @transpose {
+      %0 = irdl.base "!builtin.tensor" 
+      %1 = irdl.base "#builtin.dense_array" 
+      %2 = irdl.base "!builtin.tensor" 
+      irdl.operands(input: %0)
+      irdl.attributes {"perm" = %1}
+      irdl.results(result: %2)
+    }
+    irdl.operation @narrow {
+      %0 = irdl.base "!builtin.tensor" 
+      %1 = irdl.base "#builtin.integer" 
+      %2 = irdl.base "#builtin.integer" 
+      %3 = irdl.base "#builtin.integer" 
+      %4 = irdl.base "!builtin.tensor" 
+      irdl.operands(input: %0)
+      irdl.attributes {"axis" = %1, "start" = %2, "len" = %3}
+      irdl.results(result: %4)
+    }
+    irdl.operation @concat {
+      %0 = irdl.base "!builtin.tensor" 
+      %1 = irdl.base "!builtin.tensor" 
+      %2 = irdl.base "#builtin.integer" 
+      %3 = irdl.base "!builtin.tensor" 
+      irdl.operands(lhs: %0, rhs: %1)
+      irdl.attributes {"axis" = %2}
+      irdl.results(result: %3)
+    }
+    irdl.operation @expand {
+      %0 = irdl.base "!builtin.tensor" 
+      %1 = irdl.base "#builtin.dense_array" 
+      %2 = irdl.base "!builtin.tensor" 
+      irdl.operands(input: %0)
+      irdl.attributes {"shape" = %1}
+      irdl.results(result: %2)
+    }
+    irdl.operation @gather {
+      %0 = irdl.base "!builtin.tensor" 
+      %1 = irdl.base "!builtin.tensor" 
+      %2 = irdl.base "#builtin.integer" 
+      %3 = irdl.base "!builtin.tensor" 
+      irdl.operands(table: %0, indices: %1)
+      irdl.attributes {"axis" = %2}
+      irdl.results(result: %3)
+    }
     irdl.operation @scan {
       %0 = irdl.base "!builtin.tensor" 
       %1 = irdl.base "!builtin.tensor" 
@@ -327,56 +377,6 @@ module {
       %1 = irdl.base "!builtin.tensor" 
       irdl.operands(input: %0)
       irdl.results(result: %1)
-    }
-    irdl.operation @reshape {
-      %0 = irdl.base "!builtin.tensor" 
-      %1 = irdl.base "!builtin.tensor" 
-      irdl.operands(input: %0)
-      irdl.results(result: %1)
-    }
-    irdl.operation @transpose {
-      %0 = irdl.base "!builtin.tensor" 
-      %1 = irdl.base "#builtin.dense_array" 
-      %2 = irdl.base "!builtin.tensor" 
-      irdl.operands(input: %0)
-      irdl.attributes {"perm" = %1}
-      irdl.results(result: %2)
-    }
-    irdl.operation @narrow {
-      %0 = irdl.base "!builtin.tensor" 
-      %1 = irdl.base "#builtin.integer" 
-      %2 = irdl.base "#builtin.integer" 
-      %3 = irdl.base "#builtin.integer" 
-      %4 = irdl.base "!builtin.tensor" 
-      irdl.operands(input: %0)
-      irdl.attributes {"axis" = %1, "start" = %2, "len" = %3}
-      irdl.results(result: %4)
-    }
-    irdl.operation @concat {
-      %0 = irdl.base "!builtin.tensor" 
-      %1 = irdl.base "!builtin.tensor" 
-      %2 = irdl.base "#builtin.integer" 
-      %3 = irdl.base "!builtin.tensor" 
-      irdl.operands(lhs: %0, rhs: %1)
-      irdl.attributes {"axis" = %2}
-      irdl.results(result: %3)
-    }
-    irdl.operation @expand {
-      %0 = irdl.base "!builtin.tensor" 
-      %1 = irdl.base "#builtin.dense_array" 
-      %2 = irdl.base "!builtin.tensor" 
-      irdl.operands(input: %0)
-      irdl.attributes {"shape" = %1}
-      irdl.results(result: %2)
-    }
-    irdl.operation @gather {
-      %0 = irdl.base "!builtin.tensor" 
-      %1 = irdl.base "!builtin.tensor" 
-      %2 = irdl.base "#builtin.integer" 
-      %3 = irdl.base "!builtin.tensor" 
-      irdl.operands(table: %0, indices: %1)
-      irdl.attributes {"axis" = %2}
-      irdl.results(result: %3)
     }
     irdl.operation @reduce {
       %0 = irdl.base "!builtin.tensor" 

@@ -38,6 +38,7 @@ from ..pipelines.lower_to_llvm import LowerToLLVM
 from ..runtime.signature import find_function, signature_of
 from ..targets import TARGETS
 from ..targets.cpu import AUTO_THREADS, MAX_THREADS, resolve_threads
+from ..targets.cuda import check_target
 from ..targets.toolchain import llvm_tool, mlir_tool
 from .loader import CIFACE_PREFIX, MANIFEST_FORMAT, SIGNATURE_SYMBOL, SYMBOL_NAME, check_manifest, file_sha256, manifest_path
 
@@ -172,8 +173,6 @@ def export(
         raise ValueError(f"export(): threads must be an integer in [0, {MAX_THREADS}] ({AUTO_THREADS}: this "
                          f"machine's thread count), got {threads!r} ({type(threads).__name__})")
     if target == "cuda":
-        from ..targets.cuda import check_target
-
         check_target(chip, features, format)  # before anything reaches LLVM
         pipeline = f"builtin.module(rlx-lower-to-nvvm{{chip={chip} features={features} format={format}}})"
     else:

@@ -51,6 +51,7 @@ from ..errors import RlxError
 from ..dsl import DenseI64ArrayAttr, I64Attr, Operation, VerifyError
 from ..ir.attrs import DIMS_ATTR, SYM_ATTR
 from ..ir.shapes import DYNAMIC
+from .variants import ModelVariant
 
 PLACEHOLDER = -1  # what a symbolic entry of a size attribute holds before binding
 
@@ -604,8 +605,6 @@ def bind_dims(module, binding) -> "ir.Module":
     unknown or unbound symbol, a size that is not a positive integer, or a size
     that makes an op invalid; the module is then unchanged.
     """
-    from .variants import ModelVariant
-
     operation = module.operation if isinstance(module, ir.Module) else module
     if isinstance(binding, ModelVariant):
         symbols = set().union(*(function_symbols(f) for f in dynamic_functions(operation)))

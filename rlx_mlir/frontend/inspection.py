@@ -9,6 +9,7 @@ from mlir import ir
 
 from ..ir.attrs import PHASE_ATTR, SLOT_ATTR, VIEW_ATTR
 from ..ir.shapes import format_shape
+from ..runtime.signature import signature_of
 
 FUSED_MIR_OPS = (
     "rlx.fused_matmul_bias_act",
@@ -47,8 +48,6 @@ def _describe_value(graph, value) -> str:
 
 
 def summarize(graph) -> str:
-    from ..runtime.signature import signature_of
-
     function = graph._func
     lines = [f"GraphModule '{graph.name}' at stage {graph.stage}"]
     if graph.fusion_policy and graph.stage == "hir":

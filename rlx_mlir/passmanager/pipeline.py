@@ -24,6 +24,7 @@ from mlir.passmanager import PassManager
 from . import registry
 from ..errors import RlxError
 from ..dialects import verifier
+from ..targets.toolchain import mlir_tool
 from .base import Configurable, PassFailure, PassOptionError, RlxPass, RlxPipeline
 
 Element = Union[RlxPass, str]
@@ -172,8 +173,6 @@ def _check_upstream(token: _Token, text: str, nested: Optional[str]) -> None:
 @functools.lru_cache(maxsize=1)
 def upstream_pass_names() -> tuple[str, ...]:
     """Names of upstream passes and pipelines, read from `mlir-opt --help` (for suggestions)."""
-    from ..targets.toolchain import mlir_tool
-
     tool = mlir_tool("mlir-opt")
     if tool is None:
         return ()

@@ -24,8 +24,10 @@ from ..targets import TARGETS
 from ..targets.cpu import resolve_threads
 from ..targets.toolchain import openmp_library, runtime_library
 from . import isolation, options
+from . import specialize
 from .abi import ArgumentError, CFunction, Interface  # noqa: F401 (ArgumentError: re-exported)
 from .compile_cache import COMPILE_CACHE, CacheInfo
+from .cuda import compile_cuda
 from .signature import Signature, find_function, signature_of
 
 DEFAULT_MAX_VARIANTS = 32  # specialisations a dynamic executable keeps (least recently used go first)
@@ -123,13 +125,9 @@ def compile(
     settings = dict(entry=entry, target=target, opt_level=opt_level, filename=filename, plan=plan, threads=threads,
                     matmul_kernels=matmul_kernels)
     if target == "cuda":  # the GPU path: its own pipeline and runtime (runtime/cuda.py)
-        from .cuda import compile_cuda
-
         if isolate:
             isolation.compile_in_child(text, settings)
         return compile_cuda(text, entry, opt_level=opt_level, filename=filename, plan=plan)
-    from . import specialize
-
     if specialize.is_dynamic_source(text, entry, filename):
         # Symbolic dimensions: each binding of them is bound, planned and compiled on first use.
         def compile_static(static_text: str, name: str) -> Executable:

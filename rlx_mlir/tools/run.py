@@ -21,7 +21,10 @@ from numpy.lib import format as npy_format
 from ..ir.diagnostics import CompileError
 from ..runtime.abi import ArgumentError
 from ..runtime.jit import compile as jit_compile
+from ..passmanager.base import PassOptionError
 from ..runtime.signature import TensorSpec
+from ..runtime.specialize import SpecializingExecutable
+from ..transforms.mir.bind_dims import parse_binding
 from .cli import ArgumentParser, ToolError, guarded, read_source
 
 
@@ -121,9 +124,6 @@ def _main(argv: list[str]) -> int:
 
 def _specialised(executable, bind: Optional[str]):
     """The static executable of a dynamic function for `--bind`; `executable` itself when static."""
-    from ..passmanager.base import PassOptionError
-    from ..runtime.specialize import SpecializingExecutable
-
     if not isinstance(executable, SpecializingExecutable):
         if bind:
             raise ToolError(f"--bind: @{executable.signature.entry} has no symbolic dimensions")
@@ -140,8 +140,6 @@ def _specialised(executable, bind: Optional[str]):
 
 def _pairs(text: str) -> tuple:
     """`BATCH=1,SEQ=7` as sorted (symbol, size) pairs, parsed as rlx-bind-dims options are."""
-    from ..transforms.mir.bind_dims import parse_binding
-
     key, _, value = text.partition("=")
     return parse_binding({key: value})
 

@@ -23,6 +23,7 @@ from ...dsl import AnyTensor, BoolAttr, I64Attr, Pure, VerifyError, attribute, o
 from ...dsl.constraints import AttrConstraint
 from ...ir.shapes import format_shape, shape_of
 from .dialect import Rlx
+from .shape import NarrowOp, ReshapeOp
 
 __all__ = [
     "ScanOp", "IfOp", "WhileOp", "CustomFnOp",
@@ -358,8 +359,6 @@ def custom_fn_outputs(packed, shapes: Sequence[Sequence[int]]) -> list:
     `shapes` their shapes.  Output `i` is `rlx.narrow` of its range then
     `rlx.reshape` to its shape (built at the current insertion point).
     """
-    from .shape import NarrowOp, ReshapeOp
-
     value = packed if isinstance(packed, ir.Value) else packed.result
     element = ir.RankedTensorType(value.type).element_type
     outputs, offset = [], 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 from mlir import ir
 
 from ...dsl import DenseElementsAttr, Pure, TensorOf, VerifyError, attribute, operand, result
+from ...dsl import element_type_from_name
 from ...ir.shapes import format_shape, shape_of
 from .dialect import Rlx
 
@@ -53,8 +54,6 @@ class CastOp(Rlx.Operation, name="cast", traits=[Pure]):
     @classmethod
     def to(cls, input: ir.Value, dtype: str, *, loc=None, ip=None) -> "CastOp":
         """Builds a cast of `input` to the element type named `dtype` ("f16", "i64", ...)."""
-        from ...dsl import element_type_from_name
-
         if dtype not in CASTABLE:
             raise ValueError(f"'rlx.cast' cannot convert to '{dtype}'; targets: {', '.join(CASTABLE)}")
         element = element_type_from_name(dtype)

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+
 from mlir import ir
 from mlir.dialects import arith
 
@@ -90,8 +92,6 @@ def _fix_constant(op: ir.Operation) -> None:
             splat = int(bool(ir.IntegerAttr(attr.get_splat_value()).value))
             value = ir.DenseElementsAttr.get_splat(new_type, ir.IntegerAttr.get(_i8(), splat))
         else:
-            import numpy as np
-
             value = ir.DenseElementsAttr.get(np.array(values, np.int8).reshape(new_type.shape), type=new_type)
         replacement = arith.ConstantOp(new_type, value)
     op.results[0].replace_all_uses_with(replacement.result)

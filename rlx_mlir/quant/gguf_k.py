@@ -1,0 +1,282 @@
+"""GGUF's K-quant super-block formats: `q4_k`, `q5_k`, `q6_k` (ggml's `block_q4_K`, ...).
+
+A row of K weights is K/256 super-blocks back to back; super-block b holds elements
+`256*b .. 256*b+255` of the row.  Offsets below are in bytes from the start of a super-block;
+`f16` is little-endian IEEE half.  "Element e" is the e-th of the super-block's 256 weights.
+
+`q4_k`, 144 bytes per 256 weights (8 sub-blocks of 32, each with a 6-bit scale and a 6-bit min)::
+
+    offset 0    f16  d            scale of the sub-block scales
+    offset 2    f16  dmin         scale of the sub-block mins
+    offset 4    u8   scales[12]   sc[0..7], m[0..7], 6 bits each, packed as below
+    offset 16   u8   qs[128]      4-bit codes
+
+    sc[j] = scales[j] & 63,                               m[j] = scales[j+4] & 63       (j < 4)
+    sc[j] = (scales[j+4] & 0xF) | ((scales[j-4] >> 6) << 4),
+    m[j]  = (scales[j+4] >> 4)  | ((scales[j]   >> 6) << 4)                             (j >= 4)
+
+    element e = 64*g + 32*h + l   (g in 0..3, h in 0..1, l in 0..31), sub-block j = 2*g + h:
+    code[e] = (qs[32*g + l] >> (4*h)) & 0xF
+    w[e]    = (d * sc[j]) * code[e] - (dmin * m[j])
+
+`q5_k`, 176 bytes per 256 weights: `q4_k` with a fifth bit per weight::
+
+    offset 0    f16  d
+    offset 2    f16  dmin
+    offset 4    u8   scales[12]   as q4_k
+    offset 16   u8   qh[32]       high bits: bit j of qh[l] is the fifth bit of element 32*j + l
+    offset 48   u8   qs[128]      low 4 bits, as q4_k's codes
+
+    code[e] = ((qs[32*g + l] >> (4*h)) & 0xF) | (((qh[l] >> j) & 1) << 4)     (e = 32*j + l, j = 2*g + h)
+    w[e]    = (d * sc[j]) * code[e] - (dmin * m[j])                             (code in 0..31)
+
+`q6_k`, 210 bytes per 256 weights (16 sub-blocks of 16, each with an int8 scale)::
+
+    offset 0    u8   ql[128]      low 4 bits
+    offset 128  u8   qh[64]       high 2 bits
+    offset 192  i8   scales[16]
+    offset 208  f16  d            (last)
+
+    element e = 128*p + 32*q + l   (p in 0..1, q in 0..3, l in 0..31):
+    low[e]  = (ql[64*p + 32*(q & 1) + l] >> (4*(q >> 1))) & 0xF
+    high[e] = (qh[32*p + l] >> (2*q)) & 3
+    w[e]    = (d * scales[e // 16]) * ((low[e] | (high[e] << 4)) - 32)        (code - 32 in -32..31)
+
+Dequantisation computes in float32 in exactly the order written (the scale products first), which
+is what ggml's `dequantize_row_*` and `gguf.quants.dequantize` do, bit for bit.
+
+The quantisers follow ggml's reference ones (`quantize_row_q4_K_ref`, ...): q4_k/q5_k pick each
+sub-block's scale and min with `make_qkx2_quants` (a weighted least-squares search over
+candidate scales, weights `rms(x) + |x|`), q6_k each sub-block's scale with `make_qx_quants`
+(weights `x*x`, 19 candidate scales); the sub-block scales are then quantised to 6 / 8 bits
+against the super-block's f16 `d` (and `dmin`), and the codes recomputed from those.  The
+loops over one block's elements run vectorised across all blocks at once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import QK_K, GgufScheme, f16_from_bytes, f16_to_bytes, nearest_int
+
+GROUP_MAX_EPS = np.float32(1e-15)  # ggml: below this a group counts as all zero
+
+
+# ---------------------------------------------------------------------------------------------
+# ggml's scale searches, vectorised over groups: x is [groups, n] float32.
+
+
+def make_qkx2_quants(x, weights, nmax, rmin, rdelta, nstep, use_mad=False):
+    """ggml's `make_qkx2_quants`: per group a scale > 0 and a min >= 0 with `x ~ scale*L - min`.
+
+    Starts from the range `[min(x, 0), max(x)]` mapped onto `0..nmax`, then tries `nstep + 1`
+    slightly different scales, each followed by the weighted least-squares fit of (scale, min)
+    to the rounded codes; keeps the fit of least weighted error.  Returns (scale, min), each [groups].
+    """
+    f32 = np.float32
+    lo = np.minimum(x.min(axis=1), f32(0))
+    hi = x.max(axis=1)
+    flat = hi == lo
+    span = np.where(flat, f32(1), hi - lo)
+    sum_w = weights.sum(axis=1)
+    sum_x = (weights * x).sum(axis=1)
+    shifted = x - lo[:, None]
+
+    def codes(iscale):
+        return np.clip(np.rint(iscale[:, None] * shifted), 0, nmax).astype(f32)
+
+    def error(scale, offset, levels):
+        diff = scale[:, None] * levels + offset[:, None] - x
+        return (weights * (np.abs(diff) if use_mad else diff * diff)).sum(axis=1)
+
+    iscale = f32(nmax) / span
+    best_scale = f32(1) / iscale
+    best_min = lo
+    best_err = error(best_scale, best_min, codes(iscale))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for step in range(nstep + 1):
+            levels = codes((f32(rmin) + f32(rdelta) * f32(step) + f32(nmax)) / span)
+            sum_l = (weights * levels).sum(axis=1)
+            sum_l2 = (weights * levels * levels).sum(axis=1)
+            sum_xl = (weights * levels * x).sum(axis=1)
+            det = sum_w * sum_l2 - sum_l * sum_l
+            scale = (sum_w * sum_xl - sum_x * sum_l) / det
+            offset = (sum_l2 * sum_x - sum_l * sum_xl) / det
+            positive = offset > 0  # the fit wants a positive min: pin it at 0, refit the scale
+            offset = np.where(positive, f32(0), offset)
+            scale = np.where(positive, sum_xl / sum_l2, scale)
+            err = error(scale, offset, levels)
+            better = (det > 0) & (err < best_err)
+            best_err = np.where(better, err, best_err)
+            best_scale = np.where(better, scale, best_scale)
+            best_min = np.where(better, offset, best_min)
+    return np.where(flat, f32(0), best_scale), np.where(flat, -lo, -best_min)
+
+
+def make_qx_quants(x, nmax):
+    """ggml's `make_qx_quants` with rmse_type 1: per group a signed scale with `x ~ scale * L`,
+    L in `-nmax .. nmax-1`, fitted by least squares with weights `x*x` over 19 candidate scales.
+    Returns the scales, [groups] (0 for an all-zero group)."""
+    f32 = np.float32
+    signed_max = np.take_along_axis(x, np.abs(x).argmax(axis=1)[:, None], axis=1)[:, 0]
+    zero = np.abs(signed_max) < GROUP_MAX_EPS
+    signed_max = np.where(zero, f32(1), signed_max)
+    weights = x * x
+
+    def fit(iscale):
+        levels = np.clip(np.rint(iscale[:, None] * x), -nmax, nmax - 1).astype(f32)
+        return (weights * x * levels).sum(axis=1), (weights * levels * levels).sum(axis=1)
+
+    sum_lx, sum_l2 = fit(f32(-nmax) / signed_max)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.where(sum_l2 != 0, sum_lx / sum_l2, f32(0))
+        best = scale * sum_lx
+        for step in (*range(-9, 0), *range(1, 10)):
+            sum_lx, sum_l2 = fit(-(f32(nmax) + f32(0.1) * f32(step)) / signed_max)
+            better = (sum_l2 > 0) & (sum_lx * sum_lx > best * sum_l2)
+            scale = np.where(better, sum_lx / sum_l2, scale)
+            best = np.where(better, scale * sum_lx, best)
+    return np.where(zero, f32(0), scale)
+
+
+def _quantize_scales(values, levels):
+    """Sub-block scales (or mins) >= 0, [n, groups] -> (super scale f32 [n], codes 0..levels [n, groups]).
+
+    The super-block scale is `max / levels`, rounded to f16 by the caller's storage."""
+    top = values.max(axis=1)
+    with np.errstate(divide="ignore"):
+        inv = np.where(top > 0, np.float32(levels) / top, np.float32(0))
+    codes = np.clip(nearest_int(inv[:, None] * values), 0, levels).astype(np.uint8)
+    return top / np.float32(levels), codes
+
+
+def _requantize(x, d, offset, nmax):
+    """Codes `round((x + offset) / d)` clipped to `0..nmax` per sub-block; 0 where d == 0."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        levels = np.rint((x + offset[..., None]) / d[..., None])
+    levels = np.where(d[..., None] == 0, 0, levels)
+    return np.clip(levels, 0, nmax).astype(np.uint8)
+
+
+# ---------------------------------------------------------------------------------------------
+# q4_k and q5_k: 8 sub-blocks of 32, 6-bit scales and mins packed into 12 bytes.
+
+
+def pack_scale_min_k4(sc, m):
+    """6-bit sc[n, 8], m[n, 8] -> the 12 `scales` bytes of block_q4_K / block_q5_K."""
+    packed = np.empty((sc.shape[0], 12), np.uint8)
+    packed[:, 0:4] = (sc[:, 0:4] & 63) | ((sc[:, 4:8] >> 4) << 6)
+    packed[:, 4:8] = (m[:, 0:4] & 63) | ((m[:, 4:8] >> 4) << 6)
+    packed[:, 8:12] = (sc[:, 4:8] & 0xF) | ((m[:, 4:8] & 0xF) << 4)
+    return packed
+
+
+def unpack_scale_min_k4(scales):
+    """The 12 `scales` bytes -> (sc [n, 8], m [n, 8]) uint8 (ggml's `get_scale_min_k4`)."""
+    low, mid, high = scales[:, 0:4], scales[:, 4:8], scales[:, 8:12]
+    sc = np.concatenate([low & 63, (high & 0xF) | ((low >> 6) << 4)], axis=1)
+    m = np.concatenate([mid & 63, (high >> 4) | ((mid >> 6) << 4)], axis=1)
+    return sc, m
+
+
+def _quantize_k_scales_mins(blocks, nmax, rmin, nstep):
+    """The shared first half of q4_k/q5_k: blocks [n, 256] -> (d, dmin f16 bytes, scales bytes, codes [n, 8, 32])."""
+    n = blocks.shape[0]
+    x = blocks.reshape(n * 8, 32)
+    rms = np.sqrt((x * x).sum(axis=1) / np.float32(32))
+    scales, mins = make_qkx2_quants(x, rms[:, None] + np.abs(x), nmax, rmin, 0.1, nstep)
+    d, sc = _quantize_scales(scales.reshape(n, 8), 63)
+    dmin, m = _quantize_scales(mins.reshape(n, 8), 63)
+    d_bytes, dmin_bytes = f16_to_bytes(d), f16_to_bytes(dmin)
+    d_sub = f16_from_bytes(d_bytes)[:, None] * sc.astype(np.float32)
+    m_sub = f16_from_bytes(dmin_bytes)[:, None] * m.astype(np.float32)
+    codes = _requantize(blocks.reshape(n, 8, 32), d_sub, m_sub, nmax)
+    return d_bytes, dmin_bytes, pack_scale_min_k4(sc, m), codes
+
+
+def _pack_nibbles_k(low4):
+    """codes [n, 8, 32] (low 4 bits used) -> qs [n, 128]: sub-block 2g in the low, 2g+1 in the high nibbles."""
+    pairs = (low4 & 0xF).reshape(-1, 4, 2, 32)
+    return (pairs[:, :, 0] | (pairs[:, :, 1] << 4)).reshape(-1, 128)
+
+
+def _unpack_nibbles_k(qs):
+    """qs [n, 128] -> codes [n, 8, 32] (the inverse of `_pack_nibbles_k`)."""
+    qs = qs.reshape(-1, 4, 1, 32)
+    return np.concatenate([qs & 0xF, qs >> 4], axis=2).reshape(-1, 8, 32)
+
+
+def _dequantize_k(d, dmin, scales, codes):
+    sc, m = unpack_scale_min_k4(scales)
+    d_sub = (d[:, None] * sc.astype(np.float32))[..., None]
+    m_sub = (dmin[:, None] * m.astype(np.float32))[..., None]
+    return (d_sub * codes.astype(np.float32) - m_sub).reshape(-1, QK_K)
+
+
+def quantize_q4_k(blocks):
+    d, dmin, scales, codes = _quantize_k_scales_mins(blocks, 15, -1.0, 20)
+    return np.concatenate([d, dmin, scales, _pack_nibbles_k(codes)], axis=1)
+
+
+def dequantize_q4_k(blocks):
+    d, dmin = f16_from_bytes(blocks[:, 0:2]), f16_from_bytes(blocks[:, 2:4])
+    return _dequantize_k(d, dmin, blocks[:, 4:16], _unpack_nibbles_k(blocks[:, 16:144]))
+
+
+def quantize_q5_k(blocks):
+    d, dmin, scales, codes = _quantize_k_scales_mins(blocks, 31, -0.5, 15)
+    fifth = (codes >> 4).transpose(0, 2, 1)  # [n, 32 (l), 8 (j)]: bit j of qh[l]
+    qh = (fifth << np.arange(8, dtype=np.uint8)).sum(axis=2, dtype=np.uint8)
+    return np.concatenate([d, dmin, scales, qh, _pack_nibbles_k(codes)], axis=1)
+
+
+def dequantize_q5_k(blocks):
+    d, dmin = f16_from_bytes(blocks[:, 0:2]), f16_from_bytes(blocks[:, 2:4])
+    qh = blocks[:, 16:48]
+    fifth = (qh[:, None, :] >> np.arange(8, dtype=np.uint8)[None, :, None]) & 1  # [n, 8 (j), 32 (l)]
+    codes = _unpack_nibbles_k(blocks[:, 48:176]) | (fifth << 4)
+    return _dequantize_k(d, dmin, blocks[:, 4:16], codes)
+
+
+# ---------------------------------------------------------------------------------------------
+# q6_k: 16 sub-blocks of 16, int8 scales, 6-bit codes split into ql (4 bits) and qh (2 bits).
+
+
+def quantize_q6_k(blocks):
+    n = blocks.shape[0]
+    scales = make_qx_quants(blocks.reshape(n * 16, 16), 32).reshape(n, 16)
+    biggest = np.take_along_axis(scales, np.abs(scales).argmax(axis=1)[:, None], axis=1)[:, 0]
+    zero = np.abs(biggest) < GROUP_MAX_EPS
+    with np.errstate(divide="ignore"):
+        iscale = np.where(zero, np.float32(0), np.float32(-128) / np.where(zero, np.float32(1), biggest))
+        d_bytes = f16_to_bytes(np.where(zero, np.float32(0), np.float32(1) / iscale))
+    sc = np.clip(nearest_int(iscale[:, None] * scales), -128, 127).astype(np.int8)
+    d_sub = f16_from_bytes(d_bytes)[:, None] * sc.astype(np.float32)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        levels = np.rint(blocks.reshape(n, 16, 16) / d_sub[..., None])
+    levels = np.where(d_sub[..., None] == 0, 0, levels)
+    codes = (np.clip(levels, -32, 31) + 32).astype(np.uint8).reshape(n, 2, 4, 32)  # [n, p, q, l]
+    low = codes & 0xF
+    ql = np.concatenate([low[:, :, 0] | (low[:, :, 2] << 4), low[:, :, 1] | (low[:, :, 3] << 4)], axis=2)
+    qh = ((codes >> 4) << (2 * np.arange(4, dtype=np.uint8))[None, None, :, None]).sum(axis=2, dtype=np.uint8)
+    return np.concatenate([ql.reshape(n, 128), qh.reshape(n, 64), sc.view(np.uint8), d_bytes], axis=1)
+
+
+def dequantize_q6_k(blocks):
+    n = blocks.shape[0]
+    ql = blocks[:, 0:128].reshape(n, 2, 1, 64)
+    qh = blocks[:, 128:192].reshape(n, 2, 1, 32)
+    scales = np.ascontiguousarray(blocks[:, 192:208]).view(np.int8).astype(np.float32)
+    d = f16_from_bytes(blocks[:, 208:210])
+    low = np.concatenate([ql & 0xF, ql >> 4], axis=2).reshape(n, 2, 4, 32)
+    high = (qh >> (2 * np.arange(4, dtype=np.uint8))[None, None, :, None]) & 3
+    codes = (low | (high << 4)).astype(np.int8) - np.int8(32)
+    d_sub = (d[:, None] * scales)[..., None]
+    return (d_sub * codes.reshape(n, 16, 16).astype(np.float32)).reshape(n, QK_K)
+
+
+Q4_K = GgufScheme("q4_k", QK_K, 144, quantize_q4_k, dequantize_q4_k, "Q4_K")
+Q5_K = GgufScheme("q5_k", QK_K, 176, quantize_q5_k, dequantize_q5_k, "Q5_K")
+Q6_K = GgufScheme("q6_k", QK_K, 210, quantize_q6_k, dequantize_q6_k, "Q6_K")
+
+SCHEMES = (Q4_K, Q5_K, Q6_K)

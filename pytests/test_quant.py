@@ -29,6 +29,8 @@ GGUF = {
     "q4_k": (GT.Q4_K, 256, 144, (0, 2)),
     "q5_k": (GT.Q5_K, 256, 176, (0, 2)),
     "q6_k": (GT.Q6_K, 256, 210, (208,)),
+    "q2_k": (GT.Q2_K, 256, 84, (80, 82)),
+    "q3_k": (GT.Q3_K, 256, 110, (108,)),
 }
 
 
@@ -101,17 +103,26 @@ def test_gguf_decode_of_random_bytes_is_bit_exact(name, seed):
     np.testing.assert_array_equal(bits(ours), bits(theirs))
 
 
-# Relative RMS error bounds on gaussian weights (measured: q4_0 0.086, q4_k 0.072, q5_k 0.036,
-# q6_k 0.018, q8_0 0.0054).
-ERROR_BOUND = {"q4_0": 0.095, "q4_k": 0.08, "q5_k": 0.04, "q6_k": 0.02, "q8_0": 0.006}
+# Relative RMS error bounds on gaussian weights (measured: q2_k 0.30, q3_k 0.15, q4_0 0.086,
+# q4_k 0.072, q5_k 0.036, q6_k 0.018, q8_k 0.0070, q8_0 0.0054).
+ERROR_BOUND = {
+    "q2_k": 0.32,
+    "q3_k": 0.165,
+    "q4_0": 0.095,
+    "q4_k": 0.08,
+    "q5_k": 0.04,
+    "q6_k": 0.02,
+    "q8_k": 0.008,
+    "q8_0": 0.006,
+}
 
 
 def test_gguf_round_trip_error_is_bounded_and_ordered():
     w = np.random.default_rng(3).standard_normal((64, 2048)).astype(np.float32)
-    err = {name: rel_rms(quant.dequantize(quant.quantize(w, name), name, w.shape), w) for name in GGUF}
+    err = {name: rel_rms(quant.dequantize(quant.quantize(w, name), name, w.shape), w) for name in ERROR_BOUND}
     for name, bound in ERROR_BOUND.items():
         assert err[name] < bound, (name, err[name])
-    assert err["q4_k"] > err["q5_k"] > err["q6_k"] > err["q8_0"]
+    assert err["q2_k"] > err["q3_k"] > err["q4_k"] > err["q5_k"] > err["q6_k"] > err["q8_0"]
     # The K-quants' scale/min search beats q4_0's plain max-abs scale at about the same 4.5 bits.
     assert err["q4_k"] < 0.9 * err["q4_0"]
 
@@ -133,7 +144,7 @@ def test_gguf_simple_quantisers_match_gguf_bytes(name):
     np.testing.assert_array_equal(quant.quantize(w, name), gguf.quants.quantize(w, GGUF[name][0]))
 
 
-@pytest.mark.parametrize("name", ["q4_k", "q5_k", "q6_k"])
+@pytest.mark.parametrize("name", ["q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "q8_k"])
 def test_k_quant_blocks_use_their_scales(name):
     """Blocks at very different magnitudes in one row each get their own scale (so each is
     reproduced to the scheme's relative accuracy, not the row's)."""
@@ -143,6 +154,23 @@ def test_k_quant_blocks_use_their_scales(name):
     for b in range(4):
         cols = slice(256 * b, 256 * b + 256)
         assert rel_rms(out[:, cols], w[:, cols]) < 1.5 * ERROR_BOUND[name]
+
+
+def test_q8_k_layout():
+    """gguf.quants cannot decode q8_k (ggml's dot-product partner format); check the struct here:
+    f32 d, int8 qs[256], int16 bsums[16] (the sums of each 16 codes), w = d * q."""
+    w = test_weights(n=8, k=512)
+    packed = quant.quantize(w, "q8_k")
+    assert packed.shape == (8, 2 * 292) and quant.block_bytes("q8_k") == gguf.GGML_QUANT_SIZES[GT.Q8_K][1]
+    blocks = packed.reshape(16, 292)
+    d = blocks[:, 0:4].copy().view("<f4")[:, 0]
+    q = blocks[:, 4:260].copy().view(np.int8).astype(np.int64)
+    bsums = blocks[:, 260:292].copy().view("<i2")
+    np.testing.assert_array_equal(bsums, q.reshape(16, 16, 16).sum(axis=2))
+    assert np.abs(q).max() == 127
+    expected = (d[:, None] * q.astype(np.float32)).reshape(8, 512)
+    np.testing.assert_array_equal(bits(quant.dequantize(packed, "q8_k", w.shape)), bits(expected))
+    assert rel_rms(expected, w) < 3 * ERROR_BOUND["q8_k"]
 
 
 def test_q4_0_hand_built_block_decodes_as_documented():

@@ -8,8 +8,8 @@ The float weight is always `W [N, K]` (N outputs, K inputs, `y = x @ W.T`: PyTor
 and GGUF's row order); blocks run along K.  Schemes (`SCHEMES`):
 
 - GGUF, one `uint8 [N, row_bytes(scheme, K)]` array, ggml's block structs back to back per row
-  (`gguf_legacy`: `q4_0`, `q8_0`; `gguf_k`: `q4_k`, `q5_k`, `q6_k`).  Dequantisation is bit-exact
-  with ggml / `gguf.quants.dequantize`.
+  (`gguf_legacy`: `q4_0`, `q8_0`; `gguf_k`: `q4_k`, `q5_k`, `q6_k`, `q2_k`, `q3_k`, `q8_k`).
+  Dequantisation is bit-exact with ggml / `gguf.quants.dequantize`.
 - `int8/B`, `int8_asym/B`, `int4/B` (`blockwise`): a `BlockwiseWeight(w_q, scale, zp)`, K-major.
 - `nvfp4` (`nvfp4`): an `Nvfp4Weight(codes, scales, global_scale)`, K-major.
 

@@ -1,4 +1,4 @@
-"""GGUF's K-quant super-block formats: `q4_k`, `q5_k`, `q6_k` (ggml's `block_q4_K`, ...).
+"""GGUF's K-quant super-block formats: `q2_k` .. `q6_k`, `q8_k` (ggml's `block_q4_K`, ...).
 
 A row of K weights is K/256 super-blocks back to back; super-block b holds elements
 `256*b .. 256*b+255` of the row.  Offsets below are in bytes from the start of a super-block;
@@ -42,15 +42,49 @@ A row of K weights is K/256 super-blocks back to back; super-block b holds eleme
     high[e] = (qh[32*p + l] >> (2*q)) & 3
     w[e]    = (d * scales[e // 16]) * ((low[e] | (high[e] << 4)) - 32)        (code - 32 in -32..31)
 
+`q2_k`, 84 bytes per 256 weights (16 sub-blocks of 16, each with a 4-bit scale and a 4-bit min)::
+
+    offset 0    u8   scales[16]   sc[j] = scales[j] & 0xF, m[j] = scales[j] >> 4
+    offset 16   u8   qs[64]       2-bit codes
+    offset 80   f16  d
+    offset 82   f16  dmin
+
+    element e = 128*p + 32*q + l   (p in 0..1, q in 0..3, l in 0..31), sub-block j = e // 16:
+    code[e] = (qs[32*p + l] >> (2*q)) & 3
+    w[e]    = (d * sc[j]) * code[e] - (dmin * m[j])
+
+`q3_k`, 110 bytes per 256 weights (16 sub-blocks of 16, each with a signed 6-bit scale)::
+
+    offset 0    u8   hmask[32]    third bit: bit (e // 32) of hmask[e % 32] belongs to element e
+    offset 32   u8   qs[64]       low 2 bits, laid out as q2_k's codes
+    offset 96   u8   scales[12]   s[0..15], 6 bits each, stored + 32:
+                                  s[j] = ((scales[j % 8] >> (4 * (j // 8))) & 0xF)
+                                         | (((scales[8 + j % 4] >> (2 * (j // 4))) & 3) << 4)
+    offset 108  f16  d
+
+    value[e] = low[e] - (4 if the hmask bit of e is 0 else 0)                      (-4..3)
+    w[e]     = (d * (s[e // 16] - 32)) * value[e]
+
+`q8_k`, 292 bytes per 256 weights (ggml's intermediate format for dot products, rarely stored)::
+
+    offset 0    f32  d
+    offset 4    i8   qs[256]
+    offset 260  i16  bsums[16]    bsums[j] = sum of qs[16*j .. 16*j+15] (not needed to decode)
+
+    w[e] = d * qs[e]
+
 Dequantisation computes in float32 in exactly the order written (the scale products first), which
 is what ggml's `dequantize_row_*` and `gguf.quants.dequantize` do, bit for bit.
 
 The quantisers follow ggml's reference ones (`quantize_row_q4_K_ref`, ...): q4_k/q5_k pick each
 sub-block's scale and min with `make_qkx2_quants` (a weighted least-squares search over
-candidate scales, weights `rms(x) + |x|`), q6_k each sub-block's scale with `make_qx_quants`
-(weights `x*x`, 19 candidate scales); the sub-block scales are then quantised to 6 / 8 bits
-against the super-block's f16 `d` (and `dmin`), and the codes recomputed from those.  The
+candidate scales, weights `rms(x) + |x|`; q2_k the same with weights `|x|` and absolute error),
+q6_k each sub-block's scale with `make_qx_quants` (weights `x*x`, 19 candidate scales), q3_k
+with `make_q3_quants` (coordinate descent); the sub-block scales are then quantised to 4 / 6 /
+8 bits against the super-block's f16 `d` (and `dmin`), and the codes recomputed from those.
+q8_k is ggml's `quantize_row_q8_K_ref` (`d = -max / 127` for the signed largest element).  The
 loops over one block's elements run vectorised across all blocks at once.
+(gguf.quants cannot decode q8_k; the others decode bit-exactly with it.)
 """
 
 from __future__ import annotations
@@ -275,8 +309,149 @@ def dequantize_q6_k(blocks):
     return (d_sub * codes.reshape(n, 16, 16).astype(np.float32)).reshape(n, QK_K)
 
 
+# ---------------------------------------------------------------------------------------------
+# q2_k and q3_k: 16 sub-blocks of 16, 2-bit codes (q3_k adds a high bit per weight in hmask).
+
+
+def make_q3_quants(x, nmax):
+    """ggml's `make_q3_quants` with do_rmse: per group a signed scale with `x ~ scale * L`,
+    L in `-nmax .. nmax-1`: round against the largest-magnitude element, then 5 passes of
+    coordinate descent on the weighted (`x*x`) least-squares fit.  Returns the scales, [groups]."""
+    f32 = np.float32
+    signed_max = np.take_along_axis(x, np.abs(x).argmax(axis=1)[:, None], axis=1)[:, 0]
+    zero = np.abs(signed_max) < GROUP_MAX_EPS
+    iscale = f32(-nmax) / np.where(zero, f32(1), signed_max)
+    levels = np.clip(np.rint(iscale[:, None] * x), -nmax, nmax - 1).astype(f32)
+    weights = x * x
+    sum_lx = (weights * x * levels).sum(axis=1)
+    sum_l2 = (weights * levels * levels).sum(axis=1)
+    # A pass that changes nothing leaves the state as it was, so running every group through
+    # all 5 passes equals ggml's early exit.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for _ in range(5):
+            for i in range(x.shape[1]):
+                xi, wi, li = x[:, i], weights[:, i], levels[:, i]
+                slx = sum_lx - wi * xi * li
+                sl2 = sum_l2 - wi * li * li
+                new = np.clip(np.rint(xi * sl2 / slx), -nmax, nmax - 1).astype(f32)
+                slx_new = slx + wi * xi * new
+                sl2_new = sl2 + wi * new * new
+                take = (
+                    (slx > 0)
+                    & (new != li)
+                    & (sl2_new > 0)
+                    & (slx_new * slx_new * sum_l2 > sum_lx * sum_lx * sl2_new)
+                )
+                levels[:, i] = np.where(take, new, li)
+                sum_lx = np.where(take, slx_new, sum_lx)
+                sum_l2 = np.where(take, sl2_new, sum_l2)
+        return np.where(zero, f32(0), sum_lx / sum_l2)
+
+
+def _pack_crumbs(codes):
+    """2-bit codes [n, 256] -> qs [n, 64]: element 128*h + 32*s + l in bits 2s of qs[32*h + l]."""
+    crumbs = (codes & 3).reshape(-1, 2, 4, 32)
+    shifted = crumbs << (2 * np.arange(4, dtype=np.uint8))[None, None, :, None]
+    return shifted.sum(axis=2, dtype=np.uint8).reshape(-1, 64)
+
+
+def _unpack_crumbs(qs):
+    """qs [n, 64] -> 2-bit codes [n, 16, 16] (sub-block, element)."""
+    shifted = qs.reshape(-1, 2, 1, 32) >> (2 * np.arange(4, dtype=np.uint8))[None, None, :, None]
+    return (shifted & 3).reshape(-1, 16, 16)
+
+
+def quantize_q2_k(blocks):
+    n = blocks.shape[0]
+    x = blocks.reshape(n * 16, 16)
+    scales, mins = make_qkx2_quants(x, np.abs(x), 3, -0.5, 0.1, 15, use_mad=True)
+    d, sc = _quantize_scales(scales.reshape(n, 16), 15)
+    dmin, m = _quantize_scales(mins.reshape(n, 16), 15)
+    d_bytes, dmin_bytes = f16_to_bytes(d), f16_to_bytes(dmin)
+    d_sub = f16_from_bytes(d_bytes)[:, None] * sc.astype(np.float32)
+    m_sub = f16_from_bytes(dmin_bytes)[:, None] * m.astype(np.float32)
+    codes = _requantize(blocks.reshape(n, 16, 16), d_sub, m_sub, 3)
+    return np.concatenate([sc | (m << 4), _pack_crumbs(codes.reshape(n, QK_K)), d_bytes, dmin_bytes], axis=1)
+
+
+def dequantize_q2_k(blocks):
+    scales = blocks[:, 0:16]
+    d, dmin = f16_from_bytes(blocks[:, 80:82]), f16_from_bytes(blocks[:, 82:84])
+    d_sub = (d[:, None] * (scales & 0xF).astype(np.float32))[..., None]
+    m_sub = (dmin[:, None] * (scales >> 4).astype(np.float32))[..., None]
+    return (d_sub * _unpack_crumbs(blocks[:, 16:80]).astype(np.float32) - m_sub).reshape(-1, QK_K)
+
+
+def pack_scales_q3_k(sc):
+    """6-bit sc[n, 16] (stored +32) -> the 12 `scales` bytes of block_q3_K."""
+    packed = np.empty((sc.shape[0], 12), np.uint8)
+    packed[:, 0:8] = (sc[:, 0:8] & 0xF) | ((sc[:, 8:16] & 0xF) << 4)
+    high = (sc >> 4).reshape(-1, 4, 4) << (2 * np.arange(4, dtype=np.uint8))[None, :, None]  # [n, j // 4, j % 4]
+    packed[:, 8:12] = high.sum(axis=1, dtype=np.uint8)
+    return packed
+
+
+def unpack_scales_q3_k(scales):
+    """The 12 `scales` bytes -> signed sub-block scales [n, 16] int8 (-32..31)."""
+    low = np.concatenate([scales[:, 0:8] & 0xF, scales[:, 0:8] >> 4], axis=1)
+    high = (scales[:, None, 8:12] >> (2 * np.arange(4, dtype=np.uint8))[None, :, None]) & 3
+    return (low | (high.reshape(-1, 16) << 4)).astype(np.int8) - np.int8(32)
+
+
+def quantize_q3_k(blocks):
+    n = blocks.shape[0]
+    scales = make_q3_quants(blocks.reshape(n * 16, 16), 4).reshape(n, 16)
+    biggest = np.take_along_axis(scales, np.abs(scales).argmax(axis=1)[:, None], axis=1)[:, 0]
+    zero = biggest == 0
+    iscale = np.float32(-32) / np.where(zero, np.float32(1), biggest)
+    sc = np.where(zero[:, None], 32, np.clip(nearest_int(iscale[:, None] * scales), -32, 31) + 32).astype(np.uint8)
+    d_bytes = f16_to_bytes(np.where(zero, np.float32(0), np.float32(1) / iscale))
+    packed_scales = pack_scales_q3_k(sc)
+    d_sub = f16_from_bytes(d_bytes)[:, None] * unpack_scales_q3_k(packed_scales).astype(np.float32)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        levels = np.rint(blocks.reshape(n, 16, 16) / d_sub[..., None])
+    levels = np.where(d_sub[..., None] == 0, 0, levels)
+    codes = (np.clip(levels, -4, 3) + 4).astype(np.uint8).reshape(n, 8, 32)  # [n, e // 32, e % 32]
+    hmask = ((codes >> 2) << np.arange(8, dtype=np.uint8)[None, :, None]).sum(axis=1, dtype=np.uint8)
+    return np.concatenate([hmask, _pack_crumbs(codes.reshape(n, QK_K)), packed_scales, d_bytes], axis=1)
+
+
+def dequantize_q3_k(blocks):
+    hmask = blocks[:, 0:32]
+    high = (hmask[:, None, :] >> np.arange(8, dtype=np.uint8)[None, :, None]) & 1  # [n, e // 32, e % 32]
+    low = _unpack_crumbs(blocks[:, 32:96])
+    values = low.astype(np.int8) - ((high.reshape(-1, 16, 16) ^ 1) << 2).astype(np.int8)
+    d = f16_from_bytes(blocks[:, 108:110])
+    d_sub = (d[:, None] * unpack_scales_q3_k(blocks[:, 96:108]).astype(np.float32))[..., None]
+    return (d_sub * values.astype(np.float32)).reshape(-1, QK_K)
+
+
+# ---------------------------------------------------------------------------------------------
+# q8_k: ggml's intermediate format (an f32 scale, 256 int8 codes, 16 int16 sums).
+
+
+def quantize_q8_k(blocks):
+    n = blocks.shape[0]
+    signed_max = np.take_along_axis(blocks, np.abs(blocks).argmax(axis=1)[:, None], axis=1)[:, 0]
+    zero = signed_max == 0
+    iscale = np.float32(-127) / np.where(zero, np.float32(1), signed_max)
+    q = np.minimum(127, nearest_int(iscale[:, None] * blocks))
+    q = np.where(zero[:, None], 0, q).astype(np.int8)
+    d = np.where(zero, np.float32(0), np.float32(1) / iscale).astype("<f4")
+    bsums = q.reshape(n, 16, 16).sum(axis=2, dtype=np.int16).astype("<i2")
+    return np.concatenate([d.view(np.uint8).reshape(n, 4), q.view(np.uint8), bsums.view(np.uint8).reshape(n, 32)], axis=1)
+
+
+def dequantize_q8_k(blocks):
+    d = np.ascontiguousarray(blocks[:, 0:4]).view("<f4").astype(np.float32)
+    return d * np.ascontiguousarray(blocks[:, 4:260]).view(np.int8).astype(np.float32)
+
+
+Q2_K = GgufScheme("q2_k", QK_K, 84, quantize_q2_k, dequantize_q2_k, "Q2_K")
+Q3_K = GgufScheme("q3_k", QK_K, 110, quantize_q3_k, dequantize_q3_k, "Q3_K")
 Q4_K = GgufScheme("q4_k", QK_K, 144, quantize_q4_k, dequantize_q4_k, "Q4_K")
 Q5_K = GgufScheme("q5_k", QK_K, 176, quantize_q5_k, dequantize_q5_k, "Q5_K")
 Q6_K = GgufScheme("q6_k", QK_K, 210, quantize_q6_k, dequantize_q6_k, "Q6_K")
+Q8_K = GgufScheme("q8_k", QK_K, 292, quantize_q8_k, dequantize_q8_k, "Q8_K")
 
-SCHEMES = (Q4_K, Q5_K, Q6_K)
+SCHEMES = (Q4_K, Q5_K, Q6_K, Q2_K, Q3_K, Q8_K)

@@ -100,39 +100,53 @@ GROUP_MAX_EPS = np.float32(1e-15)  # ggml: below this a group counts as all zero
 # ggml's scale searches, vectorised over groups: x is [groups, n] float32.
 
 
+def _sum(a):
+    """Row sums added left to right in float32, as ggml's C loops add them (numpy's `sum` adds
+    pairwise, which changes the last bits and with them some of the searches' choices).  One
+    vector add per column, across all groups at once."""
+    columns = np.ascontiguousarray(a.T, dtype=np.float32)
+    total = columns[0].copy()
+    for column in columns[1:]:
+        total += column
+    return total
+
+
 def make_qkx2_quants(x, weights, nmax, rmin, rdelta, nstep, use_mad=False):
     """ggml's `make_qkx2_quants`: per group a scale > 0 and a min >= 0 with `x ~ scale*L - min`.
 
     Starts from the range `[min(x, 0), max(x)]` mapped onto `0..nmax`, then tries `nstep + 1`
     slightly different scales, each followed by the weighted least-squares fit of (scale, min)
-    to the rounded codes; keeps the fit of least weighted error.  Returns (scale, min), each [groups].
+    to the rounded codes; keeps the fit of least weighted error.  As in ggml, each candidate is
+    taken relative to the best offset found so far.  Returns (scale, min) [groups] and the
+    codes of the best fit [groups, n] uint8.
     """
     f32 = np.float32
     lo = np.minimum(x.min(axis=1), f32(0))
     hi = x.max(axis=1)
     flat = hi == lo
-    span = np.where(flat, f32(1), hi - lo)
-    sum_w = weights.sum(axis=1)
-    sum_x = (weights * x).sum(axis=1)
-    shifted = x - lo[:, None]
+    hi = np.where(flat, lo + f32(1), hi)  # any range: a flat group's result is replaced below
+    sum_w = _sum(weights)
+    sum_x = _sum(weights * x)
 
-    def codes(iscale):
-        return np.clip(np.rint(iscale[:, None] * shifted), 0, nmax).astype(f32)
+    def codes(iscale, offset):
+        return np.clip(np.rint(iscale[:, None] * (x - offset[:, None])), 0, nmax).astype(f32)
 
     def error(scale, offset, levels):
         diff = scale[:, None] * levels + offset[:, None] - x
-        return (weights * (np.abs(diff) if use_mad else diff * diff)).sum(axis=1)
+        return _sum(weights * (np.abs(diff) if use_mad else diff * diff))
 
-    iscale = f32(nmax) / span
+    iscale = f32(nmax) / (hi - lo)
     best_scale = f32(1) / iscale
     best_min = lo
-    best_err = error(best_scale, best_min, codes(iscale))
+    best_levels = codes(iscale, lo)
+    best_err = error(best_scale, best_min, best_levels)
     with np.errstate(divide="ignore", invalid="ignore"):
         for step in range(nstep + 1):
-            levels = codes((f32(rmin) + f32(rdelta) * f32(step) + f32(nmax)) / span)
-            sum_l = (weights * levels).sum(axis=1)
-            sum_l2 = (weights * levels * levels).sum(axis=1)
-            sum_xl = (weights * levels * x).sum(axis=1)
+            iscale = (f32(rmin) + f32(rdelta) * f32(step) + f32(nmax)) / (hi - best_min)
+            levels = codes(iscale, best_min)
+            sum_l = _sum(weights * levels)
+            sum_l2 = _sum(weights * levels * levels)
+            sum_xl = _sum(weights * levels * x)
             det = sum_w * sum_l2 - sum_l * sum_l
             scale = (sum_w * sum_xl - sum_x * sum_l) / det
             offset = (sum_l2 * sum_x - sum_l * sum_xl) / det
@@ -144,13 +158,16 @@ def make_qkx2_quants(x, weights, nmax, rmin, rdelta, nstep, use_mad=False):
             best_err = np.where(better, err, best_err)
             best_scale = np.where(better, scale, best_scale)
             best_min = np.where(better, offset, best_min)
-    return np.where(flat, f32(0), best_scale), np.where(flat, -lo, -best_min)
+            best_levels = np.where(better[:, None], levels, best_levels)
+    best_levels = np.where(flat[:, None], f32(0), best_levels).astype(np.uint8)
+    return np.where(flat, f32(0), best_scale), np.where(flat, -lo, -best_min), best_levels
 
 
 def make_qx_quants(x, nmax):
     """ggml's `make_qx_quants` with rmse_type 1: per group a signed scale with `x ~ scale * L`,
     L in `-nmax .. nmax-1`, fitted by least squares with weights `x*x` over 19 candidate scales.
-    Returns the scales, [groups] (0 for an all-zero group)."""
+    Returns the scales [groups] (0 for an all-zero group) and the codes `L + nmax` of the best
+    candidate [groups, n] uint8 (0 for an all-zero group)."""
     f32 = np.float32
     signed_max = np.take_along_axis(x, np.abs(x).argmax(axis=1)[:, None], axis=1)[:, 0]
     zero = np.abs(signed_max) < GROUP_MAX_EPS
@@ -159,18 +176,20 @@ def make_qx_quants(x, nmax):
 
     def fit(iscale):
         levels = np.clip(np.rint(iscale[:, None] * x), -nmax, nmax - 1).astype(f32)
-        return (weights * x * levels).sum(axis=1), (weights * levels * levels).sum(axis=1)
+        return levels, _sum(weights * x * levels), _sum(weights * levels * levels)
 
-    sum_lx, sum_l2 = fit(f32(-nmax) / signed_max)
+    best_levels, sum_lx, sum_l2 = fit(f32(-nmax) / signed_max)
     with np.errstate(divide="ignore", invalid="ignore"):
         scale = np.where(sum_l2 != 0, sum_lx / sum_l2, f32(0))
         best = scale * sum_lx
         for step in (*range(-9, 0), *range(1, 10)):
-            sum_lx, sum_l2 = fit(-(f32(nmax) + f32(0.1) * f32(step)) / signed_max)
+            levels, sum_lx, sum_l2 = fit(-(f32(nmax) + f32(0.1) * f32(step)) / signed_max)
             better = (sum_l2 > 0) & (sum_lx * sum_lx > best * sum_l2)
             scale = np.where(better, sum_lx / sum_l2, scale)
             best = np.where(better, scale * sum_lx, best)
-    return np.where(zero, f32(0), scale)
+            best_levels = np.where(better[:, None], levels, best_levels)
+    codes = np.where(zero[:, None], 0, best_levels + nmax).astype(np.uint8)
+    return np.where(zero, f32(0), scale), codes
 
 
 def _quantize_scales(values, levels):
@@ -178,18 +197,19 @@ def _quantize_scales(values, levels):
 
     The super-block scale is `max / levels`, rounded to f16 by the caller's storage."""
     top = values.max(axis=1)
+    top = np.where(top > 0, top, np.float32(0))  # ggml starts from +0 (a min of -0.0 stays out)
     with np.errstate(divide="ignore"):
         inv = np.where(top > 0, np.float32(levels) / top, np.float32(0))
     codes = np.clip(nearest_int(inv[:, None] * values), 0, levels).astype(np.uint8)
     return top / np.float32(levels), codes
 
 
-def _requantize(x, d, offset, nmax):
-    """Codes `round((x + offset) / d)` clipped to `0..nmax` per sub-block; 0 where d == 0."""
+def _requantize(x, d, offset, nmax, kept):
+    """Codes `round((x + offset) / d)` clipped to `0..nmax` per sub-block; where d == 0 (any code
+    decodes the same) the search's codes `kept`, as ggml leaves them."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        levels = np.rint((x + offset[..., None]) / d[..., None])
-    levels = np.where(d[..., None] == 0, 0, levels)
-    return np.clip(levels, 0, nmax).astype(np.uint8)
+        levels = np.clip(np.rint((x + offset[..., None]) / d[..., None]), 0, nmax)
+    return np.where(d[..., None] == 0, kept, levels).astype(np.uint8)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -217,14 +237,14 @@ def _quantize_k_scales_mins(blocks, nmax, rmin, nstep):
     """The shared first half of q4_k/q5_k: blocks [n, 256] -> (d, dmin f16 bytes, scales bytes, codes [n, 8, 32])."""
     n = blocks.shape[0]
     x = blocks.reshape(n * 8, 32)
-    rms = np.sqrt((x * x).sum(axis=1) / np.float32(32))
-    scales, mins = make_qkx2_quants(x, rms[:, None] + np.abs(x), nmax, rmin, 0.1, nstep)
+    rms = np.sqrt(_sum(x * x) / np.float32(32))
+    scales, mins, kept = make_qkx2_quants(x, rms[:, None] + np.abs(x), nmax, rmin, 0.1, nstep)
     d, sc = _quantize_scales(scales.reshape(n, 8), 63)
     dmin, m = _quantize_scales(mins.reshape(n, 8), 63)
     d_bytes, dmin_bytes = f16_to_bytes(d), f16_to_bytes(dmin)
     d_sub = f16_from_bytes(d_bytes)[:, None] * sc.astype(np.float32)
     m_sub = f16_from_bytes(dmin_bytes)[:, None] * m.astype(np.float32)
-    codes = _requantize(blocks.reshape(n, 8, 32), d_sub, m_sub, nmax)
+    codes = _requantize(blocks.reshape(n, 8, 32), d_sub, m_sub, nmax, kept.reshape(n, 8, 32))
     return d_bytes, dmin_bytes, pack_scale_min_k4(sc, m), codes
 
 
@@ -278,22 +298,24 @@ def dequantize_q5_k(blocks):
 
 def quantize_q6_k(blocks):
     n = blocks.shape[0]
-    scales = make_qx_quants(blocks.reshape(n * 16, 16), 32).reshape(n, 16)
+    scales, kept = make_qx_quants(blocks.reshape(n * 16, 16), 32)
+    scales = scales.reshape(n, 16)
     biggest = np.take_along_axis(scales, np.abs(scales).argmax(axis=1)[:, None], axis=1)[:, 0]
-    zero = np.abs(biggest) < GROUP_MAX_EPS
-    with np.errstate(divide="ignore"):
-        iscale = np.where(zero, np.float32(0), np.float32(-128) / np.where(zero, np.float32(1), biggest))
-        d_bytes = f16_to_bytes(np.where(zero, np.float32(0), np.float32(1) / iscale))
-    sc = np.clip(nearest_int(iscale[:, None] * scales), -128, 127).astype(np.int8)
+    zero = np.abs(biggest) < GROUP_MAX_EPS  # ggml writes such a super-block as all zero bytes
+    iscale = np.float32(-128) / np.where(zero, np.float32(1), biggest)
+    d_bytes = f16_to_bytes(np.float32(1) / iscale)
+    sc = np.minimum(127, nearest_int(iscale[:, None] * scales)).astype(np.int8)
     d_sub = f16_from_bytes(d_bytes)[:, None] * sc.astype(np.float32)
     with np.errstate(divide="ignore", invalid="ignore"):
-        levels = np.rint(blocks.reshape(n, 16, 16) / d_sub[..., None])
-    levels = np.where(d_sub[..., None] == 0, 0, levels)
-    codes = (np.clip(levels, -32, 31) + 32).astype(np.uint8).reshape(n, 2, 4, 32)  # [n, p, q, l]
+        levels = np.clip(np.rint(blocks.reshape(n, 16, 16) / d_sub[..., None]), -32, 31) + 32
+    codes = np.where(d_sub[..., None] == 0, kept.reshape(n, 16, 16), levels).astype(np.uint8)
+    codes = codes.reshape(n, 2, 4, 32)  # [n, p, q, l]
     low = codes & 0xF
     ql = np.concatenate([low[:, :, 0] | (low[:, :, 2] << 4), low[:, :, 1] | (low[:, :, 3] << 4)], axis=2)
     qh = ((codes >> 4) << (2 * np.arange(4, dtype=np.uint8))[None, None, :, None]).sum(axis=2, dtype=np.uint8)
-    return np.concatenate([ql.reshape(n, 128), qh.reshape(n, 64), sc.view(np.uint8), d_bytes], axis=1)
+    out = np.concatenate([ql.reshape(n, 128), qh.reshape(n, 64), sc.view(np.uint8), d_bytes], axis=1)
+    out[zero] = 0
+    return out
 
 
 def dequantize_q6_k(blocks):
@@ -316,18 +338,19 @@ def dequantize_q6_k(blocks):
 def make_q3_quants(x, nmax):
     """ggml's `make_q3_quants` with do_rmse: per group a signed scale with `x ~ scale * L`,
     L in `-nmax .. nmax-1`: round against the largest-magnitude element, then 5 passes of
-    coordinate descent on the weighted (`x*x`) least-squares fit.  Returns the scales, [groups]."""
+    coordinate descent on the weighted (`x*x`) least-squares fit.  Returns the scales [groups]
+    (0 for an all-zero group) and the codes `L + nmax` [groups, n] uint8 (0 for an all-zero group)."""
     f32 = np.float32
     signed_max = np.take_along_axis(x, np.abs(x).argmax(axis=1)[:, None], axis=1)[:, 0]
     zero = np.abs(signed_max) < GROUP_MAX_EPS
     iscale = f32(-nmax) / np.where(zero, f32(1), signed_max)
     levels = np.clip(np.rint(iscale[:, None] * x), -nmax, nmax - 1).astype(f32)
     weights = x * x
-    sum_lx = (weights * x * levels).sum(axis=1)
-    sum_l2 = (weights * levels * levels).sum(axis=1)
+    sum_lx = _sum(weights * x * levels)
+    sum_l2 = _sum(weights * levels * levels)
     # A pass that changes nothing leaves the state as it was, so running every group through
     # all 5 passes equals ggml's early exit.
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for _ in range(5):
             for i in range(x.shape[1]):
                 xi, wi, li = x[:, i], weights[:, i], levels[:, i]
@@ -345,7 +368,8 @@ def make_q3_quants(x, nmax):
                 levels[:, i] = np.where(take, new, li)
                 sum_lx = np.where(take, slx_new, sum_lx)
                 sum_l2 = np.where(take, sl2_new, sum_l2)
-        return np.where(zero, f32(0), sum_lx / sum_l2)
+        codes = np.where(zero[:, None], 0, levels + nmax).astype(np.uint8)
+        return np.where(zero, f32(0), sum_lx / sum_l2), codes
 
 
 def _pack_crumbs(codes):
@@ -364,13 +388,13 @@ def _unpack_crumbs(qs):
 def quantize_q2_k(blocks):
     n = blocks.shape[0]
     x = blocks.reshape(n * 16, 16)
-    scales, mins = make_qkx2_quants(x, np.abs(x), 3, -0.5, 0.1, 15, use_mad=True)
+    scales, mins, kept = make_qkx2_quants(x, np.abs(x), 3, -0.5, 0.1, 15, use_mad=True)
     d, sc = _quantize_scales(scales.reshape(n, 16), 15)
     dmin, m = _quantize_scales(mins.reshape(n, 16), 15)
     d_bytes, dmin_bytes = f16_to_bytes(d), f16_to_bytes(dmin)
     d_sub = f16_from_bytes(d_bytes)[:, None] * sc.astype(np.float32)
     m_sub = f16_from_bytes(dmin_bytes)[:, None] * m.astype(np.float32)
-    codes = _requantize(blocks.reshape(n, 16, 16), d_sub, m_sub, 3)
+    codes = _requantize(blocks.reshape(n, 16, 16), d_sub, m_sub, 3, kept.reshape(n, 16, 16))
     return np.concatenate([sc | (m << 4), _pack_crumbs(codes.reshape(n, QK_K)), d_bytes, dmin_bytes], axis=1)
 
 
@@ -400,18 +424,20 @@ def unpack_scales_q3_k(scales):
 
 def quantize_q3_k(blocks):
     n = blocks.shape[0]
-    scales = make_q3_quants(blocks.reshape(n * 16, 16), 4).reshape(n, 16)
+    scales, kept = make_q3_quants(blocks.reshape(n * 16, 16), 4)
+    scales = scales.reshape(n, 16)
     biggest = np.take_along_axis(scales, np.abs(scales).argmax(axis=1)[:, None], axis=1)[:, 0]
-    zero = biggest == 0
+    zero = biggest == 0  # ggml leaves d and the scales bytes zero
     iscale = np.float32(-32) / np.where(zero, np.float32(1), biggest)
-    sc = np.where(zero[:, None], 32, np.clip(nearest_int(iscale[:, None] * scales), -32, 31) + 32).astype(np.uint8)
+    sc = np.clip(nearest_int(iscale[:, None] * scales), -32, 31) + 32
+    sc = np.where(zero[:, None], 0, sc).astype(np.uint8)
     d_bytes = f16_to_bytes(np.where(zero, np.float32(0), np.float32(1) / iscale))
     packed_scales = pack_scales_q3_k(sc)
     d_sub = f16_from_bytes(d_bytes)[:, None] * unpack_scales_q3_k(packed_scales).astype(np.float32)
     with np.errstate(divide="ignore", invalid="ignore"):
-        levels = np.rint(blocks.reshape(n, 16, 16) / d_sub[..., None])
-    levels = np.where(d_sub[..., None] == 0, 0, levels)
-    codes = (np.clip(levels, -4, 3) + 4).astype(np.uint8).reshape(n, 8, 32)  # [n, e // 32, e % 32]
+        levels = np.clip(np.rint(blocks.reshape(n, 16, 16) / d_sub[..., None]), -4, 3) + 4
+    codes = np.where(d_sub[..., None] == 0, kept.reshape(n, 16, 16), levels).astype(np.uint8)
+    codes = codes.reshape(n, 8, 32)  # [n, e // 32, e % 32]
     hmask = ((codes >> 2) << np.arange(8, dtype=np.uint8)[None, :, None]).sum(axis=1, dtype=np.uint8)
     return np.concatenate([hmask, _pack_crumbs(codes.reshape(n, QK_K)), packed_scales, d_bytes], axis=1)
 

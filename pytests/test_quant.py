@@ -2,10 +2,12 @@
 
 GGUF schemes are checked against the `gguf` package (llama.cpp's own Python reader): our
 dequantisation must equal `gguf.quants.dequantize` bit for bit, on blocks our quantisers made and
-on random valid bytes.  The side-tensor schemes are checked against formulas written here from
+on random valid bytes; our quantisers must write the bytes ggml's reference quantisers write
+(pinned by hashes of ggml's output on platform-independent weights).  The side-tensor schemes are checked against formulas written here from
 the layouts the module docstrings document.
 """
 
+import hashlib
 import math
 import re
 import subprocess
@@ -142,6 +144,41 @@ def test_gguf_simple_quantisers_match_gguf_bytes(name):
     """gguf.quants implements these two quantisers (ggml's reference ones): same bytes."""
     w = test_weights()
     np.testing.assert_array_equal(quant.quantize(w, name), gguf.quants.quantize(w, GGUF[name][0]))
+
+
+def golden_weights():
+    """64 x 1024 weights from integer hashing and exact float arithmetic (the same on every
+    platform and numpy version): sums of four uniforms, heavier tails, rows at scales 2^-6..2^2,
+    a zero block and a constant block."""
+    i = np.arange(64 * 1024, dtype=np.uint64)
+    mults = [(2654435761, 12345), (2246822519, 777), (3266489917, 99991), (668265263, 4242)]
+    u = [((i * np.uint64(a) + np.uint64(b)) % np.uint64(1 << 32)).astype(np.float64) / 2.0**32 for a, b in mults]
+    w = (u[0] + u[1] + u[2] + u[3] - 2.0).reshape(64, 1024)
+    w = w * (1 + 10 * w * w)
+    w = w * (2.0 ** (np.arange(64) % 9 - 6))[:, None]
+    w[3, :256] = 0.0
+    w[5, :256] = -0.75
+    return w.astype(np.float32)
+
+
+# sha256 (first 32 hex digits) of the bytes ggml's own reference quantisers (quantize_row_*_ref in
+# ggml-quants.c, ggml commit d99724f2, built with gcc -O2) write for golden_weights().
+GGML_REFERENCE_SHA256 = {
+    "q4_0": "1635a0ffe503cce10c330beb0ef79d5d",
+    "q8_0": "8bd658c21aa258e5fc22d07ab1095052",
+    "q4_k": "53f164774ccd6dc6fde15b6402e0d9ff",
+    "q5_k": "a3c39b8fa7a20cbc4d7c1b0353bfbaff",
+    "q6_k": "80e6f61fb0ce3a4caa3b3991460323e5",
+    "q2_k": "de73e85b2bbe2a2cf5e4dc81e98daf26",
+    "q3_k": "4ce21bfc2adf0583296f477f8a9faffd",
+    "q8_k": "66ef82058955f72ca5fdad4fda93bb7a",
+}
+
+
+@pytest.mark.parametrize("name", GGML_REFERENCE_SHA256)
+def test_quantisers_write_ggml_reference_bytes(name):
+    packed = quant.quantize(golden_weights(), name)
+    assert hashlib.sha256(packed.tobytes()).hexdigest()[:32] == GGML_REFERENCE_SHA256[name]
 
 
 @pytest.mark.parametrize("name", ["q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "q8_k"])

@@ -83,7 +83,9 @@ q6_k each sub-block's scale with `make_qx_quants` (weights `x*x`, 19 candidate s
 with `make_q3_quants` (coordinate descent); the sub-block scales are then quantised to 4 / 6 /
 8 bits against the super-block's f16 `d` (and `dmin`), and the codes recomputed from those.
 q8_k is ggml's `quantize_row_q8_K_ref` (`d = -max / 127` for the signed largest element).  The
-loops over one block's elements run vectorised across all blocks at once.
+loops over one block's elements run vectorised across all blocks at once, in float32 and in
+ggml's order of operations (sums added left to right), so the bytes are the ones ggml's
+`quantize_row_*_ref` writes (pytests/test_quant.py pins this).
 (gguf.quants cannot decode q8_k; the others decode bit-exactly with it.)
 """
 

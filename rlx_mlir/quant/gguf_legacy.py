@@ -23,7 +23,7 @@ ggml's `dequantize_row_q4_0` / `_q8_0` and `gguf.quants.dequantize` do, bit for 
 The quantisers are ggml's reference ones (`quantize_row_q4_0_ref`, `quantize_row_q8_0_ref`):
 q4_0 takes the element of largest magnitude `m` (with its sign), `d = m / -8`, and
 `code = min(15, trunc(x / d + 8.5))`; q8_0 takes `d = max|x| / 127` and `q = round(x / d)`
-(half away from zero).
+(half away from zero).  They write the same bytes as ggml's (and as `gguf.quants.quantize`).
 """
 
 from __future__ import annotations

@@ -218,6 +218,12 @@ def test_q4_0_hand_built_block_decodes_as_documented():
     np.testing.assert_array_equal(quant.dequantize(block, "q4_0", (1, 32))[0], 0.5 * (codes - 8))
 
 
+def test_gguf_dequantize_takes_bytes():
+    w = np.random.default_rng(11).standard_normal((2, 256)).astype(np.float32)
+    packed = quant.quantize(w, "q4_k")
+    np.testing.assert_array_equal(quant.dequantize(packed.tobytes(), "q4_k", (2, 256)), quant.dequantize(packed, "q4_k", (2, 256)))
+
+
 def test_gguf_quantize_takes_leading_dimensions():
     w = np.random.default_rng(5).standard_normal((2, 3, 256)).astype(np.float32)
     packed = quant.quantize(w, "q6_k")

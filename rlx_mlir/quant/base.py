@@ -138,8 +138,13 @@ class GgufScheme:
             out[start : start + step] = self._quantize_blocks(blocks[start : start + step])
         return out.reshape(*w.shape[:-1], self.row_bytes(w.shape[-1]))
 
+    def __repr__(self):
+        return f"<GGUF scheme {self.name}: {self.block_size} weights in {self.block_bytes} bytes>"
+
     def dequantize(self, data, shape) -> np.ndarray:
         shape = check_shape(shape, self.name, self.block_size)
+        if isinstance(data, (bytes, bytearray, memoryview)):
+            data = np.frombuffer(data, np.uint8)
         data = np.asarray(data)
         if data.dtype != np.uint8:
             raise QuantError(f"{self.name}: the packed weight must be a uint8 array, got dtype {data.dtype}")

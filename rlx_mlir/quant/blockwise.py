@@ -56,6 +56,9 @@ class BlockwiseScheme:
         self.block_size = block
         self.name = f"{kind}/{block}"
 
+    def __repr__(self):
+        return f"<blockwise scheme {self.name}>"
+
     def operands(self, shape) -> tuple[Operand, ...]:
         n, k = self._check_shape(shape)
         code_shape, code_dtype = {

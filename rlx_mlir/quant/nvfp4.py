@@ -28,6 +28,10 @@ scale fits E4M3; each block's scale is `max|w| / 6 / global_scale` rounded to th
 value; each code is the E2M1 value nearest `w / (scale * global_scale)` (0 where that scale is 0).
 Both roundings go to the nearest representable value, ties to the even code, saturating at the
 largest finite value.
+
+This is RLX's side-tensor layout, not GGUF's `NVFP4` block type (64 weights with four unsigned
+E4M3 scales inside each 36-byte block), and not ModelOpt's checkpoint layout (codes `[N, K/2]`
+packed along K, scales `[N, K/16]`): a loader transposes and repacks those.
 """
 
 from __future__ import annotations
@@ -100,6 +104,9 @@ class Nvfp4Scheme:
     is_gguf = False
     name = "nvfp4"
     block_size = GROUP
+
+    def __repr__(self):
+        return "<nvfp4 scheme: E2M1 codes, an E4M3 scale per 16 along K, a float32 global scale>"
 
     def _check_shape(self, shape) -> tuple[int, int]:
         shape = check_shape(shape, self.name, GROUP)

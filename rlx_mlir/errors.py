@@ -7,3 +7,13 @@ can raise them.  `except rlx_mlir.RlxError` catches everything the project repor
 
 class RlxError(Exception):
     """Base of every error rlx-mlir reports on purpose (bad input, failed compile, bad arguments)."""
+
+
+class ArgumentError(RlxError, ValueError):
+    """An argument whose shape or dtype does not match the function signature.
+
+    `spec` is the argument's `TensorSpec` (rlx_mlir.runtime.signature)."""
+
+    def __init__(self, message: str, spec):
+        super().__init__(message)
+        self.spec = spec

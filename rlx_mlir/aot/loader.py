@@ -47,6 +47,8 @@ from typing import Any, Optional
 
 import numpy as np
 
+from ..errors import RlxError
+
 _CUDA_MODEL_HANDLES: list = []
 
 
@@ -74,7 +76,7 @@ DTYPES = ("float16", "float32", "float64", "bool", "int8", "int16", "int32", "in
 _MAX_BYTES = 2**62  # a larger tensor is not one a compiled function can describe
 
 
-class ManifestError(ValueError):
+class ManifestError(RlxError, ValueError):
     """A manifest that is malformed or does not describe its shared object."""
 
 

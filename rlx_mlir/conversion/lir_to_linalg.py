@@ -36,12 +36,11 @@ import dataclasses
 from mlir import ir
 from mlir.dialects import arith, bufferization, memref
 
-from ..dialects.rlx_lir.dialect import FUSED_ATTR, PHASE_ATTR, SLOT_ATTR, VIEW_ATTR
+from ..ir.attrs import FUSED_ATTR, PHASE_ATTR, SLOT_ATTR, VIEW_ATTR
 from ..ir.walk import collect_ops
-from ..dialects.rlx_lir.ir_plan import function_buffers
+from ..dialects.rlx_lir.ir_plan import defined_functions, find_plan, function_buffers
 from ..passmanager.base import RlxPass
 from .mir_to_linalg.mir_to_linalg import MirToLinalg
-from .mir_to_lir import _functions
 
 
 def arena_symbol(function) -> str:
@@ -56,9 +55,9 @@ class LirToLinalg(RlxPass):
 
     def run(self, module: ir.Operation) -> None:
         module_block = module.regions[0].blocks[0]
-        for function in _functions(module):
+        for function in defined_functions(module):
             block = function.regions[0].blocks[0]
-            plan_op = next((op for op in block.operations if op.operation.name == "rlx_lir.plan"), None)
+            plan_op = find_plan(function)
             if plan_op is None:
                 continue
             plan = plan_op.opview

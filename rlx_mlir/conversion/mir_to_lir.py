@@ -20,23 +20,14 @@ import dataclasses
 
 from mlir import ir
 
-from ..dialects.rlx_lir.dialect import FUSED_ATTR, PHASE_ATTR, SLOT_ATTR, VIEW_ATTR, PlanOp
+from ..dialects.rlx_lir.dialect import PlanOp
 from ..ir.walk import collect_ops
-from ..dialects.rlx_lir.ir_plan import fingerprint, function_buffers
-from ..lir.phases import derive_phases
-
-PHASES = ("prologue", "steady", "epilogue")
+from ..dialects.rlx_lir.ir_plan import defined_functions, fingerprint, function_buffers, has_plan
+from ..lir.phases import PHASES, derive_phases
 from ..lir.planner import plan_memory
-from ..runtime.signature import NAME_ATTR, PARAM_ATTR
+from ..ir.attrs import FUSED_ATTR, NAME_ATTR, PARAM_ATTR, PHASE_ATTR, SLOT_ATTR, VIEW_ATTR
 from ..ir.shapes import is_static
 from ..passmanager.base import RlxPass, fail, option
-
-
-def _functions(module: ir.Operation) -> list:
-    return [
-        op for region in module.regions for block in region.blocks for op in block.operations
-        if op.operation.name == "func.func" and len(op.regions[0].blocks) > 0
-    ]
 
 
 def body_functions(module: ir.Operation) -> set[str]:
@@ -58,11 +49,6 @@ def body_functions(module: ir.Operation) -> set[str]:
     return names
 
 
-def has_plan(function) -> bool:
-    block = function.regions[0].blocks[0]
-    return any(op.operation.name == "rlx_lir.plan" for op in block.operations)
-
-
 @dataclasses.dataclass(frozen=True)
 class MirToLir(RlxPass):
     name = "rlx-mir-to-lir"
@@ -76,7 +62,7 @@ class MirToLir(RlxPass):
         if self.alignment <= 0 or self.alignment & (self.alignment - 1):
             raise fail(module, f"{self.name}: alignment {self.alignment} is not a power of two")
         bodies = body_functions(module)
-        for function in _functions(module):
+        for function in defined_functions(module):
             if ir.StringAttr(function.sym_name).value not in bodies and not has_plan(function):
                 self._plan(function)
 

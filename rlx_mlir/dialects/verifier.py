@@ -10,6 +10,7 @@ from __future__ import annotations
 from mlir import ir
 
 from ..dims import dynamic
+from ..ir.attrs import NAME_ATTR, PARAM_ATTR
 from .rlx.control import call_cycles
 from ..dsl import Operation, VerifyError
 
@@ -155,18 +156,18 @@ def _verify_argument_attributes(root: ir.Operation) -> bool:
         for index, attrs in enumerate(ir.ArrayAttr(op.attributes["arg_attrs"])):
             attrs = ir.DictAttr(attrs)
             location = arguments[index].location if index < len(arguments) else op.location
-            if "rlx.name" in attrs:
-                if not isinstance(attrs["rlx.name"], ir.StringAttr):
-                    location.emit_error(f"argument #{index}: 'rlx.name' must be a string, got {attrs['rlx.name']}")
+            if NAME_ATTR in attrs:
+                if not isinstance(attrs[NAME_ATTR], ir.StringAttr):
+                    location.emit_error(f"argument #{index}: '{NAME_ATTR}' must be a string, got {attrs[NAME_ATTR]}")
                     ok = False
                     continue
-                name = ir.StringAttr(attrs["rlx.name"]).value
+                name = ir.StringAttr(attrs[NAME_ATTR]).value
                 if name in seen:
-                    location.emit_error(f"argument #{index}: 'rlx.name' \"{name}\" is already the name of argument #{seen[name]}")
+                    location.emit_error(f"argument #{index}: '{NAME_ATTR}' \"{name}\" is already the name of argument #{seen[name]}")
                     ok = False
                 seen[name] = index
-            if "rlx.param" in attrs and not isinstance(attrs["rlx.param"], ir.UnitAttr):
-                location.emit_error(f"argument #{index}: 'rlx.param' is a unit attribute, got {attrs['rlx.param']}")
+            if PARAM_ATTR in attrs and not isinstance(attrs[PARAM_ATTR], ir.UnitAttr):
+                location.emit_error(f"argument #{index}: '{PARAM_ATTR}' is a unit attribute, got {attrs[PARAM_ATTR]}")
                 ok = False
         return ir.WalkResult.ADVANCE
 

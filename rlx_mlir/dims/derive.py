@@ -26,7 +26,8 @@ from mlir.dialects import func
 
 from .expr import Dim, DimExpr, DimExprError, as_dim, dim_symbols, evaluate_dim
 from ..dsl import DenseI64ArrayAttr, I64Attr, VerifyError
-from .dynamic import DIMS_ATTR, PLACEHOLDER, SYM_ATTR, _candidates, _size, _translate, derive_dims, dims_attr, probe_bindings
+from ..ir.attrs import DIMS_ATTR, SYM_ATTR
+from .dynamic import PLACEHOLDER, _candidates, _size, _translate, derive_dims, dims_attr, probe_bindings
 from ..ir.shapes import DYNAMIC
 
 

@@ -47,17 +47,17 @@ from typing import Iterable, Mapping, Optional, Sequence, Union
 from mlir import ir
 
 from .expr import Dim, DimExpr, DimExprError, as_dim, dim_symbols, evaluate_dim, format_dims
+from ..errors import RlxError
 from ..dsl import DenseI64ArrayAttr, I64Attr, Operation, VerifyError
+from ..ir.attrs import DIMS_ATTR, SYM_ATTR
 from ..ir.shapes import DYNAMIC
 
-DIMS_ATTR = "rlx.dims"
-SYM_ATTR = "rlx.sym"
 PLACEHOLDER = -1  # what a symbolic entry of a size attribute holds before binding
 
 SymbolicShape = tuple  # of Dim
 
 
-class DimError(ValueError):
+class DimError(RlxError, ValueError):
     """A dynamic function, or a binding of it, that is invalid; `location` is where."""
 
     def __init__(self, message: str, location: Optional[ir.Location] = None):

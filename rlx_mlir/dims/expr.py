@@ -24,6 +24,8 @@ import re
 from dataclasses import dataclass
 from typing import Mapping, Union
 
+from ..errors import RlxError
+
 # RLX's well-known symbols (rlx_ir::sym); any other identifier is a user symbol.
 BATCH, SEQ, ROWS, PAST_SEQ = "BATCH", "SEQ", "ROWS", "PAST_SEQ"
 
@@ -32,7 +34,7 @@ _PRECEDENCE = {"+": 1, "-": 1, "*": 2, "//": 2}
 MAX_DEPTH = 100  # far beyond any real size expression, far below Python's recursion limit
 
 
-class DimExprError(ValueError):
+class DimExprError(RlxError, ValueError):
     """A dimension expression that does not parse or cannot be evaluated."""
 
 

@@ -15,17 +15,9 @@ from typing import Any, Callable, Optional
 from mlir import ir
 from mlir.dialects import irdl
 
-# --- types -----------------------------------------------------------------
+from ..ir import dtypes
 
-_ELEMENT_TYPE_NAMES = {
-    "f32": lambda: ir.F32Type.get(),
-    "f16": lambda: ir.F16Type.get(),
-    "bf16": lambda: ir.BF16Type.get(),
-    "f64": lambda: ir.F64Type.get(),
-    "i1": lambda: ir.IntegerType.get_signless(1),
-    "i32": lambda: ir.IntegerType.get_signless(32),
-    "i64": lambda: ir.IntegerType.get_signless(64),
-}
+# --- types -----------------------------------------------------------------
 
 
 class TypeConstraint:
@@ -181,10 +173,7 @@ def StrEnumAttr(*values: str) -> AttrConstraint:
 
 
 def element_type_from_name(name: str) -> ir.Type:
-    """The MLIR element type for a dtype name such as "f32" (needs a Context)."""
-    try:
-        return _ELEMENT_TYPE_NAMES[name]()
-    except KeyError:
-        raise ValueError(
-            f"unknown dtype '{name}'; expected one of {', '.join(_ELEMENT_TYPE_NAMES)}"
-        ) from None
+    """The MLIR element type for a dtype name such as "f32" (needs a Context).
+
+    ValueError for a name that is not one of `ir.dtypes.BUILDABLE`."""
+    return dtypes.mlir_type(name)

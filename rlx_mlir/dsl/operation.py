@@ -25,13 +25,14 @@ from typing import Any, ClassVar, Optional, Sequence
 from mlir import ir
 from mlir._mlir_libs._mlir import register_operation
 
+from ..errors import RlxError
 from .fields import OPTIONAL, SINGLE, VARIADIC, AttributeDef, FieldDef, OperandDef, ResultDef
 from .traits import Trait
 
 SEGMENT_SIZES = "operandSegmentSizes"
 
 
-class VerifyError(Exception):
+class VerifyError(RlxError):
     """An op violates its semantics; the message reads after "'<op name>' op "."""
 
 

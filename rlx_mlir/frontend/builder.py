@@ -27,18 +27,24 @@ from mlir.dialects import func
 
 from ..dims import derive as dynamic_builder
 from ..dialects.context import make_context
+from ..ir import dtypes
+from ..ir.attrs import DIMS_ATTR, FUSION_POLICY_ATTR, NAME_ATTR, PARAM_ATTR
 from ..ir.diagnostics import CompileError, DiagnosticCollector
 from ..dialects import rlx, rlx_hir
-from ..dialects.rlx_hir.dialect import FUSION_POLICIES, FUSION_POLICY_ATTR
+from ..dialects.rlx_hir.dialect import FUSION_POLICIES
+from ..errors import RlxError
 from ..dims.expr import DimExpr, format_dims
 from ..dsl import element_type_from_name
-from ..dims.dynamic import DIMS_ATTR, dims_attr
+from ..dims.dynamic import dims_attr
 from ..ir.shapes import format_shape, shape_of
 
 STAGES = ("hir", "mir", "lir")
+# The RLX dtypes `constant` infers from a numpy array's dtype; not float64 (numpy's default for
+# floats), which must be asked for with dtype="f64".
+_INFERRED_DTYPES = ("f32", "f16", "i32", "i64", "i1")
 
 
-class BuildError(ValueError):
+class BuildError(RlxError, ValueError):
     """A block that cannot be built (shapes or dtypes that do not fit)."""
 
 
@@ -166,9 +172,9 @@ class GraphModule:
         with self.context, ir.Location.unknown():
             type_ = ir.RankedTensorType.get(list(shape), element_type_from_name(dtype))
             value = self._block.add_argument(type_, ir.Location.name(name))
-            attrs = {"rlx.name": ir.StringAttr.get(name)}
+            attrs = {NAME_ATTR: ir.StringAttr.get(name)}
             if is_param:
-                attrs["rlx.param"] = ir.UnitAttr.get()
+                attrs[PARAM_ATTR] = ir.UnitAttr.get()
             self._arg_attrs.append(ir.DictAttr.get(attrs))
         self._names.append(name)
         self._update_signature([])
@@ -303,17 +309,16 @@ class GraphModule:
         """A constant tensor (`rlx.constant`) holding a copy of a numpy array."""
         import numpy as np
 
-        from ..runtime.signature import numpy_dtype
-
         self._check_open()
         with self.context, self._location():
             data = np.asarray(array)
             if dtype is None:
-                dtype = {"float32": "f32", "float16": "f16", "int32": "i32", "int64": "i64", "bool": "i1"}.get(data.dtype.name)
+                entry = dtypes.from_numpy(data.dtype.name)
+                dtype = entry.name if entry is not None and entry.name in _INFERRED_DTYPES else None
                 if dtype is None:
                     raise BuildError(f"constant: numpy {data.dtype.name} has no RLX dtype; pass dtype=")
             element = element_type_from_name(dtype)
-            data = np.ascontiguousarray(data.astype(numpy_dtype(element, "constant")))
+            data = np.ascontiguousarray(data.astype(dtypes.numpy_name(dtype, "constant")))
             type_ = ir.RankedTensorType.get(list(data.shape), element)
             attribute = ir.DenseElementsAttr.get(data, type=type_)
         return self._emit(rlx.ConstantOp, [], {"value": attribute}, None)

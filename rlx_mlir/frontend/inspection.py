@@ -7,6 +7,7 @@ from typing import Optional
 
 from mlir import ir
 
+from ..ir.attrs import PHASE_ATTR, SLOT_ATTR, VIEW_ATTR
 from ..ir.shapes import format_shape
 
 FUSED_MIR_OPS = (
@@ -96,8 +97,6 @@ def _describe_spec(spec) -> str:
 
 
 def _plan_columns(operation: ir.Operation) -> str:
-    from ..dialects.rlx_lir.dialect import PHASE_ATTR, SLOT_ATTR, VIEW_ATTR
-
     attrs = operation.attributes
     parts = []
     if SLOT_ATTR in attrs:

@@ -14,6 +14,8 @@ from typing import Optional
 
 from mlir import ir
 
+from ..errors import RlxError
+
 _SEVERITY_NAMES = {
     ir.DiagnosticSeverity.ERROR: "error",
     ir.DiagnosticSeverity.WARNING: "warning",
@@ -120,7 +122,7 @@ class DiagnosticCollector:
         return "\n".join(d.render(sources) for d in self.diagnostics)
 
 
-class CompileError(Exception):
+class CompileError(RlxError):
     """Parsing, verification or lowering failed; `diagnostics` says where and why."""
 
     def __init__(self, summary: str, diagnostics: list[Diagnostic] = (), sources=None):

@@ -50,6 +50,14 @@ def from_numpy(dtype_name: str) -> Optional[ElementType]:
     return _BY_NUMPY.get(dtype_name)
 
 
+def numpy_name(name: str, where: str) -> str:
+    """The numpy dtype name of the element type spelled `name`; ValueError naming `where` if numpy has none."""
+    entry = ELEMENT_TYPES.get(name)
+    if entry is None or entry.numpy is None:
+        raise ValueError(f"{where}: element type {name} has no numpy equivalent")
+    return entry.numpy
+
+
 def byte_width(name: str) -> int:
     """Bytes per element of an element type spelled `name` (KeyError if RLX has no such type)."""
     return ELEMENT_TYPES[name].bytes

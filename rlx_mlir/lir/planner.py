@@ -71,6 +71,8 @@ from typing import Optional
 
 import numpy as np
 
+from ..errors import RlxError
+
 __all__ = [
     "ARENA_KINDS",
     "KINDS",
@@ -99,7 +101,7 @@ _POLICIES = ("first_fit", "best_fit")
 STRATEGIES = tuple(f"{order}/{policy}" for order in _ORDERS for policy in _POLICIES)
 
 
-class PlanError(ValueError):
+class PlanError(RlxError, ValueError):
     """The buffer list (or an option) given to `plan_memory` is malformed."""
 
 

@@ -27,7 +27,7 @@ from mlir import ir
 
 from ..frontend.builder import GraphModule
 from ..dialects import rlx
-from ..runtime.signature import TIED_ATTR
+from ..ir.attrs import TIED_ATTR
 from .llama import LlamaConfig, rope_tables, weight_shapes
 
 

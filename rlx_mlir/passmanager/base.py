@@ -26,12 +26,14 @@ from typing import Any, ClassVar, Optional, Union
 
 from mlir import ir
 
+from ..errors import RlxError
 
-class PassFailure(Exception):
+
+class PassFailure(RlxError):
     """Raised by a pass after it has emitted its error diagnostics."""
 
 
-class PassOptionError(ValueError):
+class PassOptionError(RlxError, ValueError):
     """A pass option that does not exist, does not parse, or is out of its valid range."""
 
 

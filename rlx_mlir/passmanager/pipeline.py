@@ -22,6 +22,7 @@ from mlir import ir
 from mlir.passmanager import PassManager
 
 from . import registry
+from ..errors import RlxError
 from ..dialects import verifier
 from .base import Configurable, PassFailure, PassOptionError, RlxPass, RlxPipeline
 
@@ -29,7 +30,7 @@ Element = Union[RlxPass, str]
 ANCHOR = "builtin.module"
 
 
-class PipelineError(ValueError):
+class PipelineError(RlxError, ValueError):
     """A pipeline string that does not parse or names an unknown pass or option."""
 
     def __init__(self, message: str, text: str = "", column: int = 0):

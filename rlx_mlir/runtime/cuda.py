@@ -24,6 +24,7 @@ from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
 from ..dialects import verifier
+from ..errors import RlxError
 from ..aot.loader import Function, _CudaRuntime, cuda_device_error
 from ..targets.cuda import MIN_PTX, check_target
 from ..dialects.context import make_context
@@ -34,7 +35,7 @@ from ..targets.toolchain import runtime_library
 from .signature import Signature, find_function, signature_of
 
 
-class CudaUnavailableError(RuntimeError):
+class CudaUnavailableError(RlxError, RuntimeError):
     """target="cuda" on a machine without a usable CUDA driver and device."""
 
 

@@ -20,6 +20,7 @@ from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
 from ..dialects import verifier
+from ..errors import ArgumentError  # noqa: F401  (re-exported: `from rlx_mlir.runtime.jit import ArgumentError`)
 from ..dialects.context import make_context
 from ..ir.diagnostics import CompileError, DiagnosticCollector
 from ..ir.walk import collect_ops
@@ -42,14 +43,6 @@ def _descriptor_class(rank: int) -> type:
     if rank:
         fields += [("shape", ctypes.c_int64 * rank), ("strides", ctypes.c_int64 * rank)]
     return type(f"MemRefDescriptor{rank}D", (ctypes.Structure,), {"_fields_": fields})
-
-
-class ArgumentError(ValueError):
-    """An argument whose shape or dtype does not match the function signature."""
-
-    def __init__(self, message: str, spec: TensorSpec):
-        super().__init__(message)
-        self.spec = spec
 
 
 class _Slot:

@@ -10,22 +10,9 @@ from typing import Optional
 import numpy as np
 from mlir import ir
 
+from ..ir import dtypes
+from ..ir.attrs import NAME_ATTR, PARAM_ATTR, TIED_ATTR
 from ..ir.diagnostics import SourcePosition, position_of
-
-_NUMPY_DTYPES = {
-    "f32": np.float32,
-    "f64": np.float64,
-    "f16": np.float16,
-    "i1": np.bool_,
-    "i8": np.int8,
-    "i16": np.int16,
-    "i32": np.int32,
-    "i64": np.int64,
-}
-
-NAME_ATTR = "rlx.name"
-PARAM_ATTR = "rlx.param"
-TIED_ATTR = "rlx.tied"  # result attribute: this result is argument #N updated in place (a KV cache)
 
 
 @dataclass(frozen=True)
@@ -51,10 +38,7 @@ class Signature:
 
 
 def numpy_dtype(element: ir.Type, where: str) -> np.dtype:
-    try:
-        return np.dtype(_NUMPY_DTYPES[str(element)])
-    except KeyError:
-        raise ValueError(f"{where}: element type {element} has no numpy equivalent") from None
+    return np.dtype(dtypes.numpy_name(str(element), where))
 
 
 def _spec(

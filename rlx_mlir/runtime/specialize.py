@@ -39,7 +39,8 @@ from ..dims.expr import DimExpr, format_dims
 from ..dims.dynamic import DimError, argument_dims, bind_function, check_binding, function_symbols, is_dynamic
 from ..ir.parsing import parse_source
 from ..dims.variants import ModelVariant
-from .signature import NAME_ATTR, find_function
+from ..ir.attrs import NAME_ATTR
+from .signature import find_function
 
 _MAYBE_DYNAMIC = re.compile(r"rlx\.(dims|sym)\b")
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import re
 
+from ..errors import RlxError
+
 PTX_VERSIONS = (32, 40, 41, 42, 43, 50, 60, 61, 62, 63, 64, 65, 70, 71, 72, 73, 74, 75, 76, 77, 78,
                 80, 81, 82, 83, 84, 85, 86, 87, 88, 90)
 
@@ -34,7 +36,7 @@ FORMATS = ("isa", "bin", "fatbin")  # PTX text; cubin and fatbin need `ptxas` / 
 _PTX_FEATURE = re.compile(r"^\+ptx(\d+)$")
 
 
-class TargetError(ValueError):
+class TargetError(RlxError, ValueError):
     """A chip, PTX version or binary format that LLVM would reject (or abort on)."""
 
 

@@ -10,8 +10,10 @@ import sys
 import traceback
 from typing import Callable, NoReturn
 
+from ..errors import RlxError
 
-class ToolError(Exception):
+
+class ToolError(RlxError):
     """A user-facing failure: printed as `<tool>: error: <message>`, exit code 1."""
 
 

@@ -16,7 +16,8 @@ import dataclasses
 
 from mlir import ir
 
-from ...dialects.rlx_hir import FUSION_POLICIES, FUSION_POLICY_ATTR
+from ...dialects.rlx_hir import FUSION_POLICIES
+from ...ir.attrs import FUSION_POLICY_ATTR
 from ...ir.walk import ops_in_dialect
 from .expansions import EXPANSIONS
 from ...passmanager.base import PassFailure, RlxPass, fail, option

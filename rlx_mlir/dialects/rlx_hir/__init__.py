@@ -11,7 +11,7 @@ in the order of the imports below.
 from .attention import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
 from .decoder import *  # noqa: F401,F403
-from .dialect import FUSION_POLICIES, FUSION_POLICY_ATTR, RlxHir  # noqa: F401
+from .dialect import FUSION_POLICIES, RlxHir  # noqa: F401
 from .linear import *  # noqa: F401,F403
 from .norm import *  # noqa: F401,F403
 from .recurrent import *  # noqa: F401,F403

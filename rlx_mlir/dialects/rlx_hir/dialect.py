@@ -9,8 +9,7 @@ from mlir import ir
 from ...dsl import Dialect, VerifyError
 from ...ir.shapes import DYNAMIC, format_shape, shape_of
 
-# Module attribute naming the fusion policy of an HIR module.
-FUSION_POLICY_ATTR = "rlx_hir.fusion_policy"
+# The fusion policies of an HIR module (its attribute FUSION_POLICY_ATTR, in ir/attrs).
 FUSION_POLICIES = ("direct", "fusable")
 
 # Activations of the linear blocks: the MIR activation ops of the same names.

@@ -1,13 +1,9 @@
-"""The `rlx_lir` dialect: the plan op and the attribute names of per-op plan data."""
+"""The `rlx_lir` dialect: the plan op (the per-op plan attributes are named in rlx_mlir.ir.attrs)."""
 
 from __future__ import annotations
 
 from ...dsl import Dialect, I64Attr, StrArrayAttr, StrAttr, VerifyError, attribute
-
-SLOT_ATTR = "rlx_lir.slot"
-VIEW_ATTR = "rlx_lir.view"
-PHASE_ATTR = "rlx_lir.phase"
-FUSED_ATTR = "rlx_lir.fused"  # an elementwise result computed inside its only consumer: no buffer
+from .ir_plan import plan_problems
 
 
 class RlxLir(Dialect, name="rlx_lir"):
@@ -45,8 +41,6 @@ class PlanOp(RlxLir.Operation, name="plan"):
     fingerprint = attribute(StrAttr, "`sha256:<hex>` of the LIR function")
 
     def verify(self) -> None:
-        from .ir_plan import plan_problems
-
         parent = self.operation.parent
         if parent is None or parent.name != "func.func":
             raise VerifyError("must be the first op of a func.func")

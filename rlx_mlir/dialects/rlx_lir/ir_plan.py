@@ -1,5 +1,6 @@
 """The bridge between LIR in MLIR and the planner: buffers of a MIR function,
-the plan written into it, the plan read back, and the fingerprint."""
+the plan written into it, the plan read back, and the fingerprint; which functions
+a module defines and which of them carry a plan."""
 
 from __future__ import annotations
 
@@ -10,22 +11,42 @@ from typing import Optional
 
 from mlir import ir
 
-from .dialect import FUSED_ATTR, PHASE_ATTR, SLOT_ATTR, VIEW_ATTR
 from ...dsl.traits import Elementwise
-from ...runtime.signature import PARAM_ATTR
+from ...ir import dtypes
+from ...ir.attrs import FUSED_ATTR, PARAM_ATTR, PHASE_ATTR, SLOT_ATTR, VIEW_ATTR
 from ...ir.shapes import shape_of
+from ...ir.walk import collect_ops
+from ...lir.checker import check_plan
+from ...lir.phases import PHASES
 from ...lir.planner import Buffer, MemoryPlan
 
-_ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "f64": 8, "i1": 1, "i8": 1, "i32": 4, "i64": 8}
 CONSTANT_OPS = ("rlx.constant", "arith.constant")
+
+
+def defined_functions(module: ir.Operation) -> list:
+    """The `func.func` ops at the top level of `module` that have a body (not declarations)."""
+    return [
+        op for region in module.regions for block in region.blocks for op in block.operations
+        if op.operation.name == "func.func" and len(op.regions[0].blocks) > 0
+    ]
+
+
+def find_plan(function):
+    """The `rlx_lir.plan` op of an LIR function, or None where the function has no plan."""
+    block = function.operation.regions[0].blocks[0]
+    return next((op for op in block.operations if op.operation.name == "rlx_lir.plan"), None)
+
+
+def has_plan(function) -> bool:
+    return find_plan(function) is not None
 
 
 def element_bytes(type_: ir.Type) -> int:
     """Bytes per element of a tensor type in memory (i1 is stored as a byte)."""
-    element = str(ir.RankedTensorType(type_).element_type)
-    if element not in _ELEMENT_BYTES:
-        raise ValueError(f"no byte size for element type {element}")
-    return _ELEMENT_BYTES[element]
+    element = dtypes.element_type(str(ir.RankedTensorType(type_).element_type))
+    if element is None:
+        raise ValueError(f"no byte size for element type {ir.RankedTensorType(type_).element_type}")
+    return element.bytes
 
 
 def byte_size(type_: ir.Type) -> int:
@@ -162,8 +183,6 @@ def _float_elementwise(op: ir.Operation) -> bool:
 
 def _operands_within(op: ir.Operation) -> list:
     """`op`'s operands and those of every op nested in its regions: all the values it reads."""
-    from ...ir.walk import collect_ops
-
     if not op.regions:
         return list(op.operands)
     return [operand for nested in collect_ops(op) for operand in nested.operands]
@@ -212,8 +231,7 @@ def _count(shape) -> int:
 
 def plan_from_ir(function, buffers: FunctionBuffers) -> Optional[MemoryPlan]:
     """The plan as written in an LIR function (None without a plan op)."""
-    block = function.operation.regions[0].blocks[0]
-    plan_op = next((op for op in block.operations if op.operation.name == "rlx_lir.plan"), None)
+    plan_op = find_plan(function)
     if plan_op is None:
         return None
     values = plan_op.opview.attribute_values()
@@ -238,14 +256,9 @@ def plan_from_ir(function, buffers: FunctionBuffers) -> Optional[MemoryPlan]:
     )
 
 
-PHASES = ("prologue", "steady", "epilogue")
-
-
 def plan_problems(function) -> list[str]:
     """What is wrong with the plan written in `function`: its structure, then the
     independent checker's findings (overlaps, alignment, views, bounds)."""
-    from ...lir.checker import check_plan
-
     problems = _structure_problems(function.operation)
     if problems:
         return problems

@@ -25,7 +25,7 @@ from mlir import ir
 from mlir.dialects import func
 
 from ...ir.walk import collect_ops
-from ...runtime.signature import TIED_ATTR
+from ...ir.attrs import TIED_ATTR
 from ...passmanager.base import RlxPass, fail
 
 

@@ -30,11 +30,14 @@ import dataclasses
 
 from mlir import ir
 
+from ...ir import dtypes
 from ...ir.walk import collect_ops
 from ...passmanager.base import RlxPass, option
 
-_FLOATS = ("f16", "bf16", "f32", "f64")
-_WIDTH = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64}
+
+def _is_float(name: str) -> bool:
+    entry = dtypes.element_type(name)
+    return entry is not None and entry.is_float
 
 
 def _guarded_load(name: str, memref: str, indices: str, condition: str, type_: ir.MemRefType, target: str) -> str:
@@ -43,7 +46,7 @@ def _guarded_load(name: str, memref: str, indices: str, condition: str, type_: i
     convert = ""
     value = "%v"
     if source != target:
-        op = "arith.extf" if _WIDTH[source] < _WIDTH[target] else "arith.truncf"
+        op = "arith.extf" if dtypes.byte_width(source) < dtypes.byte_width(target) else "arith.truncf"
         convert = f"\n          %w = {op} %v : {source} to {target}"
         value = "%w"
     return (f"{name} = scf.if {condition} -> ({target}) {{\n"
@@ -151,7 +154,7 @@ def _eligible(op: ir.Operation) -> bool:
     if len(types) != 3 or not all(isinstance(t, ir.MemRefType) for t in types):
         return False
     types = [ir.MemRefType(t) for t in types]
-    return all(t.has_static_shape and str(t.element_type) in _FLOATS for t in types)
+    return all(t.has_static_shape and _is_float(str(t.element_type)) for t in types)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -19,9 +19,8 @@ from mlir import ir
 from mlir.dialects import func
 
 from ...ir.walk import collect_ops
+from ...ir.attrs import OUTLINED_ATTR
 from ...passmanager.base import RlxPass, option
-
-OUTLINED_ATTR = "rlx.outlined"
 
 
 def _signature(op: ir.Operation) -> str:

@@ -29,13 +29,12 @@ import dataclasses
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
+from ...ir.attrs import KERNEL_ATTR, PACKED_ATTR
 from ...ir.walk import collect_ops
 from ...ir.shapes import shape_of
 from ...passmanager.base import RlxPass, option
 
 MR, NR, KR = 8, 32, 4
-KERNEL_ATTR = "rlx.microkernel"
-PACKED_ATTR = "rlx.microkernel_packed"
 
 
 def _round_up(value: int, multiple: int) -> int:

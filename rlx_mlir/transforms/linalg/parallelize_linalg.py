@@ -17,12 +17,11 @@ from typing import Optional
 
 from mlir import ir
 
+from ...ir.attrs import KERNEL_ATTR, PARALLEL_ID
 from ...ir.walk import collect_ops
 from ...passmanager.base import MAX_THREADS, RlxPass, option
-from .pack_matmul import KERNEL_ATTR
 from .transform_script import apply_script
 
-PARALLEL_ID = "rlx.parallel_id"
 # Named ops whose first loop is parallel (the rows of a matmul, the outer dim of a copy...).
 ROW_PARALLEL = ("linalg.fill", "linalg.copy", "linalg.transpose", "linalg.broadcast", "linalg.map",
                 "linalg.matmul", "linalg.batch_matmul", "linalg.elementwise")

@@ -29,7 +29,8 @@ from mlir import ir
 from ...ir.walk import collect_ops
 from ...ir.shapes import shape_of
 from ...passmanager.base import MAX_THREADS, PassOptionError, RlxPass, option
-from .pack_matmul import KERNEL_ATTR, KR, MR, NR, PACKED_ATTR
+from ...ir.attrs import KERNEL_ATTR, PACKED_ATTR
+from .pack_matmul import KR, MR, NR
 from .transform_script import apply_script
 
 CACHE_BLOCKS = (32, 8, 1024)  # MC/MR, NC/NR, KC: 256 rows, 256 columns, 1024 of K

@@ -44,16 +44,20 @@ from mlir import ir
 
 from ...dialects import rlx
 from ...dsl import Operation
+from ...ir import dtypes
 from ...ir.shapes import DYNAMIC, shape_of
 from ...passmanager.base import RlxPass, option
 
-_DTYPES = {"f32": np.float32, "f16": np.float16, "i64": np.int64, "i32": np.int32, "i1": np.bool_}
+# The element types folded (ir/dtypes gives their NumPy types): not bf16 (NumPy has none),
+# f64 or the other integer widths.
+_FOLDED = ("f32", "f16", "i64", "i32", "i1")
 _INTEGERS = (np.int64, np.int32, np.bool_)
 
 
 def _dtype(element: ir.Type) -> Optional[type]:
-    """The NumPy dtype of an element type, or None (bf16, f64, other integer widths)."""
-    return _DTYPES.get(str(element))
+    """The NumPy scalar type of an element type that is folded, or None."""
+    name = str(element)
+    return np.dtype(dtypes.element_type(name).numpy).type if name in _FOLDED else None
 
 
 def _element(value: ir.Value) -> ir.Type:

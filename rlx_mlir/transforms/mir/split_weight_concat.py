@@ -18,10 +18,10 @@ import dataclasses
 from mlir import ir
 
 from ...dialects import rlx
+from ...dialects.rlx_lir.ir_plan import has_plan
 from ...ir.walk import collect_ops
 from ...ir.shapes import shape_of
 from ...passmanager.base import RlxPass
-from ...conversion.mir_to_lir import has_plan
 
 
 def _column_concat(value: ir.Value):

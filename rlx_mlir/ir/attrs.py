@@ -1,0 +1,31 @@
+"""Every attribute name rlx-mlir defines: the one set of constants.
+
+A pass that writes an attribute and the pass (or runtime) that reads it import the name from
+here, so no layer imports another only for a string.  Import-free: any layer may use it.
+Attributes of the upstream dialects (`bufferization.writable`, `llvm.emit_c_interface`) keep
+their names where they are used.
+"""
+
+# --- function arguments and results (MIR and HIR) ------------------------------------------
+NAME_ATTR = "rlx.name"  # argument: its name in the numpy signature (a string)
+PARAM_ATTR = "rlx.param"  # argument: a weight rather than a runtime input (unit)
+TIED_ATTR = "rlx.tied"  # result: this result is argument #N updated in place (a KV cache)
+
+# --- symbolic dimensions (rlx_mlir.dims) -----------------------------------------------------
+DIMS_ATTR = "rlx.dims"  # argument: its symbolic shape, e.g. ["BATCH", "SEQ", 512]
+SYM_ATTR = "rlx.sym"  # op: the symbolic expressions of its size attributes
+
+# --- HIR -------------------------------------------------------------------------------------
+FUSION_POLICY_ATTR = "rlx_hir.fusion_policy"  # module: how rlx-hir-to-mir expands blocks
+OUTLINED_ATTR = "rlx.outlined"  # function: an HIR block outlined by rlx-outline-blocks (unit)
+
+# --- LIR: per-op plan data (the plan itself is the rlx_lir.plan op) --------------------------
+SLOT_ATTR = "rlx_lir.slot"  # op: array<i64: offset, size> of its result in the arena
+VIEW_ATTR = "rlx_lir.view"  # op: its result is a view of its operand's slot (unit)
+PHASE_ATTR = "rlx_lir.phase"  # op: "prologue", "steady" or "epilogue"
+FUSED_ATTR = "rlx_lir.fused"  # op: an elementwise result computed inside its only consumer: no buffer
+
+# --- linalg CPU codegen ----------------------------------------------------------------------
+KERNEL_ATTR = "rlx.microkernel"  # linalg.generic: a packed GEMM for rlx-tile-matmul (then its index)
+PACKED_ATTR = "rlx.microkernel_packed"  # linalg.generic: whether its B operand was packed (bool)
+PARALLEL_ID = "rlx.parallel_id"  # linalg op: transient tag while rlx-parallelize-linalg tiles it

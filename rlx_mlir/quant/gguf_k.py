@@ -85,7 +85,7 @@ with `make_q3_quants` (coordinate descent); the sub-block scales are then quanti
 q8_k is ggml's `quantize_row_q8_K_ref` (`d = -max / 127` for the signed largest element).  The
 loops over one block's elements run vectorised across all blocks at once, in float32 and in
 ggml's order of operations (sums added left to right), so the bytes are the ones ggml's
-`quantize_row_*_ref` writes (pytests/test_quant.py pins this).
+`quantize_row_*_ref` writes (pytests/test_quantisers.py pins this).
 (gguf.quants cannot decode q8_k; the others decode bit-exactly with it.)
 """
 

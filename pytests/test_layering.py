@@ -24,7 +24,7 @@ PACKAGE = ROOT / "rlx_mlir"
 LAYERS: list[set[str]] = [
     {"errors"},
     {"ir", "targets"},
-    {"dsl", "lir"},
+    {"dsl", "lir", "quant"},
     {"dims"},
     {"dialects"},
     {"passmanager"},

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from mlir.dialects import func
+
 from ...dsl import Dialect, I64Attr, StrArrayAttr, StrAttr, VerifyError, attribute
 
 SLOT_ATTR = "rlx_lir.slot"
@@ -48,7 +50,7 @@ class PlanOp(RlxLir.Operation, name="plan"):
         from .ir_plan import plan_problems
 
         parent = self.operation.parent
-        if parent is None or parent.name != "func.func":
+        if parent is None or not isinstance(parent.opview, func.FuncOp):
             raise VerifyError("must be the first op of a func.func")
         problems = plan_problems(parent)
         if problems:

@@ -9,15 +9,17 @@ from dataclasses import dataclass
 from typing import Optional
 
 from mlir import ir
+from mlir.dialects import arith, func
 
-from .dialect import FUSED_ATTR, PHASE_ATTR, SLOT_ATTR, VIEW_ATTR
+from .. import rlx
+from .dialect import FUSED_ATTR, PHASE_ATTR, SLOT_ATTR, VIEW_ATTR, PlanOp
 from ...dsl.traits import Elementwise
 from ...runtime.signature import PARAM_ATTR
 from ...ir.shapes import shape_of
 from ...lir.planner import Buffer, MemoryPlan
 
 _ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "f64": 8, "i1": 1, "i8": 1, "i32": 4, "i64": 8}
-CONSTANT_OPS = ("rlx.constant", "arith.constant")
+CONSTANT_OPS = (rlx.ConstantOp, arith.ConstantOp)
 
 
 def element_bytes(type_: ir.Type) -> int:
@@ -47,7 +49,8 @@ def function_buffers(function, fuse_elementwise: Optional[bool] = None) -> Funct
     read from the ops' `rlx_lir.fused` markers otherwise (None)."""
     function = function.operation
     block = function.regions[0].blocks[0]
-    ops = [op.operation for op in block.operations if op.operation.name != "rlx_lir.plan"]
+    views = [op for op in block.operations if not isinstance(op, PlanOp)]
+    ops = [view.operation for view in views]
     arg_attrs = list(ir.ArrayAttr(function.attributes["arg_attrs"])) if "arg_attrs" in function.attributes else []
     drafts: list[dict] = []
     value_ids: dict = {}
@@ -61,11 +64,11 @@ def function_buffers(function, fuse_elementwise: Optional[bool] = None) -> Funct
         attrs = ir.DictAttr(arg_attrs[index]) if index < len(arg_attrs) else None
         add(argument, -1, "param" if attrs is not None and PARAM_ATTR in attrs else "input")
     returned = set()
-    if ops and ops[-1].name == "func.return":
+    if views and isinstance(views[-1], func.ReturnOp):
         returned = {v for v in ops[-1].operands}
-    fused = _fused_ops(ops, returned, fuse_elementwise)
+    fused = _fused_ops(views, returned, fuse_elementwise)
     executed_at = _execution_points(ops, fused)
-    for index, op in enumerate(ops):
+    for index, (op, view_op) in enumerate(zip(ops, views)):
         for operand in _operands_within(op):
             if operand in value_ids:
                 # A fused op reads its operands where it really runs: inside its consumer's loop.
@@ -73,15 +76,15 @@ def function_buffers(function, fuse_elementwise: Optional[bool] = None) -> Funct
         for result in op.results:
             if not isinstance(result.type, ir.RankedTensorType):
                 continue
-            view = _view_source(op)
+            view = _view_source(view_op)
             if view is not None and view[0] in value_ids:
                 # A returned view stays a view (of an arena root, copied to the caller's buffer at return).
                 add(result, index, "intermediate", value_ids[view[0]], view[1])
             else:
-                kind = "constant" if op.name in CONSTANT_OPS else "output" if result in returned else "intermediate"
+                kind = "constant" if isinstance(view_op, CONSTANT_OPS) else "output" if result in returned else "intermediate"
                 if kind == "intermediate" and index in fused:
                     kind = "fused"
-                if kind == "intermediate" and (len(op.results) > 1 or op.name == "func.call"):
+                if kind == "intermediate" and (len(op.results) > 1 or isinstance(view_op, func.CallOp)):
                     # An op carries one rlx_lir.slot: results of multi-result ops stay out of
                     # the arena (bufferization allocates them).  So do calls' results: the
                     # callee returns them in a buffer of its own, a slot would only copy it.
@@ -99,12 +102,13 @@ def function_buffers(function, fuse_elementwise: Optional[bool] = None) -> Funct
     return FunctionBuffers(ops, buffers, value_ids)
 
 
-def _fused_ops(ops: list, returned: set, fuse_elementwise: Optional[bool]) -> dict[int, int]:
+def _fused_ops(views: list, returned: set, fuse_elementwise: Optional[bool]) -> dict[int, int]:
     """{index of a fused op: index of its consumer}, decided (`fuse_elementwise`) or read from markers."""
-    positions = {op: index for index, op in enumerate(ops)}
+    positions = {view.operation: index for index, view in enumerate(views)}
     fused = {}
-    for index, op in enumerate(ops):
-        if len(op.results) != 1 or op.results[0] in returned or op.name in CONSTANT_OPS or _view_source(op) is not None:
+    for index, view in enumerate(views):
+        op = view.operation
+        if len(op.results) != 1 or op.results[0] in returned or isinstance(view, CONSTANT_OPS) or _view_source(view) is not None:
             continue
         result = op.results[0]
         if fuse_elementwise:
@@ -169,7 +173,7 @@ def _operands_within(op: ir.Operation) -> list:
     return [operand for nested in collect_ops(op) for operand in nested.operands]
 
 
-def _view_source(op: ir.Operation) -> Optional[tuple]:
+def _view_source(op: ir.OpView) -> Optional[tuple]:
     """(source value, byte offset) when `op`'s result is a pure view of its operand.
 
     A view gets no bytes of its own: it is planned inside its source's slot, which stays live while
@@ -178,28 +182,26 @@ def _view_source(op: ir.Operation) -> Optional[tuple]:
     own and read from there, so an op that is not listed here but lowers to a view (a strided
     narrow, say) costs a copy, never a wrong answer.
     """
-    name = op.name
-    if name in ("rlx.expand", "rlx.transpose") and op.results[0].type == op.operands[0].type:
-        if name == "rlx.expand" or list(op.opview.perm) == sorted(op.opview.perm):
+    if isinstance(op, (rlx.ExpandOp, rlx.TransposeOp)) and op.results[0].type == op.operands[0].type:
+        if isinstance(op, rlx.ExpandOp) or list(op.perm) == sorted(op.perm):
             return op.operands[0], 0  # same shape and, for a transpose, the identity permutation
-    if name == "rlx.reshape":
+    if isinstance(op, rlx.ReshapeOp):
         return op.operands[0], 0
-    if name == "rlx.kv_cache_write":
+    if isinstance(op, rlx.KvCacheWriteOp):
         # Not a pure view: the op writes its new rows into the cache, and its result *is* the
         # cache's buffer (tensor.insert_slice, bufferized in place).  Planned as a view so it
         # gets no slot: a slot would copy the whole cache into the arena at every step.
         return op.operands[0], 0
-    if name == "rlx.cast" and ir.RankedTensorType(op.operands[0].type).element_type == ir.RankedTensorType(op.results[0].type).element_type:
+    if isinstance(op, rlx.CastOp) and ir.RankedTensorType(op.operands[0].type).element_type == ir.RankedTensorType(op.results[0].type).element_type:
         return op.operands[0], 0
-    if name == "rlx.narrow":
+    if isinstance(op, rlx.NarrowOp):
         shape = shape_of(op.operands[0].type)
-        view = op.opview
-        axis = view.axis % len(shape)
+        axis = op.axis % len(shape)
         if all(d == 1 for d in shape[:axis]):  # contiguous: a row range of the leading non-unit dim
             inner = 1
             for d in shape[axis + 1:]:
                 inner *= d
-            return op.operands[0], view.start * inner * element_bytes(op.operands[0].type)
+            return op.operands[0], op.start * inner * element_bytes(op.operands[0].type)
     return None
 
 
@@ -213,10 +215,10 @@ def _count(shape) -> int:
 def plan_from_ir(function, buffers: FunctionBuffers) -> Optional[MemoryPlan]:
     """The plan as written in an LIR function (None without a plan op)."""
     block = function.operation.regions[0].blocks[0]
-    plan_op = next((op for op in block.operations if op.operation.name == "rlx_lir.plan"), None)
+    plan_op = next((op for op in block.operations if isinstance(op, PlanOp)), None)
     if plan_op is None:
         return None
-    values = plan_op.opview.attribute_values()
+    values = plan_op.attribute_values()
     offsets = {}
     roots = {}
     for op in buffers.ops:
@@ -263,8 +265,9 @@ def plan_problems(function) -> list[str]:
 
 
 def _structure_problems(function: ir.Operation) -> list[str]:
-    operations = [op.operation for op in function.regions[0].blocks[0].operations]
-    plans = [i for i, op in enumerate(operations) if op.name == "rlx_lir.plan"]
+    views = list(function.regions[0].blocks[0].operations)
+    operations = [view.operation for view in views]
+    plans = [i for i, view in enumerate(views) if isinstance(view, PlanOp)]
     if plans != [0]:
         return ["'rlx_lir.plan' must be the first op of a func.func, and its only plan"]
     problems = []

@@ -36,7 +36,7 @@ import dataclasses
 from mlir import ir
 from mlir.dialects import arith, bufferization, memref
 
-from ..dialects.rlx_lir.dialect import FUSED_ATTR, PHASE_ATTR, SLOT_ATTR, VIEW_ATTR
+from ..dialects.rlx_lir.dialect import FUSED_ATTR, PHASE_ATTR, SLOT_ATTR, VIEW_ATTR, PlanOp
 from ..ir.walk import collect_ops
 from ..dialects.rlx_lir.ir_plan import function_buffers
 from ..passmanager.base import RlxPass
@@ -58,10 +58,9 @@ class LirToLinalg(RlxPass):
         module_block = module.regions[0].blocks[0]
         for function in _functions(module):
             block = function.regions[0].blocks[0]
-            plan_op = next((op for op in block.operations if op.operation.name == "rlx_lir.plan"), None)
-            if plan_op is None:
+            plan = next((op for op in block.operations if isinstance(op, PlanOp)), None)
+            if plan is None:
                 continue
-            plan = plan_op.opview
             arena_size, alignment = plan.arena_size, plan.alignment
             returned = _returned_values(function)  # read off the plan before anything changes
             placed = [op.operation for op in block.operations
@@ -74,13 +73,13 @@ class LirToLinalg(RlxPass):
                         initial_value=ir.UnitAttr.get(),
                         alignment=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), alignment),
                     )
-                with ir.InsertionPoint(plan_op), function.location:
+                with ir.InsertionPoint(plan), function.location:
                     arena = memref.GetGlobalOp(arena_type, arena_symbol(function)).result
                 for op in placed:
                     _compute_into_slot(op, arena)
             for op, result in returned:
                 _compute_into_own_buffer(op, result)
-            plan_op.operation.erase()
+            plan.operation.erase()
         MirToLinalg().run(module)
         for op in collect_ops(module):  # plan attributes left on ops that were not rlx ops
             for name in (SLOT_ATTR, VIEW_ATTR, PHASE_ATTR, FUSED_ATTR):

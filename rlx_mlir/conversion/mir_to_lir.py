@@ -19,9 +19,11 @@ from __future__ import annotations
 import dataclasses
 
 from mlir import ir
+from mlir.dialects import func
 
+from ..dialects.rlx_hir import RlxHir
 from ..dialects.rlx_lir.dialect import FUSED_ATTR, PHASE_ATTR, SLOT_ATTR, VIEW_ATTR, PlanOp
-from ..ir.walk import collect_ops
+from ..ir.walk import collect_ops, is_op
 from ..dialects.rlx_lir.ir_plan import fingerprint, function_buffers
 from ..lir.phases import derive_phases
 
@@ -35,7 +37,7 @@ from ..passmanager.base import RlxPass, fail, option
 def _functions(module: ir.Operation) -> list:
     return [
         op for region in module.regions for block in region.blocks for op in block.operations
-        if op.operation.name == "func.func" and len(op.regions[0].blocks) > 0
+        if isinstance(op, func.FuncOp) and len(op.regions[0].blocks) > 0
     ]
 
 
@@ -48,7 +50,7 @@ def body_functions(module: ir.Operation) -> set[str]:
     """
     names: set[str] = set()
     for op in collect_ops(module):
-        if op.name == "func.func" or (op.name == "func.call" and "no_inline" in op.attributes):
+        if is_op(op, func.FuncOp) or (is_op(op, func.CallOp) and "no_inline" in op.attributes):
             continue  # a no_inline call's callee stays a function: it is planned as one
         attributes = op.attributes
         for index in range(len(attributes)):
@@ -60,7 +62,7 @@ def body_functions(module: ir.Operation) -> set[str]:
 
 def has_plan(function) -> bool:
     block = function.regions[0].blocks[0]
-    return any(op.operation.name == "rlx_lir.plan" for op in block.operations)
+    return any(isinstance(op, PlanOp) for op in block.operations)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,7 +88,7 @@ class MirToLir(RlxPass):
             operation = op.operation
             if PHASE_ATTR in operation.attributes and ir.StringAttr(operation.attributes[PHASE_ATTR]).value not in PHASES:
                 raise fail(operation, f"'{PHASE_ATTR}' must be one of {', '.join(PHASES)}")
-            if operation.name.startswith("rlx_hir."):
+            if isinstance(op, RlxHir.Operation):
                 raise fail(operation, f"'{operation.name}' is HIR: run rlx-hir-to-mir before {self.name}")
             for value in (*operation.operands, *operation.results):
                 if isinstance(value.type, ir.RankedTensorType) and not is_static(value.type.shape):
@@ -95,7 +97,7 @@ class MirToLir(RlxPass):
         plan = plan_memory(buffers.buffers, len(buffers.ops), self.alignment)
         phases = derive_phases([op.name for op in buffers.ops])
         for index, op in enumerate(buffers.ops):
-            if op.name == "func.return":
+            if is_op(op, func.ReturnOp):
                 continue
             if PHASE_ATTR not in op.attributes:  # a phase set before planning overrides the heuristic
                 op.attributes[PHASE_ATTR] = ir.StringAttr.get(phases[index])

@@ -10,7 +10,6 @@ classes (see `op_names`) and only the selected ops get their view.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Callable, Union
 
 from mlir import ir
@@ -52,11 +51,24 @@ def collect_ops(
 def op_names(op_classes: OpClasses) -> frozenset[str]:
     """The names of the ops that are instances of `op_classes`: their `OPERATION_NAME`s and
     those of their subclasses (an abstract base such as a family of norms names none itself)."""
-    return _op_names(op_classes if isinstance(op_classes, tuple) else (op_classes,))
+    names = _OP_NAMES.get(op_classes)
+    if names is None:
+        names = _OP_NAMES[op_classes] = _names_of(op_classes if isinstance(op_classes, tuple) else (op_classes,))
+    return names
 
 
-@lru_cache(maxsize=None)
-def _op_names(op_classes: tuple) -> frozenset[str]:
+def is_op(op: Union[ir.Operation, ir.OpView], op_classes: OpClasses) -> bool:
+    """Whether `op` (an `ir.Operation` or a view) is an instance of `op_classes`, without making its view."""
+    names = _OP_NAMES.get(op_classes)
+    # A view's `name` may be the op's own attribute (memref.get_global's symbol): ask its operation.
+    name = op.name if type(op) is ir.Operation else op.operation.name
+    return name in (names if names is not None else op_names(op_classes))
+
+
+_OP_NAMES: dict = {}  # op class (or tuple of them) -> op_names
+
+
+def _names_of(op_classes: tuple) -> frozenset[str]:
     names, pending = set(), list(op_classes)
     while pending:
         cls = pending.pop()
@@ -67,11 +79,6 @@ def _op_names(op_classes: tuple) -> frozenset[str]:
             names.add(name)
         pending += cls.__subclasses__()
     return frozenset(names)
-
-
-def is_op(op: Union[ir.Operation, ir.OpView], op_classes: OpClasses) -> bool:
-    """Whether `op` (an `ir.Operation` or a view) is an instance of `op_classes`, without making its view."""
-    return op.name in op_names(op_classes)
 
 
 def ops_in_dialect(root: ir.Operation, namespace: str) -> list[ir.Operation]:

@@ -24,8 +24,9 @@ import dataclasses
 from typing import Optional
 
 from mlir import ir
+from mlir.dialects import llvm
 
-from ...ir.walk import collect_ops
+from ...ir.walk import collect_ops, is_op
 from ...passmanager.base import RlxPass
 
 ICMP_UGT = 8  # LLVM dialect ICmpPredicate
@@ -63,9 +64,7 @@ class _Rewriter:
     def bitcast(self, value: ir.Value, type_: ir.Type) -> ir.Value:
         """`value` as `type_`; the source of a bitcast it came from when that has `type_`."""
         owner = value.owner
-        if isinstance(owner, ir.OpView):
-            owner = owner.operation
-        if isinstance(owner, ir.Operation) and owner.name == "llvm.bitcast" and owner.operands[0].type == type_:
+        if isinstance(owner, llvm.BitcastOp) and owner.operands[0].type == type_:
             return owner.operands[0]
         result = _op("llvm.bitcast", [value], type_)
         self.bitcasts.append(result.owner)
@@ -127,13 +126,13 @@ class _Rewriter:
 
 
 def _handler(op: ir.Operation):
-    if op.name == "llvm.load" and _is_bf16(op.results[0].type):
+    if is_op(op, llvm.LoadOp) and _is_bf16(op.results[0].type):
         return _Rewriter.load
-    if op.name == "llvm.store" and _is_bf16(op.operands[0].type):
+    if is_op(op, llvm.StoreOp) and _is_bf16(op.operands[0].type):
         return _Rewriter.store
-    if op.name == "llvm.fpext" and _is_bf16(op.operands[0].type):
+    if is_op(op, llvm.FPExtOp) and _is_bf16(op.operands[0].type):
         return _Rewriter.extend
-    if op.name == "llvm.fptrunc" and _is_bf16(op.results[0].type):
+    if is_op(op, llvm.FPTruncOp) and _is_bf16(op.results[0].type):
         return _Rewriter.truncate
     return None
 

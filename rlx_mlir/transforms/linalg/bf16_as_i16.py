@@ -125,15 +125,22 @@ class _Rewriter:
                 op.erase()
 
 
+# op class -> (its rewrite, whether an op of the class computes on bf16)
+_HANDLERS = {
+    llvm.LoadOp: (_Rewriter.load, lambda op: _is_bf16(op.results[0].type)),
+    llvm.StoreOp: (_Rewriter.store, lambda op: _is_bf16(op.operands[0].type)),
+    llvm.FPExtOp: (_Rewriter.extend, lambda op: _is_bf16(op.operands[0].type)),
+    llvm.FPTruncOp: (_Rewriter.truncate, lambda op: _is_bf16(op.results[0].type)),
+}
+_HANDLED = tuple(_HANDLERS)
+
+
 def _handler(op: ir.Operation):
-    if is_op(op, llvm.LoadOp) and _is_bf16(op.results[0].type):
-        return _Rewriter.load
-    if is_op(op, llvm.StoreOp) and _is_bf16(op.operands[0].type):
-        return _Rewriter.store
-    if is_op(op, llvm.FPExtOp) and _is_bf16(op.operands[0].type):
-        return _Rewriter.extend
-    if is_op(op, llvm.FPTruncOp) and _is_bf16(op.results[0].type):
-        return _Rewriter.truncate
+    if not is_op(op, _HANDLED):  # one check for the many ops of no interest
+        return None
+    for op_class, (rewrite, applies) in _HANDLERS.items():
+        if is_op(op, op_class):
+            return rewrite if applies(op) else None
     return None
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import inspect
+import re
+from pathlib import Path
 
 import pytest
 from mlir import ir
@@ -123,6 +125,21 @@ def test_a_view_whose_op_has_a_name_attribute_is_still_matched():
         module = ir.Module.parse(text)
         (get,) = collect_ops(module.operation, memref.GetGlobalOp)
         assert is_op(get, memref.GetGlobalOp) and not is_op(get, memref.GlobalOp)
+
+
+def test_passes_match_ops_by_class_not_by_name_string():
+    # `op.name == "rlx.matmul"` breaks silently when an op is renamed; the op classes do not.
+    package = Path(rlx_mlir.__file__).parent
+    by_name = re.compile(r"""\.name\s*(==|!=)\s*"[a-z_]+\.[a-z_.]+"|\.name\s+(not\s+)?in\s+\(\s*"[a-z_]+\.""")
+    layers = ("conversion", "transforms", "dialects", "dims", "frontend", "models", "ir")
+    found = [
+        f"{path.relative_to(package)}:{number}: {line.strip()}"
+        for layer in layers
+        for path in sorted((package / layer).rglob("*.py"))
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if by_name.search(line)
+    ]
+    assert found == []
 
 
 def test_same_as_declares_another_ops_field_again():

@@ -300,7 +300,7 @@ def _calls(function: ir.Operation, functions: dict) -> list[tuple[str, str, ir.O
             if role in op.attributes and isinstance(op.attributes[role], ir.FlatSymbolRefAttr):
                 callee = ir.FlatSymbolRefAttr(op.attributes[role]).value
                 if callee in functions:
-                    found.append((callee, role, op))
+                    found.append((callee, role, op.operation))
     return found
 
 

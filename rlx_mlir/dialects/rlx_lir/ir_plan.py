@@ -16,10 +16,15 @@ from .dialect import FUSED_ATTR, PHASE_ATTR, SLOT_ATTR, VIEW_ATTR, PlanOp
 from ...dsl.traits import Elementwise
 from ...runtime.signature import PARAM_ATTR
 from ...ir.shapes import shape_of
+from ...ir.walk import is_op, op_names
 from ...lir.planner import Buffer, MemoryPlan
 
 _ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "f64": 8, "i1": 1, "i8": 1, "i32": 4, "i64": 8}
 CONSTANT_OPS = (rlx.ConstantOp, arith.ConstantOp)
+_VIEW_OPS = (rlx.ExpandOp, rlx.TransposeOp, rlx.ReshapeOp, rlx.KvCacheWriteOp, rlx.CastOp, rlx.NarrowOp)
+# Per-op checks of the planner's loops read the op's name against those of the classes: as
+# cheap as a string compare, where a typed view of every op would cost several times more.
+_CONSTANT_NAMES, _VIEW_NAMES = op_names(CONSTANT_OPS), op_names(_VIEW_OPS)
 
 
 def element_bytes(type_: ir.Type) -> int:
@@ -49,8 +54,7 @@ def function_buffers(function, fuse_elementwise: Optional[bool] = None) -> Funct
     read from the ops' `rlx_lir.fused` markers otherwise (None)."""
     function = function.operation
     block = function.regions[0].blocks[0]
-    views = [op for op in block.operations if not isinstance(op, PlanOp)]
-    ops = [view.operation for view in views]
+    ops = [op.operation for op in block.operations if not isinstance(op, PlanOp)]
     arg_attrs = list(ir.ArrayAttr(function.attributes["arg_attrs"])) if "arg_attrs" in function.attributes else []
     drafts: list[dict] = []
     value_ids: dict = {}
@@ -64,11 +68,11 @@ def function_buffers(function, fuse_elementwise: Optional[bool] = None) -> Funct
         attrs = ir.DictAttr(arg_attrs[index]) if index < len(arg_attrs) else None
         add(argument, -1, "param" if attrs is not None and PARAM_ATTR in attrs else "input")
     returned = set()
-    if views and isinstance(views[-1], func.ReturnOp):
+    if ops and is_op(ops[-1], func.ReturnOp):
         returned = {v for v in ops[-1].operands}
-    fused = _fused_ops(views, returned, fuse_elementwise)
+    fused = _fused_ops(ops, returned, fuse_elementwise)
     executed_at = _execution_points(ops, fused)
-    for index, (op, view_op) in enumerate(zip(ops, views)):
+    for index, op in enumerate(ops):
         for operand in _operands_within(op):
             if operand in value_ids:
                 # A fused op reads its operands where it really runs: inside its consumer's loop.
@@ -76,15 +80,15 @@ def function_buffers(function, fuse_elementwise: Optional[bool] = None) -> Funct
         for result in op.results:
             if not isinstance(result.type, ir.RankedTensorType):
                 continue
-            view = _view_source(view_op)
+            view = _view_source(op)
             if view is not None and view[0] in value_ids:
                 # A returned view stays a view (of an arena root, copied to the caller's buffer at return).
                 add(result, index, "intermediate", value_ids[view[0]], view[1])
             else:
-                kind = "constant" if isinstance(view_op, CONSTANT_OPS) else "output" if result in returned else "intermediate"
+                kind = "constant" if op.name in _CONSTANT_NAMES else "output" if result in returned else "intermediate"
                 if kind == "intermediate" and index in fused:
                     kind = "fused"
-                if kind == "intermediate" and (len(op.results) > 1 or isinstance(view_op, func.CallOp)):
+                if kind == "intermediate" and (len(op.results) > 1 or is_op(op, func.CallOp)):
                     # An op carries one rlx_lir.slot: results of multi-result ops stay out of
                     # the arena (bufferization allocates them).  So do calls' results: the
                     # callee returns them in a buffer of its own, a slot would only copy it.
@@ -102,13 +106,12 @@ def function_buffers(function, fuse_elementwise: Optional[bool] = None) -> Funct
     return FunctionBuffers(ops, buffers, value_ids)
 
 
-def _fused_ops(views: list, returned: set, fuse_elementwise: Optional[bool]) -> dict[int, int]:
+def _fused_ops(ops: list, returned: set, fuse_elementwise: Optional[bool]) -> dict[int, int]:
     """{index of a fused op: index of its consumer}, decided (`fuse_elementwise`) or read from markers."""
-    positions = {view.operation: index for index, view in enumerate(views)}
+    positions = {op: index for index, op in enumerate(ops)}
     fused = {}
-    for index, view in enumerate(views):
-        op = view.operation
-        if len(op.results) != 1 or op.results[0] in returned or isinstance(view, CONSTANT_OPS) or _view_source(view) is not None:
+    for index, op in enumerate(ops):
+        if len(op.results) != 1 or op.results[0] in returned or op.name in _CONSTANT_NAMES or _view_source(op) is not None:
             continue
         result = op.results[0]
         if fuse_elementwise:
@@ -173,7 +176,7 @@ def _operands_within(op: ir.Operation) -> list:
     return [operand for nested in collect_ops(op) for operand in nested.operands]
 
 
-def _view_source(op: ir.OpView) -> Optional[tuple]:
+def _view_source(operation: ir.Operation) -> Optional[tuple]:
     """(source value, byte offset) when `op`'s result is a pure view of its operand.
 
     A view gets no bytes of its own: it is planned inside its source's slot, which stays live while
@@ -182,6 +185,9 @@ def _view_source(op: ir.OpView) -> Optional[tuple]:
     own and read from there, so an op that is not listed here but lowers to a view (a strided
     narrow, say) costs a copy, never a wrong answer.
     """
+    if operation.name not in _VIEW_NAMES:
+        return None  # most ops
+    op = operation.opview
     if isinstance(op, (rlx.ExpandOp, rlx.TransposeOp)) and op.results[0].type == op.operands[0].type:
         if isinstance(op, rlx.ExpandOp) or list(op.perm) == sorted(op.perm):
             return op.operands[0], 0  # same shape and, for a transpose, the identity permutation

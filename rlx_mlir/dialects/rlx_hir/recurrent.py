@@ -6,11 +6,11 @@ from mlir import ir
 
 from ...dsl import FloatTensor, Pure, operand, same_as
 from ..rlx import recurrent as mir_recurrent
-
-_MIR = mir_recurrent.GatedDeltaNetOp
 from .dialect import RlxHir
 
 __all__ = ["GatedDeltaNetOp", "GatedDeltaNetCarryOp"]
+
+_MIR = mir_recurrent.GatedDeltaNetOp  # the MIR op both blocks expand to
 
 
 class GatedDeltaNetOp(RlxHir.Operation, name="gated_delta_net", traits=[Pure]):

@@ -50,7 +50,8 @@ def collect_ops(
 
 def op_names(op_classes: OpClasses) -> frozenset[str]:
     """The names of the ops that are instances of `op_classes`: their `OPERATION_NAME`s and
-    those of their subclasses (an abstract base such as a family of norms names none itself)."""
+    those of their subclasses (an abstract base such as a family of norms names none itself).
+    Computed once per class or tuple: op classes are all defined when their dialect is imported."""
     names = _OP_NAMES.get(op_classes)
     if names is None:
         names = _OP_NAMES[op_classes] = _names_of(op_classes if isinstance(op_classes, tuple) else (op_classes,))

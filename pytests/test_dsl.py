@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import inspect
+import re
+from pathlib import Path
 
 import pytest
 from mlir import ir
+from mlir.dialects import func, memref
 
 import rlx_mlir
 from rlx_mlir.dialects import verifier
 from rlx_mlir.ir.diagnostics import DiagnosticCollector
-from rlx_mlir.dialects import rlx
-from rlx_mlir.dsl import Dialect, I64Attr, VerifyError, attribute, operand, result
+from rlx_mlir.dialects import rlx, rlx_hir
+from rlx_mlir.dsl import Dialect, I64Attr, VerifyError, attribute, operand, result, same_as
+from rlx_mlir.ir.walk import collect_ops, is_op
 
 
 def _tensor(*shape, element="f32"):
@@ -73,6 +77,98 @@ def test_walks_return_the_typed_op_classes():
         seen = []
         module.operation.walk(lambda op: seen.append(type(op.opview)) or ir.WalkResult.ADVANCE)
     assert rlx.ReluOp in seen and rlx.TransposeOp in seen
+
+
+def test_collect_ops_selects_by_op_class():
+    text = """
+    func.func @f(%a: tensor<2x3xf32>, %g: tensor<3xf32>) -> tensor<2x3xf32> {
+      %0 = "rlx.relu"(%a) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+      %1 = "rlx.rms_norm"(%0, %g, %g) {axis = -1 : i64, eps = 1.0e-06 : f32}
+          : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+      %2 = "rlx.layer_norm"(%1, %g, %g) {axis = -1 : i64, eps = 1.0e-06 : f32}
+          : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+      return %2 : tensor<2x3xf32>
+    }
+    """
+    with rlx_mlir.make_context():
+        module = ir.Module.parse(text)
+        relus = collect_ops(module.operation, rlx.ReluOp)
+        assert [type(op) for op in relus] == [rlx.ReluOp]  # typed views
+        # a tuple of classes, in walk order
+        picked = collect_ops(module.operation, (rlx.LayerNormOp, rlx.ReluOp))
+        assert [type(op) for op in picked] == [rlx.ReluOp, rlx.LayerNormOp]
+        # an abstract base selects its concrete subclasses, as isinstance does
+        axis_norm = rlx.RmsNormOp.__mro__[1]
+        assert axis_norm is rlx.LayerNormOp.__mro__[1] and "OPERATION_NAME" not in vars(axis_norm)
+        norms = collect_ops(module.operation, axis_norm)
+        assert [type(op) for op in norms] == [rlx.RmsNormOp, rlx.LayerNormOp]
+        # upstream classes work the same way
+        (function,) = collect_ops(module.operation, func.FuncOp)
+        assert isinstance(function, func.FuncOp)
+        returns = collect_ops(module.operation, lambda op: is_op(op, func.ReturnOp))
+        assert [op.name for op in returns] == ["func.return"] and isinstance(returns[0], ir.Operation)
+        assert not is_op(relus[0], rlx.LayerNormOp) and is_op(relus[0].operation, rlx.ReluOp)
+        with pytest.raises(TypeError, match="expected an op class"):
+            collect_ops(module.operation, (rlx.ReluOp, int))
+
+
+def test_a_view_whose_op_has_a_name_attribute_is_still_matched():
+    # memref.get_global's view exposes its symbol as `.name`: matching must read the op's name.
+    text = """
+    memref.global "private" @g : memref<2xf32> = dense<1.0>
+    func.func @f() -> memref<2xf32> {
+      %0 = memref.get_global @g : memref<2xf32>
+      return %0 : memref<2xf32>
+    }
+    """
+    with rlx_mlir.make_context():
+        module = ir.Module.parse(text)
+        (get,) = collect_ops(module.operation, memref.GetGlobalOp)
+        assert is_op(get, memref.GetGlobalOp) and not is_op(get, memref.GlobalOp)
+
+
+def test_passes_match_ops_by_class_not_by_name_string():
+    # `op.name == "rlx.matmul"` breaks silently when an op is renamed; the op classes do not.
+    package = Path(rlx_mlir.__file__).parent
+    by_name = re.compile(r"""\.name\s*(==|!=)\s*"[a-z_]+\.[a-z_.]+"|\.name\s+(not\s+)?in\s+\(\s*"[a-z_]+\.""")
+    layers = ("conversion", "transforms", "dialects", "dims", "frontend", "models", "ir")
+    found = [
+        f"{path.relative_to(package)}:{number}: {line.strip()}"
+        for layer in layers
+        for path in sorted((package / layer).rglob("*.py"))
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if by_name.search(line)
+    ]
+    assert found == []
+
+
+def test_same_as_declares_another_ops_field_again():
+    # HIR blocks reuse the declarations of the MIR fields they pass on.
+    assert rlx.AttentionOp.q.definition.name == "q"
+    hir_q, mir_q = rlx_hir.AttentionOp.q.definition, rlx.AttentionOp.q.definition
+    assert hir_q is not mir_q and (hir_q.constraint, hir_q.variadicity, hir_q.doc) == (
+        mir_q.constraint, mir_q.variadicity, mir_q.doc
+    )
+    hir_kind, mir_kind = rlx_hir.LlamaDecoderBlockOp.mask_kind.definition, rlx.AttentionOp.mask_kind.definition
+    assert hir_kind.constraint is mir_kind.constraint and hir_kind.default == "causal" and mir_kind.required
+    assert rlx_hir.AttentionOp.mask.definition.doc != rlx.AttentionOp.mask.definition.doc  # its own description
+
+    class Toy(Dialect, name="rlx_test_same_as"):
+        """A dialect for this test."""
+
+    class CopyOp(Toy.Operation, name="copy"):
+        """Copies `input`."""
+
+        input = same_as(rlx.ReluOp.input, doc="the tensor to copy")
+        result = same_as(rlx.ReluOp.result)
+
+    assert [d.name for d in CopyOp._operand_defs] == ["input"]
+    assert CopyOp.input.definition.doc == "the tensor to copy"
+    assert CopyOp.result.definition.constraint is rlx.ReluOp.result.definition.constraint
+    with pytest.raises(TypeError, match="same_as takes a declared field"):
+        same_as("input")
+    with pytest.raises(TypeError, match="only a non-optional attribute has a default"):
+        same_as(rlx.AttentionOp.window, default=4)
 
 
 def test_dialect_loads_once_per_context():

@@ -57,10 +57,9 @@ class LirToLinalg(RlxPass):
         module_block = module.regions[0].blocks[0]
         for function in defined_functions(module):
             block = function.regions[0].blocks[0]
-            plan_op = find_plan(function)
-            if plan_op is None:
+            plan = find_plan(function)
+            if plan is None:
                 continue
-            plan = plan_op.opview
             arena_size, alignment = plan.arena_size, plan.alignment
             returned = _returned_values(function)  # read off the plan before anything changes
             placed = [op.operation for op in block.operations
@@ -73,13 +72,13 @@ class LirToLinalg(RlxPass):
                         initial_value=ir.UnitAttr.get(),
                         alignment=ir.IntegerAttr.get(ir.IntegerType.get_signless(64), alignment),
                     )
-                with ir.InsertionPoint(plan_op), function.location:
+                with ir.InsertionPoint(plan), function.location:
                     arena = memref.GetGlobalOp(arena_type, arena_symbol(function)).result
                 for op in placed:
                     _compute_into_slot(op, arena)
             for op, result in returned:
                 _compute_into_own_buffer(op, result)
-            plan_op.operation.erase()
+            plan.operation.erase()
         MirToLinalg().run(module)
         for op in collect_ops(module):  # plan attributes left on ops that were not rlx ops
             for name in (SLOT_ATTR, VIEW_ATTR, PHASE_ATTR, FUSED_ATTR):

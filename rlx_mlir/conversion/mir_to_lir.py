@@ -19,10 +19,12 @@ from __future__ import annotations
 import dataclasses
 
 from mlir import ir
+from mlir.dialects import func
 
+from ..dialects.rlx_hir import RlxHir
 from ..dialects.rlx_lir.dialect import PlanOp
-from ..ir.walk import collect_ops
 from ..dialects.rlx_lir.ir_plan import defined_functions, fingerprint, function_buffers, has_plan
+from ..ir.walk import collect_ops, is_op
 from ..lir.phases import PHASES, derive_phases
 from ..lir.planner import plan_memory
 from ..ir.attrs import FUSED_ATTR, NAME_ATTR, PARAM_ATTR, PHASE_ATTR, SLOT_ATTR, VIEW_ATTR
@@ -39,7 +41,7 @@ def body_functions(module: ir.Operation) -> set[str]:
     """
     names: set[str] = set()
     for op in collect_ops(module):
-        if op.name == "func.func" or (op.name == "func.call" and "no_inline" in op.attributes):
+        if is_op(op, func.FuncOp) or (is_op(op, func.CallOp) and "no_inline" in op.attributes):
             continue  # a no_inline call's callee stays a function: it is planned as one
         attributes = op.attributes
         for index in range(len(attributes)):
@@ -72,7 +74,7 @@ class MirToLir(RlxPass):
             operation = op.operation
             if PHASE_ATTR in operation.attributes and ir.StringAttr(operation.attributes[PHASE_ATTR]).value not in PHASES:
                 raise fail(operation, f"'{PHASE_ATTR}' must be one of {', '.join(PHASES)}")
-            if operation.name.startswith("rlx_hir."):
+            if isinstance(op, RlxHir.Operation):
                 raise fail(operation, f"'{operation.name}' is HIR: run rlx-hir-to-mir before {self.name}")
             for value in (*operation.operands, *operation.results):
                 if isinstance(value.type, ir.RankedTensorType) and not is_static(value.type.shape):
@@ -81,7 +83,7 @@ class MirToLir(RlxPass):
         plan = plan_memory(buffers.buffers, len(buffers.ops), self.alignment)
         phases = derive_phases([op.name for op in buffers.ops])
         for index, op in enumerate(buffers.ops):
-            if op.name == "func.return":
+            if is_op(op, func.ReturnOp):
                 continue
             if PHASE_ATTR not in op.attributes:  # a phase set before planning overrides the heuristic
                 op.attributes[PHASE_ATTR] = ir.StringAttr.get(phases[index])

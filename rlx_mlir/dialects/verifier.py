@@ -8,11 +8,15 @@ each failure as an MLIR error diagnostic at the failing op's location.
 from __future__ import annotations
 
 from mlir import ir
+from mlir.dialects import builtin, func
 
 from ..dims import dynamic
 from ..ir.attrs import NAME_ATTR, PARAM_ATTR
 from .rlx.control import call_cycles
+from .rlx_lir.dialect import PlanOp
+from .rlx_lir.ir_plan import plan_problems
 from ..dsl import Operation, VerifyError
+from ..ir.walk import is_op
 
 
 def verify(root: ir.Operation) -> bool:
@@ -35,7 +39,9 @@ def verify_and_find_rlx(root: ir.Operation) -> tuple[bool, bool]:
     failed = False
     holds_rlx = False
     dynamic_funcs = dynamic.dynamic_functions(root)
-    in_dynamic = {op for func in dynamic_funcs for op in dynamic.body_ops(func)}
+    in_dynamic = {op for function in dynamic_funcs for op in dynamic.body_ops(function)}
+
+    plans = []  # plan ops whose own checks passed: their functions' plans are checked next
 
     def check(op: ir.Operation) -> ir.WalkResult:
         nonlocal failed, holds_rlx
@@ -49,6 +55,8 @@ def verify_and_find_rlx(root: ir.Operation) -> tuple[bool, bool]:
             try:
                 with op.location:
                     view.verify_invariants()
+                if isinstance(view, PlanOp):
+                    plans.append(view)
             except VerifyError as error:
                 op.location.emit_error(f"'{op.name}' op {error}")
                 failed = True
@@ -58,19 +66,35 @@ def verify_and_find_rlx(root: ir.Operation) -> tuple[bool, bool]:
         return ir.WalkResult.ADVANCE
 
     root.walk(check)
-    for func in dynamic_funcs:
+    failed = not _verify_plans(plans) or failed
+    for function in dynamic_funcs:
         try:
-            dynamic.verify_function(func)
+            dynamic.verify_function(function)
         except dynamic.DimError as error:
-            (error.location or func.location).emit_error(error.message)
+            (error.location or function.location).emit_error(error.message)
             failed = True
         except Exception as error:  # a bug in a verifier must not take the tool down
-            func.location.emit_error(f"internal error verifying symbolic dimensions: {type(error).__name__}: {error}")
+            function.location.emit_error(f"internal error verifying symbolic dimensions: {type(error).__name__}: {error}")
             failed = True
     sizes_ok = _verify_type_sizes(root)
     acyclic = _verify_no_recursion(root)
     ok = not failed and _verify_argument_attributes(root) and sizes_ok and acyclic
     return ok, holds_rlx or bool(dynamic_funcs)
+
+
+def _verify_plans(plans: list) -> bool:
+    """Each plan against its function: the independent checker (`ir_plan.plan_problems`), at the plan op."""
+    ok = True
+    for plan in plans:
+        op = plan.operation
+        try:
+            problems = plan_problems(op.parent)
+        except Exception as error:  # a bug in the checker must not take the tool down
+            problems = [f"internal error in the plan checker: {type(error).__name__}: {error}"]
+        if problems:
+            op.location.emit_error(f"'{op.name}' op the plan is invalid: " + "; ".join(problems[:3]))
+            ok = False
+    return ok
 
 
 INT64_MAX = 2**63 - 1
@@ -106,7 +130,7 @@ def _verify_type_sizes(root: ir.Operation) -> bool:
         nonlocal ok
         types = [result.type for result in op.results]
         types += [argument.type for region in op.regions for block in region.blocks for argument in block.arguments]
-        if op.name == "func.func":
+        if is_op(op, func.FuncOp):
             signature = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
             types += list(signature.inputs) + list(signature.results)
         reported = set()
@@ -129,7 +153,7 @@ def _verify_no_recursion(root: ir.Operation) -> bool:
 
     def check(op: ir.Operation) -> ir.WalkResult:
         nonlocal ok
-        if op.name == "builtin.module":
+        if is_op(op, builtin.ModuleOp):
             for cycle, role, caller in call_cycles(op):
                 chain = " -> ".join(f"@{name}" for name in cycle)
                 caller.location.emit_error(
@@ -149,7 +173,7 @@ def _verify_argument_attributes(root: ir.Operation) -> bool:
 
     def check(op: ir.Operation) -> ir.WalkResult:
         nonlocal ok
-        if op.name != "func.func" or "arg_attrs" not in op.attributes:
+        if not is_op(op, func.FuncOp) or "arg_attrs" not in op.attributes:
             return ir.WalkResult.ADVANCE
         seen: dict[str, int] = {}
         arguments = op.regions[0].blocks[0].arguments if op.regions[0].blocks else []

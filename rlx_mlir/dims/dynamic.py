@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping, Optional, Sequence, Union
 
 from mlir import ir
+from mlir.dialects.func import FuncOp, ReturnOp
 
 from .expr import Dim, DimExpr, DimExprError, as_dim, dim_symbols, evaluate_dim, format_dims
 from ..errors import RlxError
@@ -52,6 +53,7 @@ from ..dsl import DenseI64ArrayAttr, I64Attr, Operation, VerifyError
 from ..ir.attrs import DIMS_ATTR, SYM_ATTR
 from ..ir.shapes import DYNAMIC
 from .variants import ModelVariant
+from ..ir.walk import is_op
 
 PLACEHOLDER = -1  # what a symbolic entry of a size attribute holds before binding
 
@@ -172,7 +174,7 @@ def is_dynamic(func: ir.Operation) -> bool:
     `?` alone (no symbols anywhere) keeps its plain MLIR meaning, an unknown
     size that each op's verifier treats as such.
     """
-    if func.name != "func.func" or not func.regions[0].blocks:
+    if not is_op(func, FuncOp) or not func.regions[0].blocks:
         return False
     if any(DIMS_ATTR in attrs for attrs in _arg_attr_dicts(func)):
         return True
@@ -181,10 +183,10 @@ def is_dynamic(func: ir.Operation) -> bool:
 
 def dynamic_functions(root: ir.Operation) -> list[ir.Operation]:
     """The dynamic `func.func`s at the top level of a module (or `root` itself)."""
-    if root.name == "func.func":
+    if is_op(root, FuncOp):
         return [root] if is_dynamic(root) else []
     candidates = [op for region in root.regions for block in region.blocks for op in block.operations]
-    return [op.operation for op in candidates if op.operation.name == "func.func" and is_dynamic(op.operation)]
+    return [op.operation for op in candidates if isinstance(op, FuncOp) and is_dynamic(op.operation)]
 
 
 def function_symbols(func: ir.Operation) -> list[str]:
@@ -262,7 +264,7 @@ def _specialise_ops(func: ir.Operation, arg_dims: list, binding: Mapping[str, in
     poisoned: set = set()
     outcomes: list[Optional[_Outcome]] = []
     for op in body_ops(func):
-        if op.name == "func.return":
+        if is_op(op, ReturnOp):
             outcomes.append(_Outcome(types=[]))
             continue
         if any(operand in poisoned for operand in op.operands):
@@ -453,7 +455,7 @@ def _symbolic_shapes(func: ir.Operation) -> dict:
     bindings = valid
     shapes: dict = {a: d for a, d in zip(func.regions[0].blocks[0].arguments, arg_dims)}
     for index, op in enumerate(body_ops(func)):
-        if op.name == "func.return":
+        if is_op(op, ReturnOp):
             continue
         outcomes = [(b, run[index]) for b, run in zip(bindings, runs) if run[index] is not None]
         passed = [(b, o.types) for b, o in outcomes if o.types is not None]

@@ -2,7 +2,7 @@
 
 from .constraints import AnyTensor, AttrConstraint, BoolAttr, BoolTensor, DenseElementsAttr, DenseI64ArrayAttr, F32Attr, F64Attr, FloatTensor, I64Attr, IntTensor, StrArrayAttr, StrAttr, StrEnumAttr, TensorOf, TypeConstraint, element_type_from_name
 from .dialect import Dialect
-from .fields import attribute, operand, result
+from .fields import attribute, operand, result, same_as
 from .operation import Operation, VerifyError
 from .traits import Elementwise, Pure, Trait
 
@@ -33,4 +33,5 @@ __all__ = [
     "element_type_from_name",
     "operand",
     "result",
+    "same_as",
 ]

@@ -7,10 +7,16 @@
 
 Fields keep their declaration order, which is the order of the op's operands
 (and of its builder's parameters).
+
+An op may declare a field another op already declares with `same_as`: an HIR
+block passing `q` on to the MIR op it expands to declares it as
+`q = same_as(rlx.AttentionOp.q)` (the same constraint, optionality and
+default; the same description unless it gives its own).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -79,3 +85,26 @@ def attribute(
     if optional and default is not _NO_DEFAULT:
         raise TypeError("an optional attribute has no default: absent means None")
     return AttributeDef(doc=doc, constraint=constraint, default=default, optional=optional)
+
+
+class FieldAccessor(property):
+    """The accessor an op class gets for each declared field (`rlx.AttentionOp.q` on the
+    class); `definition` is the field's declaration, for `same_as`."""
+
+    def __init__(self, getter, definition: FieldDef):
+        super().__init__(getter, doc=definition.doc)
+        self.definition = definition
+
+
+def same_as(accessor: FieldAccessor, *, doc: str | None = None, default: Any = _NO_DEFAULT) -> Any:
+    """Declares again the field of another op class (`same_as(rlx.AttentionOp.mask)`): the same
+    kind, constraint, optionality and default; `doc` replaces its description and `default`
+    (an attribute's) its default, where this op's differ."""
+    if not isinstance(accessor, FieldAccessor):
+        raise TypeError(f"same_as takes a declared field of an op class (e.g. rlx.AttentionOp.q), got {accessor!r}")
+    changes: dict[str, Any] = {} if doc is None else {"doc": doc}
+    if default is not _NO_DEFAULT:
+        if not isinstance(accessor.definition, AttributeDef) or accessor.definition.optional:
+            raise TypeError("only a non-optional attribute has a default")
+        changes["default"] = default
+    return dataclasses.replace(accessor.definition, **changes)

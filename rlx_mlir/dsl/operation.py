@@ -26,7 +26,7 @@ from mlir import ir
 from mlir._mlir_libs._mlir import register_operation
 
 from ..errors import RlxError
-from .fields import OPTIONAL, SINGLE, VARIADIC, AttributeDef, FieldDef, OperandDef, ResultDef
+from .fields import OPTIONAL, SINGLE, VARIADIC, AttributeDef, FieldAccessor, FieldDef, OperandDef, ResultDef
 from .traits import Trait
 
 SEGMENT_SIZES = "operandSegmentSizes"
@@ -171,14 +171,14 @@ def _collect_fields(cls) -> None:
         if isinstance(value, OperandDef):
             index = len(operands)
             operands.append(value)
-            setattr(cls, attr_name, property(lambda self, i=index: self.operand_groups()[i], doc=value.doc))
+            setattr(cls, attr_name, FieldAccessor(lambda self, i=index: self.operand_groups()[i], value))
         elif isinstance(value, ResultDef):
             index = len(results)
             results.append(value)
-            setattr(cls, attr_name, property(lambda self, i=index: self.operation.results[i], doc=value.doc))
+            setattr(cls, attr_name, FieldAccessor(lambda self, i=index: self.operation.results[i], value))
         else:
             attributes.append(value)
-            setattr(cls, attr_name, property(lambda self, d=value: self.attribute_values()[d.name], doc=value.doc))
+            setattr(cls, attr_name, FieldAccessor(lambda self, d=value: self.attribute_values()[d.name], value))
     cls._operand_defs = tuple(operands)
     cls._attribute_defs = tuple(attributes)
     cls._result_defs = tuple(results)

@@ -233,10 +233,9 @@ class GraphModule:
 
     hir_mir = op  # RLX's name for the escape hatch
 
-    def _hir(self, op_name: str, operands, attributes, out_shape, results: int = 1):
+    def _hir(self, op_class: type, operands, attributes, out_shape, results: int = 1):
         if self._stage != "hir":
-            raise BuildError(f"'{op_name}' is an HIR block; this module is at stage '{self._stage}'")
-        op_class = _hir_op(op_name)
+            raise BuildError(f"'{op_class.OPERATION_NAME}' is an HIR block; this module is at stage '{self._stage}'")
         return self._emit(op_class, operands, attributes, out_shape, results)
 
     def _emit(self, op_class, operands, attributes, out_shape, results: int = 1):
@@ -332,45 +331,45 @@ class GraphModule:
     # -- HIR blocks (names and operand order as in RLX) -------------------------------------
 
     def linear(self, x, w, bias=None, activation=None, *, out_shape=None) -> Tensor:
-        return self._hir("rlx_hir.linear", [x, w], {"bias": bias, "activation": activation or "none"}, out_shape)
+        return self._hir(rlx_hir.LinearOp, [x, w], {"bias": bias, "activation": activation or "none"}, out_shape)
 
     def linear_fused(self, x, w, bias, activation=None, *, out_shape=None) -> Tensor:
-        return self._hir("rlx_hir.linear_fused", [x, w, bias], {"activation": activation or "none"}, out_shape)
+        return self._hir(rlx_hir.LinearFusedOp, [x, w, bias], {"activation": activation or "none"}, out_shape)
 
     def shared_linear_pair(self, x, w_first, w_second) -> tuple[Tensor, Tensor]:
-        return self._hir("rlx_hir.shared_linear_pair", [x, w_first, w_second], {}, None, results=2)
+        return self._hir(rlx_hir.SharedLinearPairOp, [x, w_first, w_second], {}, None, results=2)
 
     def swiglu_ffn(self, x, up_w, gate_w, down_w, *, out_shape=None) -> Tensor:
-        return self._hir("rlx_hir.swiglu_ffn", [x, up_w, gate_w, down_w], {}, out_shape)
+        return self._hir(rlx_hir.SwigluFfnOp, [x, up_w, gate_w, down_w], {}, out_shape)
 
     def residual_rms_norm(self, x, residual, gamma, beta, eps=1e-6, *, out_shape=None) -> Tensor:
-        return self._hir("rlx_hir.residual_rms_norm", [x, residual, gamma, beta], {"eps": eps}, out_shape)
+        return self._hir(rlx_hir.ResidualRmsNormOp, [x, residual, gamma, beta], {"eps": eps}, out_shape)
 
     def rms_norm(self, x, gamma, beta, eps=1e-6, *, out_shape=None) -> Tensor:
-        return self._hir("rlx_hir.rms_norm", [x, gamma, beta], {"eps": eps}, out_shape)
+        return self._hir(rlx_hir.RmsNormOp, [x, gamma, beta], {"eps": eps}, out_shape)
 
     def attention(self, q, k, v, mask=None, *, num_heads, head_dim, mask_kind="none", window=None,
                   score_scale=None, softcap=None, out_shape=None) -> Tensor:
         attrs = {"mask": mask, "num_heads": num_heads, "head_dim": head_dim, "mask_kind": mask_kind,
                  "window": window, "score_scale": score_scale, "softcap": softcap}
-        return self._hir("rlx_hir.attention", [q, k, v], attrs, out_shape)
+        return self._hir(rlx_hir.AttentionOp, [q, k, v], attrs, out_shape)
 
     def rope(self, x, cos, sin, head_dim, n_rot=None, *, out_shape=None) -> Tensor:
         attrs = {"head_dim": head_dim, "n_rot": head_dim if n_rot is None else n_rot}
-        return self._hir("rlx_hir.rope", [x, cos, sin], attrs, out_shape)
+        return self._hir(rlx_hir.RopeOp, [x, cos, sin], attrs, out_shape)
 
     def depthwise_conv1d_causal(self, x, weight, left_pad, kernel_size, *, out_shape=None) -> Tensor:
-        return self._hir("rlx_hir.depthwise_conv1d_causal", [x, weight, left_pad], {"kernel_size": kernel_size}, out_shape)
+        return self._hir(rlx_hir.DepthwiseConv1dCausalOp, [x, weight, left_pad], {"kernel_size": kernel_size}, out_shape)
 
     def gated_delta_net(self, q, k, v, g, beta, state_size=None, *, out_shape=None) -> Tensor:
         """Gated DeltaNet over `[b, s, h, n]` q/k/v, state starting at zeros; `state_size` defaults to `n`."""
         n = q.shape[-1] if state_size is None else state_size
-        return self._hir("rlx_hir.gated_delta_net", [q, k, v, g, beta], {"state_size": n}, out_shape)
+        return self._hir(rlx_hir.GatedDeltaNetOp, [q, k, v, g, beta], {"state_size": n}, out_shape)
 
     def gated_delta_net_carry(self, q, k, v, g, beta, state, state_size=None) -> tuple[Tensor, Tensor]:
         """Gated DeltaNet continuing from `state` `[b, h, n, n]`: returns `(out, new_state)`."""
         n = q.shape[-1] if state_size is None else state_size
-        return self._hir("rlx_hir.gated_delta_net_carry", [q, k, v, g, beta, state], {"state_size": n}, None, results=2)
+        return self._hir(rlx_hir.GatedDeltaNetCarryOp, [q, k, v, g, beta, state], {"state_size": n}, None, results=2)
 
     def llama_decoder_block(self, x, ln1_g, ln1_b, q_w, k_w, v_w, o_w, ln2_g, ln2_b, gate_w, up_w, down_w, cos, sin,
                             mask=None, *, num_heads, head_dim, num_kv_heads, eps=1e-5, mask_kind="causal",
@@ -378,7 +377,7 @@ class GraphModule:
         operands = [x, ln1_g, ln1_b, q_w, k_w, v_w, o_w, ln2_g, ln2_b, gate_w, up_w, down_w, cos, sin]
         attrs = {"mask": mask, "num_heads": num_heads, "head_dim": head_dim, "num_kv_heads": num_kv_heads,
                  "eps": eps, "mask_kind": mask_kind, "window": window}
-        return self._hir("rlx_hir.llama_decoder_block", operands, attrs, out_shape)
+        return self._hir(rlx_hir.LlamaDecoderBlockOp, operands, attrs, out_shape)
 
     # -- finishing, lowering, output ---------------------------------------------------------
 
@@ -494,10 +493,3 @@ class GraphModule:
     def inspect(self) -> str:
         """A readable summary of the module at its stage: signature, ops by block, op counts."""
         return summarize(self)
-
-
-def _hir_op(op_name: str) -> type:
-    for op in rlx_hir.RlxHir.ops:
-        if op.OPERATION_NAME == op_name:
-            return op
-    raise BuildError(f"the HIR dialect has no op '{op_name}'")

@@ -6,16 +6,19 @@ from collections import Counter
 from typing import Optional
 
 from mlir import ir
+from mlir.dialects import func
 
+from ..dialects import rlx
+from ..dialects.rlx_lir import PlanOp
 from ..ir.attrs import PHASE_ATTR, SLOT_ATTR, VIEW_ATTR
 from ..ir.shapes import format_shape
 from ..runtime.signature import signature_of
 
 FUSED_MIR_OPS = (
-    "rlx.fused_matmul_bias_act",
-    "rlx.fused_residual_rms_norm",
-    "rlx.fused_residual_layer_norm",
-    "rlx.fused_swiglu",
+    rlx.FusedMatmulBiasActOp,
+    rlx.FusedResidualRmsNormOp,
+    rlx.FusedResidualLayerNormOp,
+    rlx.FusedSwigluOp,
 )
 
 
@@ -66,11 +69,11 @@ def summarize(graph) -> str:
                 lines.append(f"  symbols: {', '.join(symbols)} (bind_dims() or compile() to specialise)")
             else:
                 lines.append(f"  signature: {error}")
-        ops = [op for op in function.regions[0].blocks[0].operations if op.operation.name != "func.return"]
-        plan_op = next((op for op in ops if op.operation.name == "rlx_lir.plan"), None)
+        ops = [op for op in function.regions[0].blocks[0].operations if not isinstance(op, func.ReturnOp)]
+        plan_op = next((op for op in ops if isinstance(op, PlanOp)), None)
         if plan_op is not None:
-            lines += _plan_summary(plan_op.opview)
-        ops = [op for op in ops if op.operation.name != "rlx_lir.plan"]
+            lines += _plan_summary(plan_op)
+        ops = [op for op in ops if not isinstance(op, PlanOp)]
         lines.append(f"  ops ({len(ops)}):")
         for op in ops:
             operation = op.operation
@@ -81,7 +84,7 @@ def summarize(graph) -> str:
         counts = Counter(op.operation.name for op in ops)
         lines.append("  op counts: " + ", ".join(f"{n} x{c}" for n, c in sorted(counts.items())))
         if graph.stage != "hir":
-            fused = {n: counts[n] for n in FUSED_MIR_OPS if counts.get(n)}
+            fused = {c.OPERATION_NAME: counts[c.OPERATION_NAME] for c in FUSED_MIR_OPS if counts.get(c.OPERATION_NAME)}
             lines.append(
                 "  fused ops: " + (", ".join(f"{n} x{c}" for n, c in fused.items()) if fused else "none")
             )

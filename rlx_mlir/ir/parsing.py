@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from mlir import ir
+from mlir.dialects import builtin
 
 from .diagnostics import CompileError, DiagnosticCollector
 
@@ -29,7 +30,7 @@ def parse_source(text: str, filename: str, context: ir.Context, diagnostics: Dia
                 raise CompileError(f"failed to parse {filename}", diagnostics.errors, {filename: text}) from None
             del diagnostics.diagnostics[seen:]
             return _parse_wrapped(text, filename, diagnostics)
-        if op.operation.name == "builtin.module":
+        if isinstance(op.opview, builtin.ModuleOp):
             return _as_module(op.operation)
         module = ir.Module.create(ir.Location.file(filename, 1, 1))
         module.body.append(op.operation)

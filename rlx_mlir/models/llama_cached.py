@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 from mlir import ir
+from mlir.dialects import func
 
 from ..frontend.builder import GraphModule
 from ..dialects import rlx
@@ -84,7 +85,7 @@ def build_llama_step(c: LlamaConfig, seq: int | str, capacity: int, name: str = 
 
 def _tie_results(g: GraphModule, first_cache_argument: int, count: int) -> None:
     """Marks results 1..count as the cache arguments updated in place (`rlx.tied`)."""
-    function = next(op for op in g.module.body.operations if op.operation.name == "func.func")
+    function = next(op for op in g.module.body.operations if isinstance(op, func.FuncOp))
     with g.context:
         i64 = ir.IntegerType.get_signless(64)
         tied = [ir.DictAttr.get({TIED_ATTR: ir.IntegerAttr.get(i64, first_cache_argument + i)}) for i in range(count)]

@@ -48,21 +48,9 @@ def _map(count: int, results: Sequence[ir.AffineExpr]) -> ir.AffineMap:
     return ir.AffineMap.get(count, 0, list(results))
 
 
-def _index(dim: int) -> ir.Value:
-    return linalg.IndexOp(dim).result
-
-
-def _index_const(value: int) -> ir.Value:
-    return arith.constant(ir.IndexType.get(), value)
-
-
-def _f32(value: float) -> ir.Value:
-    return arith.constant(ir.F32Type.get(), value)
-
-
 def _full(shape: Sequence[int], value: float) -> ir.Value:
     """An f32 tensor filled with `value` (a reduction's initial value)."""
-    return linalg.fill(_f32(value), outs=[lb.empty(shape, ir.F32Type.get())])
+    return linalg.fill(lb.f32_constant(value), outs=[lb.empty(shape, lb.f32_type())])
 
 
 def _reduce_last(input_: ir.Value, combine: Callable[[ir.Value, ir.Value], ir.Value], init: float) -> ir.Value:
@@ -70,7 +58,7 @@ def _reduce_last(input_: ir.Value, combine: Callable[[ir.Value, ir.Value], ir.Va
     shape = shape_of(input_.type)
     out = _full(shape[:-1], init)
     op = linalg.ReduceOp([out.type], [input_], [out], ir.DenseI64ArrayAttr.get([len(shape) - 1]))
-    f32 = ir.F32Type.get()
+    f32 = lb.f32_type()
     block = op.regions[0].blocks.append(f32, f32)
     with ir.InsertionPoint(block):
         linalg.YieldOp([combine(block.arguments[0], block.arguments[1])])
@@ -113,9 +101,9 @@ def _lower_rope(op) -> ir.Value:
     def body(x_el, partner_el, cos_el, sin_el, _out):
         xv, pv = lb.widen(x_el), lb.widen(partner_el)
         cv, sv = lb.widen(cos_el), lb.widen(sin_el)
-        i = arith.remui(_index(2), _index_const(head_dim))
-        first_half = arith.cmpi(arith.CmpIPredicate.ult, i, _index_const(half))
-        rotated_feature = arith.cmpi(arith.CmpIPredicate.ult, i, _index_const(n_rot))
+        i = arith.remui(lb.loop_index(2), lb.index_constant(head_dim))
+        first_half = arith.cmpi(arith.CmpIPredicate.ult, i, lb.index_constant(half))
+        rotated_feature = arith.cmpi(arith.CmpIPredicate.ult, i, lb.index_constant(n_rot))
         # out[i] = x[i] cos - x[i + half] sin (first half), x[i] cos + x[i - half] sin (second half).
         turned = arith.mulf(pv, sv)
         signed = arith.select(first_half, arith.negf(turned), turned)
@@ -137,7 +125,7 @@ def _lower_attention(op) -> ir.Value:
     batch, sq, _ = shape_of(op.q.type)
     _, sk, kv_width = shape_of(op.k.type)
     group = num_heads // (kv_width // head_dim)
-    f32 = ir.F32Type.get()
+    f32 = lb.f32_type()
 
     q = _split_heads(op.q, head_dim)  # [B, Sq, H, D]
     k = _split_heads(op.k, head_dim)  # [B, Sk, Hkv, D]
@@ -176,26 +164,26 @@ def _lower_attention(op) -> ir.Value:
     offset = sk - sq
 
     def logits_body(score, *rest):
-        value = arith.mulf(score, _f32(scale))
+        value = arith.mulf(score, lb.f32_constant(scale))
         if softcap is not None:
-            cap = _f32(softcap)
+            cap = lb.f32_constant(softcap)
             value = arith.mulf(cap, mmath.tanh(arith.divf(value, cap)))
         if mask_kind == "bias":
             return arith.addf(value, lb.widen(rest[0]))
         if mask_kind == "custom":
-            visible = arith.cmpf(arith.CmpFPredicate.UNE, lb.widen(rest[0]), _f32(0.0))
+            visible = arith.cmpf(arith.CmpFPredicate.UNE, lb.widen(rest[0]), lb.f32_constant(0.0))
         elif mask_kind in ("causal", "sliding_window"):
             # The last query sits at key position Sk - 1: query i is at i + (Sk - Sq).
-            query_pos = arith.addi(_index(2), _index_const(offset))
-            key = _index(3)
+            query_pos = arith.addi(lb.loop_index(2), lb.index_constant(offset))
+            key = lb.loop_index(3)
             visible = arith.cmpi(arith.CmpIPredicate.sle, key, query_pos)
             if mask_kind == "sliding_window":
-                oldest = arith.subi(query_pos, _index_const(window))
+                oldest = arith.subi(query_pos, lb.index_constant(window))
                 recent = arith.cmpi(arith.CmpIPredicate.sgt, key, oldest)
                 visible = arith.andi(visible, recent)
         else:
             return value
-        return arith.select(visible, value, _f32(F32_NEG_INF))
+        return arith.select(visible, value, lb.f32_constant(F32_NEG_INF))
 
     logits = lb.generic(inputs, lb.empty(scores_shape, f32), maps, [lb.PARALLEL] * 4, logits_body)
 
@@ -205,8 +193,8 @@ def _lower_attention(op) -> ir.Value:
     row = _map(4, [b, h, i])
 
     def exp_body(logit, peak, _out):
-        hidden_row = arith.cmpf(arith.CmpFPredicate.OEQ, peak, _f32(F32_NEG_INF))
-        return arith.select(hidden_row, _f32(0.0), mmath.exp(arith.subf(logit, peak)))
+        hidden_row = arith.cmpf(arith.CmpFPredicate.OEQ, peak, lb.f32_constant(F32_NEG_INF))
+        return arith.select(hidden_row, lb.f32_constant(0.0), mmath.exp(arith.subf(logit, peak)))
 
     probs = lb.generic(
         [logits, row_max], lb.empty(scores_shape, f32), [identity, row, identity], [lb.PARALLEL] * 4, exp_body
@@ -233,8 +221,8 @@ def _lower_attention(op) -> ir.Value:
     b, i, h, d = _dims(4)
 
     def normalise(value, total, _out):
-        empty_row = arith.cmpf(arith.CmpFPredicate.OEQ, total, _f32(0.0))
-        return lb.narrow(arith.select(empty_row, _f32(0.0), arith.divf(value, total)), element)
+        empty_row = arith.cmpf(arith.CmpFPredicate.OEQ, total, lb.f32_constant(0.0))
+        return lb.narrow(arith.select(empty_row, lb.f32_constant(0.0), arith.divf(value, total)), element)
 
     out = lb.generic(
         [acc, row_sum],

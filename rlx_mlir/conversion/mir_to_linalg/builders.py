@@ -14,6 +14,35 @@ PARALLEL = "parallel"
 REDUCTION = "reduction"
 
 
+# --- scalars ------------------------------------------------------------------------------
+
+
+def f32_type() -> ir.Type:
+    return ir.F32Type.get()
+
+
+def i64_type() -> ir.Type:
+    return ir.IntegerType.get_signless(64)
+
+
+def f32_constant(value: float) -> ir.Value:
+    """An `arith.constant` of type f32."""
+    return arith.constant(f32_type(), value)
+
+
+def index_constant(value: int) -> ir.Value:
+    """An `arith.constant` of type index (a loop bound, a slice offset)."""
+    return arith.constant(ir.IndexType.get(), value)
+
+
+def loop_index(dim: int) -> ir.Value:
+    """`linalg.index`: the current iteration of loop `dim`, inside a linalg op's body."""
+    return linalg.IndexOp(dim).result
+
+
+# --- tensors ------------------------------------------------------------------------------
+
+
 def empty(shape: Sequence[int], element: ir.Type) -> ir.Value:
     return tensor.EmptyOp(list(shape), element).result
 
@@ -113,12 +142,12 @@ def is_low_precision(element: ir.Type) -> bool:
 
 def compute_type(element: ir.Type) -> ir.Type:
     """The type arithmetic runs in: f32 for f16 and bf16, the element type otherwise."""
-    return ir.F32Type.get() if is_low_precision(element) else element
+    return f32_type() if is_low_precision(element) else element
 
 
 def widen(x: ir.Value) -> ir.Value:
     """An f16 / bf16 scalar extended to f32; other scalars unchanged."""
-    return arith.extf(ir.F32Type.get(), x) if is_low_precision(x.type) else x
+    return arith.extf(f32_type(), x) if is_low_precision(x.type) else x
 
 
 def narrow(x: ir.Value, element: ir.Type) -> ir.Value:

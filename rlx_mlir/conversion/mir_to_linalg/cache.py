@@ -29,13 +29,13 @@ from ...ir.shapes import DYNAMIC, shape_of
 from . import builders as lb
 
 # The cache ops extend the attention family: its helpers and its rope lowering are shared.
-from .attention import F32_NEG_INF, _dims, _f32, _index, _map, _reduce_last, _split_heads
+from .attention import F32_NEG_INF, _dims, _map, _reduce_last, _split_heads
 from .attention import LOWERINGS as _ATTENTION_LOWERINGS
 
 
 def _position(pos: ir.Value, highest: int) -> ir.Value:
     """`clamp(pos[], 0, highest)` as an index."""
-    i64 = ir.IntegerType.get_signless(64)
+    i64 = lb.i64_type()
     value = tensor.extract(pos, [])
     value = arith.maxsi(value, arith.constant(i64, 0))
     value = arith.minsi(value, arith.constant(i64, highest))
@@ -85,10 +85,10 @@ def _lower_cached_attention(op) -> ir.Value:
     _, capacity, kv_width = shape_of(op.k_cache.type)
     kv_heads = kv_width // head_dim
     group = num_heads // kv_heads
-    f32 = ir.F32Type.get()
+    f32 = lb.f32_type()
 
     p = _position(op.pos, capacity - sq)
-    length = arith.addi(p, arith.constant(ir.IndexType.get(), sq))  # L = p + S keys are read
+    length = arith.addi(p, lb.index_constant(sq))  # L = p + S keys are read
 
     def filled(cache: ir.Value) -> ir.Value:  # [B, L, Hkv, D]: the first L positions
         heads = _split_heads(cache, head_dim)
@@ -105,7 +105,7 @@ def _lower_cached_attention(op) -> ir.Value:
     # scores[b, h, i, j] = sum_d q[b, i, h, d] * k[b, j, h floordiv G, d]
     b, h, i, j, d = _dims(5)
     kv_head = ir.AffineExpr.get_floor_div(h, group)
-    zero = _f32(0.0)
+    zero = lb.f32_constant(0.0)
     scores = lb.generic(
         [q, k],
         linalg.fill(zero, outs=[_dynamic_empty(scores_shape, [length], f32)]),
@@ -119,8 +119,8 @@ def _lower_cached_attention(op) -> ir.Value:
     identity = _map(4, [b, h, i, j])
 
     def logits_body(score, _out):
-        visible = arith.cmpi(arith.CmpIPredicate.sle, _index(3), arith.addi(_index(2), p))
-        return arith.select(visible, arith.mulf(score, _f32(scale)), _f32(F32_NEG_INF))
+        visible = arith.cmpi(arith.CmpIPredicate.sle, lb.loop_index(3), arith.addi(lb.loop_index(2), p))
+        return arith.select(visible, arith.mulf(score, lb.f32_constant(scale)), lb.f32_constant(F32_NEG_INF))
 
     logits = lb.generic(
         [scores], _dynamic_empty(scores_shape, [length], f32), [identity, identity], [lb.PARALLEL] * 4, logits_body

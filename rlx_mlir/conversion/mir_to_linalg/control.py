@@ -34,10 +34,6 @@ def _call(name: str, results, operands) -> list[ir.Value]:
     return list(func.CallOp(list(results), ir.FlatSymbolRefAttr.get(name), list(operands)).results)
 
 
-def _index(value: int) -> ir.Value:
-    return arith.constant(ir.IndexType.get(), value)
-
-
 def _step_slice(source: ir.Value, position: ir.Value) -> ir.Value:
     """`source[position]` along axis 0, that axis dropped."""
     shape = list(shape_of(source.type))
@@ -69,7 +65,7 @@ def _fresh(value: ir.Value) -> ir.Value:
 
 def _extract_scalar(pred: ir.Value) -> ir.Value:
     rank = len(shape_of(pred.type))
-    return tensor.ExtractOp(pred, [_index(0) for _ in range(rank)]).result
+    return tensor.ExtractOp(pred, [lb.index_constant(0) for _ in range(rank)]).result
 
 
 def _lower_scan(op) -> ir.Value:
@@ -79,7 +75,7 @@ def _lower_scan(op) -> ir.Value:
     if trajectory:
         result_type = ir.RankedTensorType(op.result.type)
         inits.append(lb.empty(list(result_type.shape), result_type.element_type))
-    loop = scf.ForOp(_index(0), _index(op.length), _index(1), inits)
+    loop = scf.ForOp(lb.index_constant(0), lb.index_constant(op.length), lb.index_constant(1), inits)
     with ir.InsertionPoint(loop.body):
         t = loop.induction_variable
         carried = list(loop.inner_iter_args)
@@ -112,7 +108,7 @@ def _lower_while(op) -> ir.Value:
     bounded = op.max_iterations is not None
     index = ir.IndexType.get()
     cond_type = _cond_result_type(op)
-    inits = [_fresh(op.init)] + ([_index(0)] if bounded else [])
+    inits = [_fresh(op.init)] + ([lb.index_constant(0)] if bounded else [])
     types = [carry_type] + ([index] if bounded else [])
     loop = scf.WhileOp(types, inits)
     before = loop.before.blocks.append(*types)
@@ -120,7 +116,7 @@ def _lower_while(op) -> ir.Value:
         carry = before.arguments[0]
         keep_going = _extract_scalar(_call(op.cond, [cond_type], [carry])[0])
         if bounded:
-            limit = _index(op.max_iterations)
+            limit = lb.index_constant(op.max_iterations)
             under = arith.cmpi(arith.CmpIPredicate.slt, before.arguments[1], limit)
             keep_going = arith.andi(keep_going, under)
         scf.ConditionOp(keep_going, list(before.arguments))
@@ -128,7 +124,7 @@ def _lower_while(op) -> ir.Value:
     with ir.InsertionPoint(after):
         yielded = [_into(_call(op.body, [carry_type], [after.arguments[0]])[0], after.arguments[0])]
         if bounded:
-            yielded.append(arith.addi(after.arguments[1], _index(1)))
+            yielded.append(arith.addi(after.arguments[1], lb.index_constant(1)))
         scf.YieldOp(yielded)
     return loop.results[0]
 

@@ -34,7 +34,7 @@ def convert_scalar(x: ir.Value, target: ir.Type) -> ir.Value:
         return arith.cmpi(arith.CmpIPredicate.ne, x, arith.constant(source, 0))
     if _is_float(source) and _is_float(target):
         if source == ir.BF16Type.get() and target == ir.F16Type.get() or source == ir.F16Type.get() and target == ir.BF16Type.get():
-            return arith.truncf(target, arith.extf(ir.F32Type.get(), x))
+            return arith.truncf(target, arith.extf(lb.f32_type(), x))
         wider = ir.FloatType(target).width > ir.FloatType(source).width
         return arith.extf(target, x) if wider else arith.truncf(target, x)
     if _is_float(source):

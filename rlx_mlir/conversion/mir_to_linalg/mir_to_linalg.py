@@ -15,6 +15,7 @@ from typing import Callable
 from mlir import ir
 from mlir.rewrite import RewritePatternSet, walk_and_apply_patterns
 
+from ...dialects import rlx
 from ...ir.walk import collect_ops, ops_in_dialect
 from .lowerings import LOWERINGS
 from ...ir.shapes import is_static, num_elements, shape_of
@@ -59,7 +60,7 @@ MAX_CONSTANT_BYTES = 1 << 31
 
 
 def _check_constant_sizes(module: ir.Operation) -> None:
-    for op in collect_ops(module, lambda o: o.name == "rlx.constant"):
+    for op in collect_ops(module, rlx.ConstantOp):
         type_ = ir.RankedTensorType(op.results[0].type)
         size = num_elements(type_.shape) * max(1, type_.element_type.width // 8)
         if size > MAX_CONSTANT_BYTES:

@@ -21,8 +21,6 @@ from ...ir.shapes import shape_of
 from . import builders as lb
 from .elementwise import ACTIVATIONS
 
-F32 = ir.F32Type.get
-
 
 class _Source:
     """The value being normalised, as read inside a linalg body.
@@ -72,11 +70,11 @@ def _sum_over_axis(
     second argument of `term`.  A lone input without `extra` is a linalg.reduce;
     otherwise a linalg.generic with `axis` as the reduction iterator.
     """
-    init = lb.zeros(_reduced_shape(source), F32())
+    init = lb.zeros(_reduced_shape(source), lb.f32_type())
     if len(source.operands) == 1 and extra is None:
         x = source.operands[0]
         op = linalg.ReduceOp(result=[init.type], inputs=[x], inits=[init], dimensions=[source.axis])
-        block = op.regions[0].blocks.append(ir.ShapedType(x.type).element_type, F32())
+        block = op.regions[0].blocks.append(ir.ShapedType(x.type).element_type, lb.f32_type())
         with ir.InsertionPoint(block):
             element, acc = block.arguments
             linalg.YieldOp([arith.addf(acc, term(source.value(element)))])
@@ -127,17 +125,13 @@ def _normalise(
     )
 
 
-def _f32(value: float) -> ir.Value:
-    return arith.constant(F32(), value)
-
-
 def _rms_norm(source: _Source, gamma, beta, eps: float, result_type: ir.Type) -> ir.Value:
     count = float(source.shape[source.axis])
     sum_sq = _sum_over_axis(source, lambda h: arith.mulf(h, h))
 
     def formula(h, s):
-        mean_sq = arith.divf(s, _f32(count))
-        return arith.divf(h, mmath.sqrt(arith.addf(mean_sq, _f32(eps))))
+        mean_sq = arith.divf(s, lb.f32_constant(count))
+        return arith.divf(h, mmath.sqrt(arith.addf(mean_sq, lb.f32_constant(eps))))
 
     return _normalise(source, [sum_sq], gamma, beta, result_type, formula)
 
@@ -148,15 +142,15 @@ def _layer_norm(source: _Source, gamma, beta, eps: float, result_type: ir.Type) 
     total = _sum_over_axis(source, lambda h: h)
 
     def centred_square(h, s):
-        d = arith.subf(h, arith.divf(s, _f32(count)))
+        d = arith.subf(h, arith.divf(s, lb.f32_constant(count)))
         return arith.mulf(d, d)
 
     sum_sq = _sum_over_axis(source, centred_square, extra=total)
 
     def formula(h, s, ss):
-        mean = arith.divf(s, _f32(count))
-        var = arith.divf(ss, _f32(count))
-        return arith.divf(arith.subf(h, mean), mmath.sqrt(arith.addf(var, _f32(eps))))
+        mean = arith.divf(s, lb.f32_constant(count))
+        var = arith.divf(ss, lb.f32_constant(count))
+        return arith.divf(arith.subf(h, mean), mmath.sqrt(arith.addf(var, lb.f32_constant(eps))))
 
     return _normalise(source, [total, sum_sq], gamma, beta, result_type, formula)
 

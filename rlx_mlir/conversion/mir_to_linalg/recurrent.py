@@ -65,17 +65,13 @@ def _element(value: ir.Value) -> ir.Type:
     return ir.RankedTensorType(value.type).element_type
 
 
-def _f32() -> ir.Type:
-    return ir.F32Type.get()
-
-
 def _zeros_f32(shape: Sequence[int]) -> ir.Value:
-    return lb.zeros(shape, _f32())
+    return lb.zeros(shape, lb.f32_type())
 
 
 def _fill_zero(dest: ir.Value) -> ir.Value:
     """`dest` (an f32 tensor, typically a slice of a carried tensor) overwritten with zeros."""
-    return linalg.fill(arith.constant(_f32(), 0.0), outs=[dest])
+    return linalg.fill(lb.f32_constant(0.0), outs=[dest])
 
 
 def _step_slice(source: ir.Value, axis: int, position: ir.Value) -> ir.Value:
@@ -139,7 +135,7 @@ _EXP_POLY = (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2,
 
 def _exp(x: ir.Value) -> ir.Value:
     """exp of an f32 scalar, by arith ops only (see above); NaN stays NaN, +inf gives inf, -inf 0."""
-    f32, i32 = _f32(), ir.IntegerType.get_signless(32)
+    f32, i32 = lb.f32_type(), ir.IntegerType.get_signless(32)
     c = lambda value: arith.constant(f32, value)  # noqa: E731
 
     def power_of_two(e: ir.Value) -> ir.Value:  # 2^e for an integral f32 e in [-126, 127]
@@ -170,7 +166,7 @@ def _lower_selective_scan(op) -> ir.Value:
     batch, length, channels = shape_of(op.x.type)
     n = op.state_size
     x, delta, b_in, c = op.x, op.delta, op.b_in, op.c
-    f32 = _f32()
+    f32 = lb.f32_type()
     i2, j2 = _dims(2)
     a_t = lb.generic(
         [op.a], lb.empty([n, channels], f32), [_map(2, [j2, i2]), _map(2, [i2, j2])], [lb.PARALLEL] * 2,
@@ -226,7 +222,7 @@ def _lower_gated_delta_net(op) -> list[ir.Value]:
     element = _element(op.out)
     batch, length, heads, n = shape_of(op.q.type)
     q, k, v, beta = op.q, op.k, op.v, op.beta
-    f32 = _f32()
+    f32 = lb.f32_type()
     scale = 1.0 / math.sqrt(n)
 
     # alpha = exp(g) for the whole sequence, once.

@@ -137,7 +137,7 @@ def _lower_softmax(op) -> ir.Value:
     rank = len(shape)
     axis = _axis(op.axis, rank)
     element = _element(x)
-    f32 = ir.F32Type.get()
+    f32 = lb.f32_type()
     reduced = [s for d, s in enumerate(shape) if d != axis]
     full, row = _identity(rank), _drop_dims(rank, [axis])
 
@@ -167,7 +167,7 @@ def _lower_cumsum(op) -> ir.Value:
     rank = len(shape)
     axis = _axis(op.axis, rank)
     element = _element(x)
-    f32 = ir.F32Type.get()
+    f32 = lb.f32_type()
     exclusive = op.exclusive
     index = ir.IndexType.get()
     zero, one = arith.constant(index, 0), arith.constant(index, 1)
@@ -209,15 +209,15 @@ def _lower_argmax(op) -> ir.Value:
     shape = list(shape_of(x.type))
     rank = len(shape)
     axis = _axis(op.axis, rank)
-    f32 = ir.F32Type.get()
-    i64 = ir.IntegerType.get_signless(64)
+    f32 = lb.f32_type()
+    i64 = lb.i64_type()
     reduced = [s for d, s in enumerate(shape) if d != axis]
     iterators = [lb.REDUCTION if d == axis else lb.PARALLEL for d in range(rank)]
     row = _drop_dims(rank, [axis])
 
     def body(v, best, best_index):
         value = lb.widen(v)
-        position = arith.index_cast(i64, linalg.IndexOp(axis).result)
+        position = arith.index_cast(i64, lb.loop_index(axis))
         is_nan = arith.cmpf(arith.CmpFPredicate.UNO, value, value)
         best_is_number = arith.cmpf(arith.CmpFPredicate.ORD, best, best)
         greater = arith.cmpf(arith.CmpFPredicate.OGT, value, best)

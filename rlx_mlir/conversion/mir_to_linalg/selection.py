@@ -45,16 +45,8 @@ MASK64 = 2**64 - 1
 # --- scalars ------------------------------------------------------------------------------
 
 
-def _i64() -> ir.Type:
-    return ir.IntegerType.get_signless(64)
-
-
 def _i32() -> ir.Type:
     return ir.IntegerType.get_signless(32)
-
-
-def _f32() -> ir.Type:
-    return ir.F32Type.get()
 
 
 def _c64(value: int) -> ir.Value:
@@ -62,16 +54,12 @@ def _c64(value: int) -> ir.Value:
     value &= MASK64
     if value >= 2**63:
         value -= 2**64
-    return arith.constant(_i64(), value)
-
-
-def _index(value: int) -> ir.Value:
-    return arith.constant(ir.IndexType.get(), value)
+    return arith.constant(lb.i64_type(), value)
 
 
 def _sort_key(x: ir.Value, position: ir.Value, size: int) -> ir.Value:
     """The i64 sort key of the f32 scalar `x` at `position` (i64) of a row of `size`."""
-    f32, i32, i64 = _f32(), _i32(), _i64()
+    f32, i32, i64 = lb.f32_type(), _i32(), lb.i64_type()
     zero = arith.constant(f32, 0.0)
     # -0.0 == +0.0 numerically: make both +0.0 so that they tie.
     x = arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, x, zero), zero, x)
@@ -123,7 +111,7 @@ def _filled(shape: Sequence[int], value: ir.Value) -> ir.Value:
 
 def _position(dim: int) -> ir.Value:
     """linalg.index of iteration dimension `dim`, as i64."""
-    return arith.index_cast(_i64(), linalg.IndexOp(dim).result)
+    return arith.index_cast(lb.i64_type(), lb.loop_index(dim))
 
 
 def _sort_keys(x: ir.Value) -> ir.Value:
@@ -132,7 +120,7 @@ def _sort_keys(x: ir.Value) -> ir.Value:
     rank, size = len(shape), shape[-1]
     return lb.generic(
         [x],
-        lb.empty(shape, _i64()),
+        lb.empty(shape, lb.i64_type()),
         [_identity(rank)] * 2,
         [lb.PARALLEL] * rank,
         lambda v, _: _sort_key(lb.widen(v), _position(rank - 1), size),
@@ -178,7 +166,7 @@ def _max_key(keys: ir.Value) -> ir.Value:
 
 def _for(count: int, iter_args: Sequence[ir.Value], body: Callable[..., Sequence[ir.Value]]) -> list[ir.Value]:
     """`scf.for %i = 0 to count` carrying `iter_args`; `body(i, *args)` returns the yields."""
-    loop = scf.ForOp(_index(0), _index(count), _index(1), list(iter_args))
+    loop = scf.ForOp(lb.index_constant(0), lb.index_constant(count), lb.index_constant(1), list(iter_args))
     with ir.InsertionPoint(loop.body):
         scf.YieldOp(list(body(loop.induction_variable, *loop.inner_iter_args)))
     return list(loop.results)
@@ -211,7 +199,7 @@ def _lower_topk(op) -> ir.Value:
     lead, size, k = list(shape[:-1]), shape[-1], op.k
     rank = len(shape)
     keys = _sort_keys(op.input)
-    chosen = lb.empty([*lead, k], _i64())
+    chosen = lb.empty([*lead, k], lb.i64_type())
     bound = _filled(lead, _c64(I64_MAX))  # no key equals I64_MAX (positions stay below 2**32 - 1)
 
     def step(j, chosen, bound):
@@ -229,7 +217,7 @@ def _lower_topk(op) -> ir.Value:
         return [column, _carry(best, bound)]
 
     chosen, _ = _for(k, [chosen, bound], step)
-    return _row_map([chosen], _i64(), lambda key: _key_position(key, size))
+    return _row_map([chosen], lb.i64_type(), lambda key: _key_position(key, size))
 
 
 # --- rlx.sample ---------------------------------------------------------------------------
@@ -239,7 +227,7 @@ def _greedy(logits: ir.Value) -> ir.Value:
     """Per row, the position of the largest value (ties low, NaN largest), i64 `[B]`."""
     size = shape_of(logits.type)[-1]
     best = _max_key(_sort_keys(logits))
-    return _row_map([best], _i64(), lambda key: _key_position(key, size))
+    return _row_map([best], lb.i64_type(), lambda key: _key_position(key, size))
 
 
 def _key_threshold(keys: ir.Value, weights: ir.Value | None, needed: ir.Value) -> ir.Value:
@@ -260,7 +248,7 @@ def _key_threshold(keys: ir.Value, weights: ir.Value | None, needed: ir.Value) -
     def step(_, lo, hi):
         # floor((lo + hi) / 2) without overflow.
         mid = _row_map(
-            [lo, hi], _i64(), lambda a, b: arith.addi(arith.andi(a, b), arith.shrsi(arith.xori(a, b), _c64(1)))
+            [lo, hi], lb.i64_type(), lambda a, b: arith.addi(arith.andi(a, b), arith.shrsi(arith.xori(a, b), _c64(1)))
         )
 
         def add(key, *rest):
@@ -269,7 +257,7 @@ def _key_threshold(keys: ir.Value, weights: ir.Value | None, needed: ir.Value) -
             total = arith.addi(acc, _c64(1)) if counting else arith.addf(acc, weight[0])
             return arith.select(at_least, total, acc)
 
-        zero = _c64(0) if counting else arith.constant(_f32(), 0.0)
+        zero = _c64(0) if counting else lb.f32_constant(0.0)
         inputs = [keys, mid] if counting else [keys, weights, mid]
         mass = _row_reduce(inputs, _filled(batch, zero), add)
 
@@ -291,11 +279,11 @@ def _cut_below(keys: ir.Value, probs: ir.Value, threshold: ir.Value) -> ir.Value
 
     def body(key, p, t, _):
         kept = arith.cmpi(arith.CmpIPredicate.sge, key, t)
-        return arith.select(kept, p, arith.constant(_f32(), 0.0))
+        return arith.select(kept, p, lb.f32_constant(0.0))
 
     return lb.generic(
         [keys, probs, threshold],
-        lb.empty(shape_of(probs.type), _f32()),
+        lb.empty(shape_of(probs.type), lb.f32_type()),
         [_identity(rank), _identity(rank), _rows(rank), _identity(rank)],
         [lb.PARALLEL] * rank,
         body,
@@ -310,7 +298,7 @@ def _mass_through(probs: ir.Value, last: ir.Value) -> ir.Value:
         inside = arith.cmpi(arith.CmpIPredicate.sle, _position(1), limit)
         return arith.select(inside, arith.addf(acc, p), acc)
 
-    return _row_reduce([probs, last], _filled(batch, arith.constant(_f32(), 0.0)), add)
+    return _row_reduce([probs, last], _filled(batch, lb.f32_constant(0.0)), add)
 
 
 def _uniforms(batch: int, seed: int) -> ir.Value:
@@ -320,10 +308,10 @@ def _uniforms(batch: int, seed: int) -> ir.Value:
     def body(_):
         counter = arith.addi(_position(0), _c64(1))
         z = _splitmix64(arith.addi(_c64(key), arith.muli(counter, _c64(GOLDEN))))
-        top24 = arith.uitofp(_f32(), arith.shrui(z, _c64(40)))
-        return arith.mulf(top24, arith.constant(_f32(), 2.0**-24))
+        top24 = arith.uitofp(lb.f32_type(), arith.shrui(z, _c64(40)))
+        return arith.mulf(top24, lb.f32_constant(2.0**-24))
 
-    return lb.generic([], lb.empty([batch], _f32()), [_identity(1)], [lb.PARALLEL], body)
+    return lb.generic([], lb.empty([batch], lb.f32_type()), [_identity(1)], [lb.PARALLEL], body)
 
 
 def _lower_sample(op) -> ir.Value:
@@ -333,7 +321,7 @@ def _lower_sample(op) -> ir.Value:
     greedy = _greedy(logits)
     if temperature == 0.0:
         return greedy
-    f32 = _f32()
+    f32 = lb.f32_type()
 
     # p = softmax(logits / temperature), in f32.
     scaled = _row_map(
@@ -382,7 +370,7 @@ def _lower_sample(op) -> ir.Value:
     targets = _row_map([uniforms, total], f32, target_of)
 
     def step(_, lo, hi):
-        mid = _row_map([lo, hi], _i64(), lambda a, b: arith.shrsi(arith.addi(a, b), _c64(1)))
+        mid = _row_map([lo, hi], lb.i64_type(), lambda a, b: arith.shrsi(arith.addi(a, b), _c64(1)))
         mass = _mass_through(probs, mid)
         # C_mid <= target (or unordered): the draw lies above mid.
         at_most = _row_map(
@@ -395,7 +383,7 @@ def _lower_sample(op) -> ir.Value:
 
     return _row_map(
         [total, drawn, greedy],
-        _i64(),
+        lb.i64_type(),
         lambda t, d, g: arith.select(arith.cmpf(arith.CmpFPredicate.ORD, t, t), d, g),
     )
 

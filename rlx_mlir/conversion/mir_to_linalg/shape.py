@@ -108,8 +108,8 @@ def _lower_gather(op) -> ir.Value:
         # Clamp to [0, n-1]: no out-of-bounds read whatever the index.
         position = arith.maxsi(position, arith.constant(index_type, 0))
         position = arith.minsi(position, arith.constant(index_type, table_shape[axis] - 1))
-        before = [linalg.IndexOp(d).result for d in range(axis)]
-        after = [linalg.IndexOp(axis + index_rank + d).result for d in range(len(table_shape) - axis - 1)]
+        before = [lb.loop_index(d) for d in range(axis)]
+        after = [lb.loop_index(axis + index_rank + d) for d in range(len(table_shape) - axis - 1)]
         return tensor.extract(table, [*before, position, *after])
 
     return lb.generic(

@@ -18,10 +18,12 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 from mlir import ir
+from mlir.dialects import builtin, func
 
 from ...dsl import AnyTensor, BoolAttr, I64Attr, Pure, VerifyError, attribute, operand, result
 from ...dsl.constraints import AttrConstraint
 from ...ir.shapes import format_shape, shape_of
+from ...ir.walk import collect_ops
 from .dialect import Rlx
 from .shape import NarrowOp, ReshapeOp
 
@@ -49,7 +51,7 @@ SymbolRefAttr = AttrConstraint(
 def _enclosing_symbol_table(operation: ir.Operation) -> Optional[ir.Operation]:
     parent = operation.parent
     while parent is not None:
-        if parent.name == "builtin.module":
+        if isinstance(parent.opview, builtin.ModuleOp):
             return parent
         parent = parent.parent
     return None
@@ -62,11 +64,8 @@ def lookup_function(op, name: str, role: str = "body"):
     if module is None:
         raise VerifyError(f"{role} @{name} cannot be resolved: the op is not inside a module")
     for candidate in module.regions[0].blocks[0].operations:
-        candidate = candidate.operation
-        if candidate.name != "func.func":
-            continue
-        if ir.StringAttr(candidate.attributes["sym_name"]).value == name:
-            return candidate
+        if isinstance(candidate, func.FuncOp) and ir.StringAttr(candidate.attributes["sym_name"]).value == name:
+            return candidate.operation
     raise VerifyError(f"{role} @{name} does not name a func.func in the enclosing module")
 
 
@@ -98,69 +97,6 @@ def _scalar_bool(type_: ir.Type) -> bool:
         and str(ir.RankedTensorType(type_).element_type) == "i1"
         and all(d == 1 for d in shape_of(type_))
     )
-
-
-# --- recursion -------------------------------------------------------------------------
-
-# The symbol attributes through which an op runs another function. custom_fn's vjp / jvp
-# are metadata, never called by the forward program.
-CALLED_FUNCTIONS = {
-    "func.call": ("callee",),
-    "rlx.scan": ("body",),
-    "rlx.if": ("then_branch", "else_branch"),
-    "rlx.while": ("cond", "body"),
-    "rlx.custom_fn": ("fwd",),
-}
-
-
-def _calls(function: ir.Operation, functions: dict) -> list[tuple[str, str, ir.Operation]]:
-    """(callee, attribute, op) for every op in `function` that runs a function of `functions`."""
-    found = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        for role in CALLED_FUNCTIONS.get(op.name, ()):
-            if role in op.attributes and isinstance(op.attributes[role], ir.FlatSymbolRefAttr):
-                callee = ir.FlatSymbolRefAttr(op.attributes[role]).value
-                if callee in functions:
-                    found.append((callee, role, op))
-        return ir.WalkResult.ADVANCE
-
-    function.walk(visit)
-    return found
-
-
-def call_cycles(module: ir.Operation) -> list[tuple[list[str], str, ir.Operation]]:
-    """Every cycle of the call graph of `module`'s functions (calls through func.call and the
-    bodies of scan / if / while / custom_fn), as (the functions in call order, ending with
-    the first again; the attribute; the op that closes the cycle). Recursion would run
-    forever or, with bodies inlined, not at all: the lowerings need an acyclic call graph."""
-    functions = {}
-    for op in module.regions[0].blocks[0].operations:
-        op = op.operation
-        if op.name == "func.func":
-            functions[ir.StringAttr(op.attributes["sym_name"]).value] = op
-    calls = {name: _calls(function, functions) for name, function in functions.items()}
-    cycles = []
-    state: dict[str, str] = {}  # "open" while on the current path, "done" after
-    for start in functions:
-        if start in state:
-            continue
-        path, stack = [start], [iter(calls[start])]
-        state[start] = "open"
-        while stack:  # depth-first, iteratively: call chains may be deep
-            step = next(stack[-1], None)
-            if step is None:
-                state[path.pop()] = "done"
-                stack.pop()
-                continue
-            callee, role, op = step
-            if state.get(callee) == "open":
-                cycles.append((path[path.index(callee):] + [callee], role, op))
-            elif callee not in state:
-                state[callee] = "open"
-                path.append(callee)
-                stack.append(iter(calls[callee]))
-    return cycles
 
 
 # --- scan ----------------------------------------------------------------------------
@@ -343,12 +279,70 @@ class CustomFnOp(Rlx.Operation, name="custom_fn", traits=[Pure]):
         return cls(input, fwd, vjp=vjp, jvp=jvp, result_type=results[0], loc=loc, ip=ip)
 
 
+# --- recursion -------------------------------------------------------------------------
+
+# The symbol attributes through which an op runs another function. custom_fn's vjp / jvp
+# are metadata, never called by the forward program.
+CALLED_FUNCTIONS: dict[type, tuple[str, ...]] = {
+    func.CallOp: ("callee",),
+    ScanOp: ("body",),
+    IfOp: ("then_branch", "else_branch"),
+    WhileOp: ("cond", "body"),
+    CustomFnOp: ("fwd",),
+}
+
+
+def _calls(function: ir.Operation, functions: dict) -> list[tuple[str, str, ir.Operation]]:
+    """(callee, attribute, op) for every op in `function` that runs a function of `functions`."""
+    found = []
+    for op in collect_ops(function, tuple(CALLED_FUNCTIONS)):
+        roles = next(roles for op_class, roles in CALLED_FUNCTIONS.items() if isinstance(op, op_class))
+        for role in roles:
+            if role in op.attributes and isinstance(op.attributes[role], ir.FlatSymbolRefAttr):
+                callee = ir.FlatSymbolRefAttr(op.attributes[role]).value
+                if callee in functions:
+                    found.append((callee, role, op.operation))
+    return found
+
+
+def call_cycles(module: ir.Operation) -> list[tuple[list[str], str, ir.Operation]]:
+    """Every cycle of the call graph of `module`'s functions (calls through func.call and the
+    bodies of scan / if / while / custom_fn), as (the functions in call order, ending with
+    the first again; the attribute; the op that closes the cycle). Recursion would run
+    forever or, with bodies inlined, not at all: the lowerings need an acyclic call graph."""
+    functions = {}
+    for op in module.regions[0].blocks[0].operations:
+        if isinstance(op, func.FuncOp):
+            functions[ir.StringAttr(op.attributes["sym_name"]).value] = op.operation
+    calls = {name: _calls(function, functions) for name, function in functions.items()}
+    cycles = []
+    state: dict[str, str] = {}  # "open" while on the current path, "done" after
+    for start in functions:
+        if start in state:
+            continue
+        path, stack = [start], [iter(calls[start])]
+        state[start] = "open"
+        while stack:  # depth-first, iteratively: call chains may be deep
+            step = next(stack[-1], None)
+            if step is None:
+                state[path.pop()] = "done"
+                stack.pop()
+                continue
+            callee, role, op = step
+            if state.get(callee) == "open":
+                cycles.append((path[path.index(callee):] + [callee], role, op))
+            elif callee not in state:
+                state[callee] = "open"
+                path.append(callee)
+                stack.append(iter(calls[callee]))
+    return cycles
+
+
 def _function_in(module, name: str):
     body = module.body if isinstance(module, ir.Module) else module.regions[0].blocks[0]
     for op in body.operations:
-        op = op.operation
-        if op.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == name:
-            return op
+        if isinstance(op, func.FuncOp) and ir.StringAttr(op.attributes["sym_name"]).value == name:
+            return op.operation
     raise ValueError(f"no func.func @{name} in the module")
 
 

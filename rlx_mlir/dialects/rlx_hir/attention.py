@@ -6,13 +6,11 @@ from typing import Optional
 
 from mlir import ir
 
-from ...dsl import F32Attr, FloatTensor, I64Attr, Pure, StrEnumAttr, attribute, operand, result
+from ...dsl import Pure, same_as
 from ..rlx import attention as mir_attention
 from .dialect import RlxHir
 
 __all__ = ["RopeOp", "AttentionOp"]
-
-MASK_KINDS = mir_attention.MASK_KINDS
 
 
 class RopeOp(RlxHir.Operation, name="rope", traits=[Pure]):
@@ -25,12 +23,12 @@ class RopeOp(RlxHir.Operation, name="rope", traits=[Pure]):
     under both policies.
     """
 
-    x = operand(FloatTensor, "the activations, `[B, S, H * head_dim]`")
-    cos = operand(FloatTensor, "cosines per position and rotated pair, `[S, n_rot / 2]`")
-    sin = operand(FloatTensor, "sines per position and rotated pair, `[S, n_rot / 2]`")
-    head_dim = attribute(I64Attr, "features per head; the last dim of `x` is a multiple of it")
-    n_rot = attribute(I64Attr, "rotated features at the start of each head: even, `0 < n_rot <= head_dim`")
-    result = result(FloatTensor, "`[B, S, H * head_dim]`, like `x`")
+    x = same_as(mir_attention.RopeOp.x)
+    cos = same_as(mir_attention.RopeOp.cos)
+    sin = same_as(mir_attention.RopeOp.sin)
+    head_dim = same_as(mir_attention.RopeOp.head_dim)
+    n_rot = same_as(mir_attention.RopeOp.n_rot)
+    result = same_as(mir_attention.RopeOp.result)
 
     @classmethod
     def infer_result_type(cls, x: ir.Type, cos: ir.Type, sin: ir.Type, head_dim: int, n_rot: int) -> ir.Type:
@@ -49,21 +47,23 @@ class AttentionOp(RlxHir.Operation, name="attention", traits=[Pure]):
     policies.
     """
 
-    q = operand(FloatTensor, "queries, `[B, Sq, H * D]`")
-    k = operand(FloatTensor, "keys, `[B, Sk, Hkv * D]`")
-    v = operand(FloatTensor, "values, `[B, Sk, Hkv * D]`, like `k`")
-    mask = operand(
-        FloatTensor,
-        "present iff `mask_kind` is `custom` (`[B, Sk]`) or `bias` (`[B, H, Sq, Sk]`)",
-        optional=True,
+    q = same_as(mir_attention.AttentionOp.q)
+    k = same_as(mir_attention.AttentionOp.k)
+    v = same_as(mir_attention.AttentionOp.v)
+    mask = same_as(
+        mir_attention.AttentionOp.mask,
+        doc="present iff `mask_kind` is `custom` (`[B, Sk]`) or `bias` (`[B, H, Sq, Sk]`)",
     )
-    num_heads = attribute(I64Attr, "`H`, the number of query heads")
-    head_dim = attribute(I64Attr, "`D`, features per head for q, k and v")
-    mask_kind = attribute(StrEnumAttr(*MASK_KINDS), "which keys each query sees (as `rlx.attention`)")
-    window = attribute(I64Attr, "keys visible to each query with `sliding_window` (required then, and only then)", optional=True)
-    score_scale = attribute(F32Attr, "multiplies `q . k`; absent means `1 / sqrt(head_dim)`", optional=True)
-    softcap = attribute(F32Attr, "`c > 0`: scores become `c * tanh(scores / c)` before masking", optional=True)
-    result = result(FloatTensor, "`[B, Sq, H * D]`, like `q`")
+    num_heads = same_as(mir_attention.AttentionOp.num_heads)
+    head_dim = same_as(mir_attention.AttentionOp.head_dim)
+    mask_kind = same_as(mir_attention.AttentionOp.mask_kind, doc="which keys each query sees (as `rlx.attention`)")
+    window = same_as(
+        mir_attention.AttentionOp.window,
+        doc="keys visible to each query with `sliding_window` (required then, and only then)",
+    )
+    score_scale = same_as(mir_attention.AttentionOp.score_scale)
+    softcap = same_as(mir_attention.AttentionOp.softcap)
+    result = same_as(mir_attention.AttentionOp.result)
 
     @classmethod
     def infer_result_type(

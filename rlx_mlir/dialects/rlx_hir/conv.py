@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from mlir import ir
 
-from ...dsl import FloatTensor, I64Attr, Pure, VerifyError, attribute, operand, result
+from ...dsl import Pure, VerifyError, same_as
 from ...ir.shapes import format_shape, shape_of
+from ..rlx import recurrent as mir_recurrent
 from ..rlx.dialect import same_element_type
 from .dialect import RlxHir, check_positive, check_shape
 
@@ -32,11 +33,13 @@ class DepthwiseConv1dCausalOp(RlxHir.Operation, name="depthwise_conv1d_causal", 
     (the MIR op has exactly these semantics).
     """
 
-    input = operand(FloatTensor, "the sequence, `[B, S, C]`")
-    weight = operand(FloatTensor, "per-channel taps, `[C, 1, 1, K]`")
-    left_pad = operand(FloatTensor, "the `K - 1` positions before the sequence, `[B, K - 1, C]`")
-    kernel_size = attribute(I64Attr, "`K`, taps per channel, positive")
-    result = result(FloatTensor, "`[B, S, C]`")
+    input = same_as(mir_recurrent.DepthwiseConv1dCausalOp.x, doc="the sequence, `[B, S, C]`")
+    weight = same_as(mir_recurrent.DepthwiseConv1dCausalOp.weight, doc="per-channel taps, `[C, 1, 1, K]`")
+    left_pad = same_as(
+        mir_recurrent.DepthwiseConv1dCausalOp.left_pad, doc="the `K - 1` positions before the sequence, `[B, K - 1, C]`"
+    )
+    kernel_size = same_as(mir_recurrent.DepthwiseConv1dCausalOp.kernel_size, doc="`K`, taps per channel, positive")
+    result = same_as(mir_recurrent.DepthwiseConv1dCausalOp.result, doc="`[B, S, C]`")
 
     @classmethod
     def infer_result_type(cls, input: ir.Type, weight: ir.Type, left_pad: ir.Type, kernel_size: int) -> ir.Type:

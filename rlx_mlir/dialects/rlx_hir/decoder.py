@@ -6,10 +6,10 @@ from typing import Optional
 
 from mlir import ir
 
-from ...dsl import F32Attr, FloatTensor, I64Attr, Pure, StrEnumAttr, VerifyError, attribute, operand, result
+from ...dsl import F32Attr, FloatTensor, I64Attr, Pure, VerifyError, attribute, operand, result, same_as
 from ...ir.shapes import format_shape, shape_of
 from ..rlx.dialect import same_element_type
-from .attention import MASK_KINDS
+from .attention import AttentionOp
 from .dialect import RlxHir, check_positive, check_shape, weight_shape
 
 __all__ = ["LlamaDecoderBlockOp"]
@@ -62,17 +62,16 @@ class LlamaDecoderBlockOp(RlxHir.Operation, name="llama_decoder_block", traits=[
     down_w = operand(FloatTensor, "FFN down projection, `[F, D]`")
     cos = operand(FloatTensor, "RoPE cosines, `[S, hd / 2]`")
     sin = operand(FloatTensor, "RoPE sines, `[S, hd / 2]`")
-    mask = operand(
-        FloatTensor,
-        "present iff `mask_kind` is `custom` (`[B, S]`) or `bias` (`[B, H, S, S]`), as `rlx.attention`",
-        optional=True,
+    mask = same_as(
+        AttentionOp.mask,
+        doc="present iff `mask_kind` is `custom` (`[B, S]`) or `bias` (`[B, H, S, S]`), as `rlx.attention`",
     )
     num_heads = attribute(I64Attr, "`H`, query heads")
     head_dim = attribute(I64Attr, "`hd`, features per head (even: RoPE rotates pairs)")
     num_kv_heads = attribute(I64Attr, "`Hkv`, key / value heads; divides `H`")
     eps = attribute(F32Attr, "epsilon of both RMSNorms; must be positive", default=1e-6)
-    mask_kind = attribute(StrEnumAttr(*MASK_KINDS), "which keys each query sees (as `rlx.attention`)", default="causal")
-    window = attribute(I64Attr, "keys visible to each query with `sliding_window` (required then, and only then)", optional=True)
+    mask_kind = same_as(AttentionOp.mask_kind, default="causal")
+    window = same_as(AttentionOp.window)
     result = result(FloatTensor, "`[B, S, D]`, like `x`")
 
     @classmethod

@@ -12,9 +12,6 @@ from ...ir.shapes import DYNAMIC, format_shape, shape_of
 # The fusion policies of an HIR module (its attribute FUSION_POLICY_ATTR, in ir/attrs).
 FUSION_POLICIES = ("direct", "fusable")
 
-# Activations of the linear blocks: the MIR activation ops of the same names.
-ACTIVATIONS = ("none", "relu", "gelu", "gelu_approx", "silu", "sigmoid", "tanh")
-
 
 class RlxHir(Dialect, name="rlx_hir"):
     """RLX HIR: model blocks (linear layers, norms, attention, decoder blocks) on ranked tensors.

@@ -6,10 +6,11 @@ from typing import Optional
 
 from mlir import ir
 
-from ...dsl import FloatTensor, Pure, StrEnumAttr, VerifyError, attribute, operand, result
+from ...dsl import FloatTensor, Pure, VerifyError, operand, result, same_as
 from ...ir.shapes import format_shape
 from ..rlx.dialect import same_element_type
-from .dialect import ACTIVATIONS, RlxHir, activations_shape, check_contracting, check_shape, same_size, weight_shape
+from ..rlx.linalg import FusedMatmulBiasActOp
+from .dialect import RlxHir, activations_shape, check_contracting, check_shape, same_size, weight_shape
 
 __all__ = ["LinearOp", "LinearFusedOp", "SharedLinearPairOp", "SwigluFfnOp"]
 
@@ -39,11 +40,11 @@ class LinearOp(RlxHir.Operation, name="linear", traits=[Pure]):
     reshaped to `[1, K]` around the product.
     """
 
-    x = operand(FloatTensor, "input, `[..., K]`")
-    w = operand(FloatTensor, "weight, `[K, N]`")
+    x = same_as(FusedMatmulBiasActOp.x, doc="input, `[..., K]`")
+    w = same_as(FusedMatmulBiasActOp.w)
     bias = operand(FloatTensor, "optional bias, `[N]`", optional=True)
-    activation = attribute(StrEnumAttr(*ACTIVATIONS), "the activation applied last", default="none")
-    result = result(FloatTensor, "`[..., N]`")
+    activation = same_as(FusedMatmulBiasActOp.activation, doc="the activation applied last")
+    result = same_as(FusedMatmulBiasActOp.result, doc="`[..., N]`")
 
     @classmethod
     def infer_result_type(cls, x: ir.Type, w: ir.Type, bias: Optional[ir.Type], activation: str) -> ir.Type:
@@ -58,11 +59,11 @@ class LinearFusedOp(RlxHir.Operation, name="linear_fused", traits=[Pure]):
     under both policies.
     """
 
-    x = operand(FloatTensor, "input, `[..., K]`")
-    w = operand(FloatTensor, "weight, `[K, N]`")
-    bias = operand(FloatTensor, "bias, `[N]`")
-    activation = attribute(StrEnumAttr(*ACTIVATIONS), "the activation applied last", default="none")
-    result = result(FloatTensor, "`[..., N]`")
+    x = same_as(LinearOp.x)
+    w = same_as(LinearOp.w)
+    bias = same_as(FusedMatmulBiasActOp.bias)
+    activation = same_as(LinearOp.activation)
+    result = same_as(LinearOp.result)
 
     @classmethod
     def infer_result_type(cls, x: ir.Type, w: ir.Type, bias: ir.Type, activation: str) -> ir.Type:

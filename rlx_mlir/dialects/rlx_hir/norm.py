@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mlir import ir
 
-from ...dsl import F32Attr, FloatTensor, Pure, attribute, operand, result
+from ...dsl import Pure, same_as
 from ..rlx import norm as mir_norm
 from .dialect import RlxHir
 
@@ -22,11 +22,11 @@ class RmsNormOp(RlxHir.Operation, name="rms_norm", traits=[Pure]):
     policies.
     """
 
-    x = operand(FloatTensor, "the tensor to normalise, `[..., D]`")
-    gamma = operand(FloatTensor, "scale, `[D]`")
-    beta = operand(FloatTensor, "shift, `[D]` (zeros for none)")
-    eps = attribute(F32Attr, _EPS_DOC, default=1e-6)
-    result = result(FloatTensor, "same type as `x`")
+    x = same_as(mir_norm.RmsNormOp.x, doc="the tensor to normalise, `[..., D]`")
+    gamma = same_as(mir_norm.RmsNormOp.gamma, doc="scale, `[D]`")
+    beta = same_as(mir_norm.RmsNormOp.beta, doc="shift, `[D]` (zeros for none)")
+    eps = same_as(mir_norm.RmsNormOp.eps, doc=_EPS_DOC)
+    result = same_as(mir_norm.RmsNormOp.result)
 
     @classmethod
     def infer_result_type(cls, x: ir.Type, gamma: ir.Type, beta: ir.Type, eps: float) -> ir.Type:
@@ -45,12 +45,12 @@ class ResidualRmsNormOp(RlxHir.Operation, name="residual_rms_norm", traits=[Pure
     element type in between).
     """
 
-    x = operand(FloatTensor, "the block's output, `[..., D]`")
-    residual = operand(FloatTensor, "the residual stream, same shape as `x`")
-    gamma = operand(FloatTensor, "scale, `[D]`")
-    beta = operand(FloatTensor, "shift, `[D]` (zeros for none)")
-    eps = attribute(F32Attr, _EPS_DOC, default=1e-6)
-    result = result(FloatTensor, "the normalised sum, same type as `x`")
+    x = same_as(mir_norm.FusedResidualRmsNormOp.x)
+    residual = same_as(mir_norm.FusedResidualRmsNormOp.residual)
+    gamma = same_as(mir_norm.FusedResidualRmsNormOp.gamma)
+    beta = same_as(mir_norm.FusedResidualRmsNormOp.beta)
+    eps = same_as(mir_norm.FusedResidualRmsNormOp.eps, doc=_EPS_DOC)
+    result = same_as(mir_norm.FusedResidualRmsNormOp.result)
 
     @classmethod
     def infer_result_type(

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from mlir import ir
 
-from ...dsl import FloatTensor, I64Attr, Pure, attribute, operand, result
+from ...dsl import FloatTensor, Pure, operand, same_as
 from ..rlx import recurrent as mir_recurrent
 from .dialect import RlxHir
 
 __all__ = ["GatedDeltaNetOp", "GatedDeltaNetCarryOp"]
+
+_MIR = mir_recurrent.GatedDeltaNetOp  # the MIR op both blocks expand to
 
 
 class GatedDeltaNetOp(RlxHir.Operation, name="gated_delta_net", traits=[Pure]):
@@ -28,13 +30,13 @@ class GatedDeltaNetOp(RlxHir.Operation, name="gated_delta_net", traits=[Pure]):
     block (its `final_state` result is unused).
     """
 
-    q = operand(FloatTensor, "queries, `[b, s, h, n]` (scaled by `1 / sqrt(n)` inside)")
-    k = operand(FloatTensor, "keys, `[b, s, h, n]`")
-    v = operand(FloatTensor, "values, `[b, s, h, n]`")
-    g = operand(FloatTensor, "log-decay per step and head, `[b, s, h]`")
-    beta = operand(FloatTensor, "write strength per step and head, `[b, s, h]`")
-    state_size = attribute(I64Attr, "`n`, the head dim of q / k / v (positive)")
-    result = result(FloatTensor, "the read-outs, `[b, s, h, n]`")
+    q = same_as(_MIR.q, doc="queries, `[b, s, h, n]` (scaled by `1 / sqrt(n)` inside)")
+    k = same_as(_MIR.k)
+    v = same_as(_MIR.v)
+    g = same_as(_MIR.g, doc="log-decay per step and head, `[b, s, h]`")
+    beta = same_as(_MIR.beta, doc="write strength per step and head, `[b, s, h]`")
+    state_size = same_as(_MIR.state_size)
+    result = same_as(_MIR.out, doc="the read-outs, `[b, s, h, n]`")
 
     @classmethod
     def infer_result_type(
@@ -62,15 +64,15 @@ class GatedDeltaNetCarryOp(RlxHir.Operation, name="gated_delta_net_carry", trait
     infers them.
     """
 
-    q = operand(FloatTensor, "queries, `[b, s, h, n]` (scaled by `1 / sqrt(n)` inside)")
-    k = operand(FloatTensor, "keys, `[b, s, h, n]`")
-    v = operand(FloatTensor, "values, `[b, s, h, n]`")
-    g = operand(FloatTensor, "log-decay per step and head, `[b, s, h]`")
-    beta = operand(FloatTensor, "write strength per step and head, `[b, s, h]`")
-    state = operand(FloatTensor, "the carried state, `[b, h, n, n]`, layout `[n_v, n_k]`")
-    state_size = attribute(I64Attr, "`n`, the head dim of q / k / v (positive)")
-    out = result(FloatTensor, "the read-outs, `[b, s, h, n]`")
-    new_state = result(FloatTensor, "the state after the last step, `[b, h, n, n]`")
+    q = same_as(GatedDeltaNetOp.q)
+    k = same_as(GatedDeltaNetOp.k)
+    v = same_as(GatedDeltaNetOp.v)
+    g = same_as(GatedDeltaNetOp.g)
+    beta = same_as(GatedDeltaNetOp.beta)
+    state = operand(FloatTensor, "the carried state, `[b, h, n, n]`, layout `[n_v, n_k]`")  # required here: optional in MIR
+    state_size = same_as(_MIR.state_size)
+    out = same_as(GatedDeltaNetOp.result)
+    new_state = same_as(_MIR.final_state, doc="the state after the last step, `[b, h, n, n]`")
 
     @classmethod
     def infer_result_types(

@@ -10,31 +10,38 @@ from dataclasses import dataclass
 from typing import Optional
 
 from mlir import ir
+from mlir.dialects import arith, func
 
+from .. import rlx
+from .dialect import PlanOp
 from ...dsl.traits import Elementwise
 from ...ir import dtypes
 from ...ir.attrs import FUSED_ATTR, PARAM_ATTR, PHASE_ATTR, SLOT_ATTR, VIEW_ATTR
 from ...ir.shapes import shape_of
-from ...ir.walk import collect_ops
+from ...ir.walk import collect_ops, is_op, op_names
 from ...lir.checker import check_plan
 from ...lir.phases import PHASES
 from ...lir.planner import Buffer, MemoryPlan
 
-CONSTANT_OPS = ("rlx.constant", "arith.constant")
+CONSTANT_OPS = (rlx.ConstantOp, arith.ConstantOp)
+_VIEW_OPS = (rlx.ExpandOp, rlx.TransposeOp, rlx.ReshapeOp, rlx.KvCacheWriteOp, rlx.CastOp, rlx.NarrowOp)
+# Per-op checks of the planner's loops read the op's name against those of the classes: as
+# cheap as a string compare, where a typed view of every op would cost several times more.
+_CONSTANT_NAMES, _VIEW_NAMES = op_names(CONSTANT_OPS), op_names(_VIEW_OPS)
 
 
 def defined_functions(module: ir.Operation) -> list:
     """The `func.func` ops at the top level of `module` that have a body (not declarations)."""
     return [
         op for region in module.regions for block in region.blocks for op in block.operations
-        if op.operation.name == "func.func" and len(op.regions[0].blocks) > 0
+        if isinstance(op, func.FuncOp) and len(op.regions[0].blocks) > 0
     ]
 
 
 def find_plan(function):
     """The `rlx_lir.plan` op of an LIR function, or None where the function has no plan."""
     block = function.operation.regions[0].blocks[0]
-    return next((op for op in block.operations if op.operation.name == "rlx_lir.plan"), None)
+    return next((op for op in block.operations if isinstance(op, PlanOp)), None)
 
 
 def has_plan(function) -> bool:
@@ -68,7 +75,7 @@ def function_buffers(function, fuse_elementwise: Optional[bool] = None) -> Funct
     read from the ops' `rlx_lir.fused` markers otherwise (None)."""
     function = function.operation
     block = function.regions[0].blocks[0]
-    ops = [op.operation for op in block.operations if op.operation.name != "rlx_lir.plan"]
+    ops = [op.operation for op in block.operations if not isinstance(op, PlanOp)]
     arg_attrs = list(ir.ArrayAttr(function.attributes["arg_attrs"])) if "arg_attrs" in function.attributes else []
     drafts: list[dict] = []
     value_ids: dict = {}
@@ -82,7 +89,7 @@ def function_buffers(function, fuse_elementwise: Optional[bool] = None) -> Funct
         attrs = ir.DictAttr(arg_attrs[index]) if index < len(arg_attrs) else None
         add(argument, -1, "param" if attrs is not None and PARAM_ATTR in attrs else "input")
     returned = set()
-    if ops and ops[-1].name == "func.return":
+    if ops and is_op(ops[-1], func.ReturnOp):
         returned = {v for v in ops[-1].operands}
     fused = _fused_ops(ops, returned, fuse_elementwise)
     executed_at = _execution_points(ops, fused)
@@ -99,10 +106,10 @@ def function_buffers(function, fuse_elementwise: Optional[bool] = None) -> Funct
                 # A returned view stays a view (of an arena root, copied to the caller's buffer at return).
                 add(result, index, "intermediate", value_ids[view[0]], view[1])
             else:
-                kind = "constant" if op.name in CONSTANT_OPS else "output" if result in returned else "intermediate"
+                kind = "constant" if op.name in _CONSTANT_NAMES else "output" if result in returned else "intermediate"
                 if kind == "intermediate" and index in fused:
                     kind = "fused"
-                if kind == "intermediate" and (len(op.results) > 1 or op.name == "func.call"):
+                if kind == "intermediate" and (len(op.results) > 1 or is_op(op, func.CallOp)):
                     # An op carries one rlx_lir.slot: results of multi-result ops stay out of
                     # the arena (bufferization allocates them).  So do calls' results: the
                     # callee returns them in a buffer of its own, a slot would only copy it.
@@ -125,7 +132,7 @@ def _fused_ops(ops: list, returned: set, fuse_elementwise: Optional[bool]) -> di
     positions = {op: index for index, op in enumerate(ops)}
     fused = {}
     for index, op in enumerate(ops):
-        if len(op.results) != 1 or op.results[0] in returned or op.name in CONSTANT_OPS or _view_source(op) is not None:
+        if len(op.results) != 1 or op.results[0] in returned or op.name in _CONSTANT_NAMES or _view_source(op) is not None:
             continue
         result = op.results[0]
         if fuse_elementwise:
@@ -188,7 +195,7 @@ def _operands_within(op: ir.Operation) -> list:
     return [operand for nested in collect_ops(op) for operand in nested.operands]
 
 
-def _view_source(op: ir.Operation) -> Optional[tuple]:
+def _view_source(operation: ir.Operation) -> Optional[tuple]:
     """(source value, byte offset) when `op`'s result is a pure view of its operand.
 
     A view gets no bytes of its own: it is planned inside its source's slot, which stays live while
@@ -197,28 +204,29 @@ def _view_source(op: ir.Operation) -> Optional[tuple]:
     own and read from there, so an op that is not listed here but lowers to a view (a strided
     narrow, say) costs a copy, never a wrong answer.
     """
-    name = op.name
-    if name in ("rlx.expand", "rlx.transpose") and op.results[0].type == op.operands[0].type:
-        if name == "rlx.expand" or list(op.opview.perm) == sorted(op.opview.perm):
+    if operation.name not in _VIEW_NAMES:
+        return None  # most ops
+    op = operation.opview
+    if isinstance(op, (rlx.ExpandOp, rlx.TransposeOp)) and op.results[0].type == op.operands[0].type:
+        if isinstance(op, rlx.ExpandOp) or list(op.perm) == sorted(op.perm):
             return op.operands[0], 0  # same shape and, for a transpose, the identity permutation
-    if name == "rlx.reshape":
+    if isinstance(op, rlx.ReshapeOp):
         return op.operands[0], 0
-    if name == "rlx.kv_cache_write":
+    if isinstance(op, rlx.KvCacheWriteOp):
         # Not a pure view: the op writes its new rows into the cache, and its result *is* the
         # cache's buffer (tensor.insert_slice, bufferized in place).  Planned as a view so it
         # gets no slot: a slot would copy the whole cache into the arena at every step.
         return op.operands[0], 0
-    if name == "rlx.cast" and ir.RankedTensorType(op.operands[0].type).element_type == ir.RankedTensorType(op.results[0].type).element_type:
+    if isinstance(op, rlx.CastOp) and ir.RankedTensorType(op.operands[0].type).element_type == ir.RankedTensorType(op.results[0].type).element_type:
         return op.operands[0], 0
-    if name == "rlx.narrow":
+    if isinstance(op, rlx.NarrowOp):
         shape = shape_of(op.operands[0].type)
-        view = op.opview
-        axis = view.axis % len(shape)
+        axis = op.axis % len(shape)
         if all(d == 1 for d in shape[:axis]):  # contiguous: a row range of the leading non-unit dim
             inner = 1
             for d in shape[axis + 1:]:
                 inner *= d
-            return op.operands[0], view.start * inner * element_bytes(op.operands[0].type)
+            return op.operands[0], op.start * inner * element_bytes(op.operands[0].type)
     return None
 
 
@@ -234,7 +242,7 @@ def plan_from_ir(function, buffers: FunctionBuffers) -> Optional[MemoryPlan]:
     plan_op = find_plan(function)
     if plan_op is None:
         return None
-    values = plan_op.opview.attribute_values()
+    values = plan_op.attribute_values()
     offsets = {}
     roots = {}
     for op in buffers.ops:
@@ -276,8 +284,9 @@ def plan_problems(function) -> list[str]:
 
 
 def _structure_problems(function: ir.Operation) -> list[str]:
-    operations = [op.operation for op in function.regions[0].blocks[0].operations]
-    plans = [i for i, op in enumerate(operations) if op.name == "rlx_lir.plan"]
+    views = list(function.regions[0].blocks[0].operations)
+    operations = [view.operation for view in views]
+    plans = [i for i, view in enumerate(views) if isinstance(view, PlanOp)]
     if plans != [0]:
         return ["'rlx_lir.plan' must be the first op of a func.func, and its only plan"]
     problems = []

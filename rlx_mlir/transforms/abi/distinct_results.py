@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 
 from mlir import ir
-from mlir.dialects import bufferization
+from mlir.dialects import bufferization, func
 
 from ...ir.walk import collect_ops
 from ...passmanager.base import RlxPass
@@ -25,7 +25,7 @@ class DistinctResults(RlxPass):
     creates_rlx_ops = False
 
     def run(self, module: ir.Operation) -> None:
-        for ret in collect_ops(module, lambda op: op.name == "func.return"):
+        for ret in collect_ops(module, func.ReturnOp):
             seen = set()
             for index, value in enumerate(list(ret.operands)):
                 if not isinstance(value.type, ir.RankedTensorType):

@@ -48,21 +48,21 @@ class DropTiedResults(RlxPass):
     creates_rlx_ops = False
 
     def run(self, module: ir.Operation) -> None:
-        for function in collect_ops(module, lambda op: op.name == "func.func"):
+        for function in collect_ops(module, func.FuncOp):
             tied = tied_results(function)
             if tied and len(function.regions[0].blocks) > 0:
-                self._drop(module, function.opview, tied)
+                self._drop(module, function, tied)
 
     def _drop(self, module: ir.Operation, function, tied: dict[int, int]) -> None:
         name = ir.StringAttr(function.sym_name).value
-        callers = collect_ops(
-            module, lambda op: op.name == "func.call" and ir.FlatSymbolRefAttr(op.attributes["callee"]).value == name
-        )
+        callers = [
+            op for op in collect_ops(module, func.CallOp) if ir.FlatSymbolRefAttr(op.attributes["callee"]).value == name
+        ]
         if callers:
             raise fail(callers[0], f"{self.name}: @{name} has tied results and callers; only entry functions may")
         block = function.regions[0].blocks[0]
         arguments = list(block.arguments)
-        for ret in collect_ops(function.operation, lambda op: op.name == "func.return"):
+        for ret in collect_ops(function.operation, func.ReturnOp):
             operands = list(ret.operands)
             for result, argument in tied.items():
                 value = operands[result]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 
 from mlir import ir
+from mlir.dialects import func
 
 from ...passmanager.base import RlxPass
 
@@ -23,7 +24,7 @@ class EmitCInterface(RlxPass):
         for region in module.regions:
             for block in region.blocks:
                 for op in block.operations:
-                    if op.operation.name != "func.func" or op.is_external:
+                    if not isinstance(op, func.FuncOp) or op.is_external:
                         continue
                     visibility = op.attributes["sym_visibility"] if "sym_visibility" in op.attributes else None
                     if visibility is None or ir.StringAttr(visibility).value == "public":

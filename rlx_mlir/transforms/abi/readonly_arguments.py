@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 
 from mlir import ir
+from mlir.dialects import func
 
 from ...ir.walk import collect_ops
 from ...passmanager.base import RlxPass
@@ -32,7 +33,7 @@ class ReadonlyArguments(RlxPass):
     creates_rlx_ops = False
 
     def run(self, module: ir.Operation) -> None:
-        for function in collect_ops(module, lambda op: op.name == "func.func"):
+        for function in collect_ops(module, func.FuncOp):
             private = "sym_visibility" in function.attributes and \
                 ir.StringAttr(function.attributes["sym_visibility"]).value != "public"
             if private or len(function.regions[0].blocks) == 0:

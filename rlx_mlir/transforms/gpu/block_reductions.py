@@ -35,14 +35,14 @@ import dataclasses
 import math
 
 from mlir import ir
-from mlir.dialects import arith, gpu, memref, scf
+from mlir.dialects import arith, func, gpu, memref, scf
 
-from ...ir.walk import collect_ops
+from ...ir.walk import collect_ops, is_op
 from ...passmanager.base import RlxPass, option
 
-COMBINERS = ("arith.addf", "arith.mulf", "arith.maximumf", "arith.minimumf", "arith.maxnumf", "arith.minnumf",
-             "arith.addi", "arith.muli", "arith.maxsi", "arith.minsi", "arith.maxui", "arith.minui",
-             "arith.andi", "arith.ori", "arith.xori")
+COMBINERS = (arith.AddFOp, arith.MulFOp, arith.MaximumFOp, arith.MinimumFOp, arith.MaxNumFOp, arith.MinNumFOp,
+             arith.AddIOp, arith.MulIOp, arith.MaxSIOp, arith.MinSIOp, arith.MaxUIOp, arith.MinUIOp,
+             arith.AndIOp, arith.OrIOp, arith.XOrIOp)
 
 
 def _op(value_owner):
@@ -51,7 +51,7 @@ def _op(value_owner):
 
 def _constant_index(value: ir.Value):
     owner = _op(value.owner)
-    if isinstance(owner, ir.Operation) and owner.name == "arith.constant":
+    if isinstance(owner, ir.Operation) and is_op(owner, arith.ConstantOp):
         attr = owner.attributes["value"]
         if isinstance(attr, ir.IntegerAttr):
             return attr.value
@@ -95,7 +95,7 @@ def _match(loop: ir.Operation, min_length: int):
         return None
     body = loop.regions[0].blocks[0]
     ops = [op.operation for op in body.operations]
-    if len(ops) != 2 or ops[0].name != "scf.for" or ops[1].name != "scf.reduce":
+    if len(ops) != 2 or not is_op(ops[0], scf.ForOp) or not is_op(ops[1], scf.ReduceOp):
         return None
     inner = ops[0]
     if len(inner.results):
@@ -111,8 +111,8 @@ def _match(loop: ir.Operation, min_length: int):
     for_body = inner.regions[0].blocks[0]
     k = for_body.arguments[0]
     inner_ops = [op.operation for op in for_body.operations]
-    stores = [op for op in inner_ops if op.name == "memref.store"]
-    if len(stores) != 1 or any(collect_ops(op, lambda o: o.name == "memref.store") and op.name != "memref.store"
+    stores = [op for op in inner_ops if is_op(op, memref.StoreOp)]
+    if len(stores) != 1 or any(collect_ops(op, lambda o: is_op(o, memref.StoreOp)) and not is_op(op, memref.StoreOp)
                                for op in inner_ops):
         return None
     store = stores[0]
@@ -120,9 +120,9 @@ def _match(loop: ir.Operation, min_length: int):
     if any(_depends_on(i, k, for_body) for i in indices):
         return None
     combine = _op(value.owner)
-    if not isinstance(combine, ir.Operation) or combine.name not in COMBINERS or combine.block != for_body:
+    if not isinstance(combine, ir.Operation) or not is_op(combine, COMBINERS) or combine.block != for_body:
         return None
-    loads = collect_ops(inner, lambda o: o.name == "memref.load" and _same(o.operands[0], target))
+    loads = collect_ops(inner, lambda o: is_op(o, memref.LoadOp) and _same(o.operands[0], target))
     if len(loads) != 1 or loads[0].parent != inner:  # the accumulator is read once, in the loop body
         return None
     load = loads[0]
@@ -175,7 +175,7 @@ class GpuBlockReductions(RlxPass):
     min_length: int = option(64, "shortest reduced dimension worth a block (shorter ones: a thread per output)", minimum=1)
 
     def run(self, module: ir.Operation) -> None:
-        loops = collect_ops(module, lambda op: op.name == "scf.parallel" and not _nested_in_parallel(op),
+        loops = collect_ops(module, lambda op: is_op(op, scf.ParallelOp) and not _nested_in_parallel(op),
                             ir.WalkOrder.PRE_ORDER)
         for loop in loops:
             match = _match(loop, self.min_length)
@@ -193,7 +193,7 @@ class GpuBlockReductions(RlxPass):
         k = for_body.arguments[0]
         skip = (m.load, m.combine, m.store)
         compute = [op.operation for op in for_body.operations
-                   if op.operation.name != "scf.yield" and not any(op.operation == s for s in skip)]
+                   if not isinstance(op, scf.YieldOp) and not any(op.operation == s for s in skip)]
         k_lo, _, k_step = m.k_bounds
         shared_type = ir.MemRefType.get([threads], value_type,
                                         memory_space=ir.Attribute.parse("#gpu.address_space<workgroup>"))
@@ -306,8 +306,8 @@ def _index_computations(store: ir.Operation, block: ir.Block) -> list[ir.Operati
 
 def _nested_in_parallel(op: ir.Operation) -> bool:
     parent = op.parent
-    while parent is not None and parent.name != "func.func":
-        if parent.name in ("scf.parallel", "gpu.launch"):
+    while parent is not None and not is_op(parent, func.FuncOp):
+        if is_op(parent, (scf.ParallelOp, gpu.LaunchOp)):
             return True
         parent = parent.parent
     return False

@@ -15,34 +15,34 @@ from __future__ import annotations
 import dataclasses
 
 from mlir import ir
+from mlir.dialects import affine, func, gpu, memref, scf
 
-from ...ir.walk import collect_ops
+from ...ir.walk import collect_ops, is_op
 from ...passmanager.base import PassFailure, RlxPass
 
-_LOOPS = ("scf.for", "scf.while", "scf.parallel", "scf.forall")
-_ELEMENT_ACCESS = ("memref.load", "memref.store", "memref.copy", "affine.load", "affine.store")
-_DEVICE = ("gpu.launch", "gpu.launch_func", "gpu.module", "gpu.func")
+_LOOPS = (scf.ForOp, scf.WhileOp, scf.ParallelOp, scf.ForallOp)
+_ELEMENT_ACCESS = (memref.LoadOp, memref.StoreOp, memref.CopyOp, affine.AffineLoadOp, affine.AffineStoreOp)
+_DEVICE = (gpu.LaunchOp, gpu.LaunchFuncOp, gpu.GPUModuleOp, gpu.GPUFuncOp)
 
 
 def _on_host(op: ir.Operation) -> bool:
     parent = op.parent
     while parent is not None:
-        if parent.name in _DEVICE:
+        if is_op(parent, _DEVICE):
             return False
         parent = parent.parent
     return True
 
 
 def _launches(op: ir.Operation) -> bool:
-    return bool(collect_ops(op, lambda inner: inner.name in ("gpu.launch", "gpu.launch_func")))
+    return bool(collect_ops(op, lambda inner: is_op(inner, (gpu.LaunchOp, gpu.LaunchFuncOp))))
 
 
 def _host_compute(op: ir.Operation) -> bool:
-    name = op.name
-    if name in _LOOPS:
+    if is_op(op, _LOOPS):
         return not _launches(op)
-    dialect = name.split(".", 1)[0]
-    return name in _ELEMENT_ACCESS or dialect in ("linalg", "vector")
+    dialect = op.name.split(".", 1)[0]
+    return is_op(op, _ELEMENT_ACCESS) or dialect in ("linalg", "vector")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,6 +80,6 @@ def _nested(op: ir.Operation, outer: ir.Operation) -> bool:
 
 def _enclosing_function(op: ir.Operation) -> str:
     parent = op.parent
-    while parent is not None and parent.name != "func.func":
+    while parent is not None and not is_op(parent, func.FuncOp):
         parent = parent.parent
     return ir.StringAttr(parent.attributes["sym_name"]).value if parent is not None else "?"

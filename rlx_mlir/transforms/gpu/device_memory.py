@@ -25,9 +25,9 @@ import dataclasses
 import math
 
 from mlir import ir
-from mlir.dialects import arith, gpu, memref
+from mlir.dialects import arith, func, gpu, memref
 
-from ...ir.walk import collect_ops
+from ...ir.walk import collect_ops, is_op
 from ...passmanager.base import RlxPass, fail
 
 ALIGNMENT = 256  # bytes between buffers in the device arena (cudaMalloc's own alignment)
@@ -37,7 +37,7 @@ def _globals(module: ir.Operation) -> dict[str, ir.Operation]:
     return {
         ir.StringAttr(op.attributes["sym_name"]).value: op.operation
         for op in module.regions[0].blocks[0].operations
-        if op.operation.name == "memref.global"
+        if isinstance(op, memref.GlobalOp)
     }
 
 
@@ -56,15 +56,16 @@ class GpuDeviceMemory(RlxPass):
     def run(self, module: ir.Operation) -> None:
         globals_ = _globals(module)
         for function in [op.operation for op in module.regions[0].blocks[0].operations
-                         if op.operation.name == "func.func" and op.regions[0].blocks]:
+                         if isinstance(op, func.FuncOp) and op.regions[0].blocks]:
             self._function(function, globals_)
 
     def _function(self, function: ir.Operation, globals_: dict[str, ir.Operation]) -> None:
         entry = function.regions[0].blocks[0]
         buffers = []  # (op, type, byte offset in the device arena)
         size = 0
-        for op in collect_ops(function, lambda o: o.name in ("memref.get_global", "memref.alloc", "memref.dealloc")):
-            if op.name == "memref.dealloc":
+        allocations = (memref.GetGlobalOp, memref.AllocOp, memref.DeallocOp)
+        for op in collect_ops(function, lambda o: is_op(o, allocations)):
+            if is_op(op, memref.DeallocOp):
                 op.erase()  # the device arena is freed as a whole before each return
                 continue
             if op.parent != function:
@@ -87,7 +88,7 @@ class GpuDeviceMemory(RlxPass):
                 for _, memref_type, offset in buffers
             ]
         for (op, _, _), view in zip(buffers, views):
-            symbol = ir.FlatSymbolRefAttr(op.attributes["name"]).value if op.name == "memref.get_global" else None
+            symbol = ir.FlatSymbolRefAttr(op.attributes["name"]).value if is_op(op, memref.GetGlobalOp) else None
             if symbol is not None and _initialized(globals_[symbol]):
                 # A constant: copied from its host global into its slot; everything else reads the slot.
                 with ir.InsertionPoint.after(op), op.location:
@@ -96,7 +97,7 @@ class GpuDeviceMemory(RlxPass):
             else:
                 op.results[0].replace_all_uses_with(view)
                 op.erase()
-        for ret in [op for op in entry.operations if op.operation.name == "func.return"]:
+        for ret in [op for op in entry.operations if isinstance(op, func.ReturnOp)]:
             with ir.InsertionPoint(ret), ret.location:
                 gpu.DeallocOp(None, [], arena)
 

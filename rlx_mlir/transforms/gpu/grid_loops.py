@@ -31,19 +31,19 @@ import dataclasses
 import math
 
 from mlir import ir
-from mlir.dialects import arith, scf
+from mlir.dialects import arith, func, gpu, memref, scf, vector
 
-from ...ir.walk import collect_ops
+from ...ir.walk import collect_ops, is_op
 from ...passmanager.base import RlxPass, option
 
-_MEMORY_OPS = ("memref.load", "memref.store", "vector.load", "vector.store", "vector.transfer_read",
-               "vector.transfer_write", "memref.copy")
+_MEMORY_OPS = (memref.LoadOp, memref.StoreOp, vector.LoadOp, vector.StoreOp, vector.TransferReadOp,
+               vector.TransferWriteOp, memref.CopyOp)
 
 
 def _constant_index(value: ir.Value):
     owner = value.owner
     owner = getattr(owner, "operation", owner)
-    if isinstance(owner, ir.Operation) and owner.name == "arith.constant":
+    if isinstance(owner, ir.Operation) and is_op(owner, arith.ConstantOp):
         attr = owner.attributes["value"]
         if isinstance(attr, ir.IntegerAttr):
             return attr.value
@@ -65,24 +65,24 @@ def _parallel_1d(lower: ir.Value, upper: ir.Value, step: ir.Value) -> tuple[ir.O
 
 def _host_functions(module: ir.Operation) -> list[ir.Operation]:
     return [op.operation for op in module.regions[0].blocks[0].operations
-            if op.operation.name == "func.func" and op.regions[0].blocks]
+            if isinstance(op, func.FuncOp) and op.regions[0].blocks]
 
 
-def _inside(op: ir.Operation, names: tuple[str, ...]) -> bool:
+def _inside(op: ir.Operation, op_classes: tuple[type, ...]) -> bool:
     parent = op.parent
-    while parent is not None and parent.name != "func.func":
-        if parent.name in names:
+    while parent is not None and not is_op(parent, func.FuncOp):
+        if is_op(parent, op_classes):
             return True
         parent = parent.parent
     return False
 
 
 def _touches_memory(op: ir.Operation) -> bool:
-    return bool(collect_ops(op, lambda inner: inner.name in _MEMORY_OPS))
+    return bool(collect_ops(op, lambda inner: is_op(inner, _MEMORY_OPS)))
 
 
 def _holds_parallel(op: ir.Operation) -> bool:
-    return bool(collect_ops(op, lambda inner: inner.name in ("scf.parallel", "gpu.launch")))
+    return bool(collect_ops(op, lambda inner: is_op(inner, (scf.ParallelOp, gpu.LaunchOp))))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -95,7 +95,7 @@ class GpuGridLoops(RlxPass):
         for function in _host_functions(module):
             outermost = collect_ops(
                 function,
-                lambda op: op.name == "scf.parallel" and not _inside(op, ("scf.parallel", "gpu.launch")),
+                lambda op: is_op(op, scf.ParallelOp) and not _inside(op, (scf.ParallelOp, gpu.LaunchOp)),
                 ir.WalkOrder.PRE_ORDER,
             )
             for loop in outermost:
@@ -164,8 +164,8 @@ class GpuGridLoops(RlxPass):
     def _host_loop_blocks(function: ir.Operation) -> list[ir.Block]:
         """Blocks of host control flow (scf.for / scf.if / scf.while) that also launch kernels."""
         blocks = []
-        for op in collect_ops(function, lambda o: o.name in ("scf.for", "scf.if", "scf.while")):
-            if _inside(op, ("scf.parallel", "gpu.launch")) or not _holds_parallel(op):
+        for op in collect_ops(function, lambda o: is_op(o, (scf.ForOp, scf.IfOp, scf.WhileOp))):
+            if _inside(op, (scf.ParallelOp, gpu.LaunchOp)) or not _holds_parallel(op):
                 continue
             blocks += [block for region in op.regions for block in region.blocks]
         return blocks
@@ -176,7 +176,7 @@ class GpuGridLoops(RlxPass):
         for op in block.operations:
             op = op.operation
             wrappable = (
-                op.name not in ("scf.parallel", "gpu.launch", "func.return", "scf.yield")
+                not is_op(op, (scf.ParallelOp, gpu.LaunchOp, func.ReturnOp, scf.YieldOp))
                 and _touches_memory(op)
                 and not _holds_parallel(op)
             )

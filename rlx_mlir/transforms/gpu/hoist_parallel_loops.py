@@ -26,7 +26,7 @@ import dataclasses
 from mlir import ir
 from mlir.dialects import scf
 
-from ...ir.walk import collect_ops
+from ...ir.walk import collect_ops, is_op
 from ...passmanager.base import RlxPass
 
 
@@ -35,13 +35,13 @@ def _hoistable(outer: ir.Operation):
     if len(outer.opview.initVals):
         return None
     body = [op.operation for op in outer.regions[0].blocks[0].operations]
-    if len(body) != 2 or body[0].name != "scf.for" or body[1].name != "scf.reduce":
+    if len(body) != 2 or not is_op(body[0], scf.ForOp) or not is_op(body[1], scf.ReduceOp):
         return None
     loop = body[0]
     if len(loop.results):
         return None
     loop_body = [op.operation for op in loop.regions[0].blocks[0].operations]
-    if len(loop_body) != 2 or loop_body[0].name != "scf.parallel" or loop_body[1].name != "scf.yield":
+    if len(loop_body) != 2 or not is_op(loop_body[0], scf.ParallelOp) or not is_op(loop_body[1], scf.YieldOp):
         return None
     inner = loop_body[0]
     if len(inner.opview.initVals):
@@ -63,7 +63,7 @@ class GpuHoistParallelLoops(RlxPass):
         changed = True
         while changed:  # a nest may hoist more than once (several reduced axes)
             changed = False
-            for outer in collect_ops(module, lambda op: op.name == "scf.parallel", ir.WalkOrder.PRE_ORDER):
+            for outer in collect_ops(module, lambda op: is_op(op, scf.ParallelOp), ir.WalkOrder.PRE_ORDER):
                 match = _hoistable(outer)
                 if match is not None:
                     self._hoist(outer, *match)

@@ -29,9 +29,10 @@ from __future__ import annotations
 import dataclasses
 
 from mlir import ir
+from mlir.dialects import linalg
 
 from ...ir import dtypes
-from ...ir.walk import collect_ops
+from ...ir.walk import collect_ops, is_op
 from ...passmanager.base import RlxPass, option
 
 
@@ -167,7 +168,7 @@ class GpuTileMatmul(RlxPass):
     def run(self, module: ir.Operation) -> None:
         body = module.regions[0].blocks[0]
         kernels: dict[str, str] = {}
-        for op in collect_ops(module, lambda o: o.name in ("linalg.matmul", "linalg.batch_matmul") and _eligible(o)):
+        for op in collect_ops(module, lambda o: is_op(o, (linalg.MatmulOp, linalg.BatchMatmulOp)) and _eligible(o)):
             a, b, c = (ir.MemRefType(operand.type) for operand in op.operands)
             key = f"{a}|{b}|{c}"
             if key not in kernels:

@@ -53,7 +53,7 @@ from mlir import ir
 from mlir.dialects import arith
 from mlir.dialects import math as mmath
 
-from ...ir.walk import collect_ops
+from ...ir.walk import collect_ops, is_op
 from ...passmanager.base import RlxPass
 
 
@@ -245,12 +245,13 @@ def _erf(e: _Emitter, x: ir.Value) -> ir.Value:
     return e.clamp(_odd_rational(e, x, _ERF_CLAMP, _ERF_P, _ERF_Q), -1.0, 1.0)
 
 
-APPROXIMATIONS: dict[str, Callable[[_Emitter, ir.Value], ir.Value]] = {
-    "math.exp": _exp,
-    "math.log": _log,
-    "math.tanh": _tanh,
-    "math.erf": _erf,
+APPROXIMATIONS: dict[type, Callable[[_Emitter, ir.Value], ir.Value]] = {
+    mmath.ExpOp: _exp,
+    mmath.LogOp: _log,
+    mmath.TanhOp: _tanh,
+    mmath.ErfOp: _erf,
 }
+_APPROXIMATED = tuple(APPROXIMATIONS)
 
 
 def _is_f32_or_fixed_f32_vector(type_: ir.Type) -> bool:
@@ -261,7 +262,7 @@ def _is_f32_or_fixed_f32_vector(type_: ir.Type) -> bool:
 
 
 def _approximable(op: ir.Operation) -> bool:
-    return op.name in APPROXIMATIONS and _is_f32_or_fixed_f32_vector(op.results[0].type)
+    return is_op(op, _APPROXIMATED) and _is_f32_or_fixed_f32_vector(op.results[0].type)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -272,8 +273,10 @@ class ApproximateMath(RlxPass):
 
     def run(self, module: ir.Operation) -> None:
         for op in collect_ops(module, _approximable):
+            view = op.opview
+            approximation = next(f for op_class, f in APPROXIMATIONS.items() if isinstance(view, op_class))
             emitter = _Emitter(op.results[0].type)
             with ir.InsertionPoint(op), op.location:
-                value = APPROXIMATIONS[op.name](emitter, op.operands[0])
+                value = approximation(emitter, op.operands[0])
             op.results[0].replace_all_uses_with(value)
             op.erase()

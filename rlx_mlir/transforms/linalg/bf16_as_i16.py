@@ -24,8 +24,9 @@ import dataclasses
 from typing import Optional
 
 from mlir import ir
+from mlir.dialects import llvm
 
-from ...ir.walk import collect_ops
+from ...ir.walk import collect_ops, is_op
 from ...passmanager.base import RlxPass
 
 ICMP_UGT = 8  # LLVM dialect ICmpPredicate
@@ -63,9 +64,7 @@ class _Rewriter:
     def bitcast(self, value: ir.Value, type_: ir.Type) -> ir.Value:
         """`value` as `type_`; the source of a bitcast it came from when that has `type_`."""
         owner = value.owner
-        if isinstance(owner, ir.OpView):
-            owner = owner.operation
-        if isinstance(owner, ir.Operation) and owner.name == "llvm.bitcast" and owner.operands[0].type == type_:
+        if isinstance(owner, llvm.BitcastOp) and owner.operands[0].type == type_:
             return owner.operands[0]
         result = _op("llvm.bitcast", [value], type_)
         self.bitcasts.append(result.owner)
@@ -126,15 +125,22 @@ class _Rewriter:
                 op.erase()
 
 
+# op class -> (its rewrite, whether an op of the class computes on bf16)
+_HANDLERS = {
+    llvm.LoadOp: (_Rewriter.load, lambda op: _is_bf16(op.results[0].type)),
+    llvm.StoreOp: (_Rewriter.store, lambda op: _is_bf16(op.operands[0].type)),
+    llvm.FPExtOp: (_Rewriter.extend, lambda op: _is_bf16(op.operands[0].type)),
+    llvm.FPTruncOp: (_Rewriter.truncate, lambda op: _is_bf16(op.results[0].type)),
+}
+_HANDLED = tuple(_HANDLERS)
+
+
 def _handler(op: ir.Operation):
-    if op.name == "llvm.load" and _is_bf16(op.results[0].type):
-        return _Rewriter.load
-    if op.name == "llvm.store" and _is_bf16(op.operands[0].type):
-        return _Rewriter.store
-    if op.name == "llvm.fpext" and _is_bf16(op.operands[0].type):
-        return _Rewriter.extend
-    if op.name == "llvm.fptrunc" and _is_bf16(op.results[0].type):
-        return _Rewriter.truncate
+    if not is_op(op, _HANDLED):  # one check for the many ops of no interest
+        return None
+    for op_class, (rewrite, applies) in _HANDLERS.items():
+        if is_op(op, op_class):
+            return rewrite if applies(op) else None
     return None
 
 

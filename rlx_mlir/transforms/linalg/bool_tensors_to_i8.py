@@ -17,9 +17,9 @@ import dataclasses
 import numpy as np
 
 from mlir import ir
-from mlir.dialects import arith
+from mlir.dialects import arith, func, linalg, tensor
 
-from ...ir.walk import collect_ops
+from ...ir.walk import collect_ops, is_op
 from ...passmanager.base import RlxPass, fail
 
 
@@ -72,7 +72,7 @@ def _fix_generic(op: ir.Operation) -> None:
 
 
 # Named linalg ops whose body only forwards an element: bytes forward as well as bits.
-_DATA_MOVEMENT = ("linalg.broadcast", "linalg.transpose", "linalg.copy")
+_DATA_MOVEMENT = (linalg.BroadcastOp, linalg.TransposeOp, linalg.CopyOp)
 
 
 def _fix_data_movement(op: ir.Operation) -> None:
@@ -119,16 +119,15 @@ def _holds_bool_tensors(module: ir.Operation) -> bool:
 
     def visit(op: ir.Operation) -> ir.WalkResult:
         nonlocal found
-        name = op.name
         found = any(is_bool_tensor(v.type) for v in op.results) or any(
             is_bool_tensor(a.type) for region in op.regions for block in region.blocks for a in block.arguments
         )
-        if not found and name == "func.func":
+        if not found and is_op(op, func.FuncOp):
             signature = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
             found = any(is_bool_tensor(t) for t in (*signature.inputs, *signature.results))
         if found:
             return ir.WalkResult.INTERRUPT
-        return ir.WalkResult.SKIP if name.startswith("linalg.") else ir.WalkResult.ADVANCE
+        return ir.WalkResult.SKIP if op.name.startswith("linalg.") else ir.WalkResult.ADVANCE
 
     module.walk(visit, ir.WalkOrder.PRE_ORDER)
     return found
@@ -146,20 +145,20 @@ class BoolTensorsToI8(RlxPass):
         ops = collect_ops(module, _touches_bool_tensor)
         # Scalar boundaries first, while every boolean tensor still reads i1 ...
         for op in ops:
-            name = op.name
-            if name == "linalg.generic":
+            view = op.opview
+            if isinstance(view, linalg.GenericOp):
                 _fix_generic(op)
-            elif name in _DATA_MOVEMENT:
+            elif isinstance(view, _DATA_MOVEMENT):
                 _fix_data_movement(op)
-            elif name == "tensor.extract":
+            elif isinstance(view, tensor.ExtractOp):
                 _narrow_after(op.results[0], ir.InsertionPoint.after(op))
-            elif name in ("tensor.insert", "linalg.fill") and op.operands[0].type == _i1():
+            elif isinstance(view, (tensor.InsertOp, linalg.FillOp)) and op.operands[0].type == _i1():
                 _widen_operand(op, 0)
-            elif name != "arith.constant" and _mixes_scalar_i1(op):
-                raise fail(op, f"'{name}' mixes i1 scalars with boolean tensors; rlx-bool-tensors-to-i8 cannot store it as bytes")
+            elif not isinstance(view, arith.ConstantOp) and _mixes_scalar_i1(op):
+                raise fail(op, f"'{op.name}' mixes i1 scalars with boolean tensors; rlx-bool-tensors-to-i8 cannot store it as bytes")
         # ... then constants, which are replaced, and finally every type.
         for op in ops:
-            if op.name == "arith.constant":
+            if is_op(op, arith.ConstantOp):
                 _fix_constant(op)
         self._retype(module)
 
@@ -172,7 +171,7 @@ class BoolTensorsToI8(RlxPass):
                 for block in region.blocks:
                     for argument in block.arguments:
                         argument.set_type(_as_i8(argument.type))
-            if op.name == "func.func":
+            if is_op(op, func.FuncOp):
                 function_type = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
                 new_type = ir.FunctionType.get(
                     [_as_i8(t) for t in function_type.inputs], [_as_i8(t) for t in function_type.results]

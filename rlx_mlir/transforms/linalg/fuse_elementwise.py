@@ -36,7 +36,7 @@ from typing import Optional
 from mlir import ir
 from mlir.dialects import linalg
 
-from ...ir.walk import collect_ops
+from ...ir.walk import collect_ops, is_op
 from ...passmanager.base import RlxPass, option
 
 
@@ -53,7 +53,7 @@ def _body(op) -> ir.Block:
 
 
 def _is_elementwise_producer(op) -> bool:
-    if op.name != "linalg.generic" or len(op.results) != 1:
+    if not is_op(op, linalg.GenericOp) or len(op.results) != 1:
         return False
     if any(it != "parallel" for it in _iterators(op)):
         return False
@@ -78,13 +78,13 @@ def _use_count(value: ir.Value, at_most: int) -> int:
 
 def _defining_generic(value: ir.Value) -> Optional[ir.Operation]:
     owner = value.owner
-    if isinstance(owner, ir.Block) or owner.name != "linalg.generic":
+    if not isinstance(owner, linalg.GenericOp):
         return None
     return owner.operation
 
 
 def _reads_loop_indices(op) -> bool:
-    return any(inner.operation.name == "linalg.index" for inner in _body(op).operations)
+    return any(isinstance(inner, linalg.IndexOp) for inner in _body(op).operations)
 
 
 def _op_count(block: ir.Block) -> int:
@@ -232,7 +232,7 @@ class FuseElementwise(RlxPass):
 
     def run(self, module: ir.Operation) -> None:
         # Last to first: a consumer absorbs its producers' whole trees before they are visited.
-        generics = collect_ops(module, lambda op: op.name == "linalg.generic")
+        generics = collect_ops(module, linalg.GenericOp)
         position = {op.operation: index for index, op in enumerate(generics)}
         absorbed: set[int] = set()
         for index in reversed(range(len(generics))):

@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 
 from mlir import ir
-from mlir.dialects import linalg
+from mlir.dialects import linalg, memref
 
 from ...ir.walk import collect_ops
 from ...passmanager.base import RlxPass, option
@@ -46,7 +46,7 @@ class MemrefCopyToLinalg(RlxPass):
     only_strided: bool = option(False, "leave copies between two contiguous buffers (memcpy) alone")
 
     def run(self, module: ir.Operation) -> None:
-        for op in collect_ops(module, lambda o: o.name == "memref.copy"):
+        for op in collect_ops(module, memref.CopyOp):
             source, target = op.operands
             if self.only_strided and _contiguous(source.type) and _contiguous(target.type):
                 continue

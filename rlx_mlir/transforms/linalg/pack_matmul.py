@@ -135,7 +135,7 @@ class PackMatmul(RlxPass):
     min_flops: int = option(32 * 32 * 32, "leave matmuls with fewer multiply-adds (M·N·K) to the scalar loops", minimum=0)
 
     def run(self, module: ir.Operation) -> None:
-        for op in collect_ops(module, lambda o: o.name == "linalg.matmul"):
+        for op in collect_ops(module, linalg.MatmulOp):
             operands = _matmul_operands(op)
             if operands is None:
                 continue

@@ -16,6 +16,7 @@ import dataclasses
 from typing import Optional
 
 from mlir import ir
+from mlir.dialects import func, linalg
 
 from ...ir.attrs import KERNEL_ATTR, PARALLEL_ID
 from ...ir.walk import collect_ops
@@ -24,17 +25,17 @@ from ...targets.cpu import MAX_THREADS
 from .transform_script import apply_script
 
 # Named ops whose first loop is parallel (the rows of a matmul, the outer dim of a copy...).
-ROW_PARALLEL = ("linalg.fill", "linalg.copy", "linalg.transpose", "linalg.broadcast", "linalg.map",
-                "linalg.matmul", "linalg.batch_matmul", "linalg.elementwise")
+ROW_PARALLEL = (linalg.FillOp, linalg.CopyOp, linalg.TransposeOp, linalg.BroadcastOp, linalg.MapOp,
+                linalg.MatmulOp, linalg.BatchMatmulOp, linalg.ElementwiseOp)
 
 
-def _loop_parallel(op: ir.Operation, dim: int) -> bool:
-    if op.name == "linalg.generic":
+def _loop_parallel(op: ir.OpView, dim: int) -> bool:
+    if isinstance(op, linalg.GenericOp):
         iterators = ir.ArrayAttr(op.attributes["iterator_types"])
         return len(iterators) > dim and "parallel" in str(iterators[dim])
-    if op.name == "linalg.reduce":
+    if isinstance(op, linalg.ReduceOp):
         return dim not in list(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
-    return op.name in ROW_PARALLEL and (dim == 0 or op.name not in ("linalg.matmul", "linalg.batch_matmul"))
+    return isinstance(op, ROW_PARALLEL) and (dim == 0 or not isinstance(op, (linalg.MatmulOp, linalg.BatchMatmulOp)))
 
 
 def _iteration_points(op: ir.Operation) -> int:
@@ -53,7 +54,7 @@ def _iteration_points(op: ir.Operation) -> int:
     return largest
 
 
-def split_dim(op: ir.Operation, threads: int) -> Optional[int]:
+def split_dim(op: ir.OpView, threads: int) -> Optional[int]:
     """The loop to split: the outermost one past leading unit dims (a batch of 1), if it is
     parallel and has at least `threads` iterations. Loops are counted on the first result,
     whose dims lead the iteration space of every op handled here."""
@@ -68,15 +69,14 @@ def split_dim(op: ir.Operation, threads: int) -> Optional[int]:
     return None
 
 
-def candidates(module: ir.Operation, threads: int, min_elements: int) -> list[tuple[ir.Operation, int]]:
+def candidates(module: ir.Operation, threads: int, min_elements: int) -> list[tuple[ir.OpView, int]]:
     """(op, loop to split) for every op worth splitting."""
     found = []
     for function in module.regions[0].blocks[0].operations:
-        if function.operation.name != "func.func" or not function.regions[0].blocks:
+        if not isinstance(function, func.FuncOp) or not function.regions[0].blocks:
             continue
         for op in function.regions[0].blocks[0].operations:
-            op = op.operation
-            if not op.name.startswith("linalg.") or KERNEL_ATTR in op.attributes:
+            if not op.operation.name.startswith("linalg.") or KERNEL_ATTR in op.attributes:
                 continue
             dim = split_dim(op, threads)
             if dim is not None and _iteration_points(op) >= min_elements:

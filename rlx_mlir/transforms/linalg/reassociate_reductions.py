@@ -17,20 +17,21 @@ from __future__ import annotations
 import dataclasses
 
 from mlir import ir
+from mlir.dialects import arith, linalg
 
 from ...ir.walk import collect_ops
 from ...passmanager.base import RlxPass
 
-FLAGGED = ("arith.addf", "arith.mulf", "arith.maximumf", "arith.minimumf", "arith.subf")
+FLAGGED = (arith.AddFOp, arith.MulFOp, arith.MaximumFOp, arith.MinimumFOp, arith.SubFOp)
 
 
-def _innermost_loop_reduces(op: ir.Operation) -> bool:
+def _innermost_loop_reduces(op: ir.OpView) -> bool:
     """True when the op's innermost loop is a reduction: the only case where LLVM needs to
     reorder the sum to vectorize (an innermost parallel loop vectorizes as it is)."""
-    if op.name == "linalg.reduce":
+    if isinstance(op, linalg.ReduceOp):
         rank = ir.RankedTensorType(op.operands[0].type).rank
         return (rank - 1) in list(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
-    if op.name != "linalg.generic":
+    if not isinstance(op, linalg.GenericOp):
         return False
     iterators = ir.ArrayAttr(op.attributes["iterator_types"])
     return len(iterators) > 0 and "reduction" in str(iterators[len(iterators) - 1])
@@ -44,12 +45,10 @@ class ReassociateReductions(RlxPass):
 
     def run(self, module: ir.Operation) -> None:
         flags = ir.Attribute.parse("#arith.fastmath<reassoc,contract>")
-        reducing = collect_ops(
-            module, lambda o: o.name in ("linalg.generic", "linalg.reduce") and _innermost_loop_reduces(o)
-        )
+        reducing = [op for op in collect_ops(module, (linalg.GenericOp, linalg.ReduceOp)) if _innermost_loop_reduces(op)]
         for op in reducing:
             for region in op.regions:
                 for block in region.blocks:
                     for inner in block.operations:
-                        if inner.operation.name in FLAGGED:
+                        if isinstance(inner, FLAGGED):
                             inner.operation.attributes["fastmath"] = flags

@@ -20,8 +20,9 @@ from __future__ import annotations
 import dataclasses
 
 from mlir import ir
-from mlir.dialects import func
+from mlir.dialects import arith, func, memref
 
+from ...ir.walk import is_op
 from ...passmanager.base import RlxPass, option
 
 
@@ -30,8 +31,7 @@ def _weight(op: ir.Operation) -> int:
 
 
 def _movable(op: ir.Operation) -> bool:
-    name = op.name
-    return len(op.results) == 0 and (name.startswith("linalg.") or name == "memref.dealloc")
+    return len(op.results) == 0 and (op.name.startswith("linalg.") or is_op(op, memref.DeallocOp))
 
 
 def _runs(body: ir.Block, max_ops: int) -> list[list[ir.Operation]]:
@@ -67,10 +67,7 @@ def _top_level(op: ir.Operation, body: ir.Block) -> ir.Operation:
 
 
 def _is_constant(value: ir.Value) -> bool:
-    owner = value.owner
-    if isinstance(owner, ir.OpView):
-        owner = owner.operation
-    return isinstance(owner, ir.Operation) and owner.name == "arith.constant"
+    return isinstance(value.owner, arith.ConstantOp)
 
 
 def _reads(body: ir.Block, runs: list[list[ir.Operation]]) -> list[list[tuple[ir.Value, list[tuple[ir.Operation, int]]]]]:
@@ -102,7 +99,7 @@ class SplitFunctions(RlxPass):
 
     def run(self, module: ir.Operation) -> None:
         top = module.regions[0].blocks[0]
-        functions = [op.operation for op in top.operations if op.operation.name == "func.func"]
+        functions = [op.operation for op in top.operations if isinstance(op, func.FuncOp)]
         taken = {ir.StringAttr(op.operation.attributes["sym_name"]).value for op in top.operations if "sym_name" in op.operation.attributes}
         for function in functions:
             if not function.regions[0].blocks or len(function.regions[0].blocks) != 1:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 
 from mlir import ir
+from mlir.dialects import linalg
 
 from ...ir.walk import collect_ops
 from ...ir.shapes import shape_of
@@ -180,7 +181,7 @@ class TileMatmul(RlxPass):
     threads: int = option(1, "threads to split each kernel across (scf.forall; 1 = serial)", minimum=1, maximum=MAX_THREADS)
 
     def run(self, module: ir.Operation) -> None:
-        kernels = collect_ops(module, lambda op: op.name == "linalg.generic" and KERNEL_ATTR in op.attributes)
+        kernels = [op for op in collect_ops(module, linalg.GenericOp) if KERNEL_ATTR in op.attributes]
         if not kernels:
             return
         plans = []

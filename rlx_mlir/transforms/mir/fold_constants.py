@@ -41,6 +41,7 @@ from typing import Callable, Optional
 
 import numpy as np
 from mlir import ir
+from mlir.dialects import arith
 
 from ...dialects import rlx
 from ...dsl import Operation
@@ -227,10 +228,7 @@ FOLDABLE: frozenset[type] = frozenset(
 def _constant_attribute(value: ir.Value) -> Optional[ir.DenseElementsAttr]:
     """The dense elements of `value` when an rlx.constant or a tensor arith.constant defines it."""
     owner = value.owner
-    if isinstance(owner, ir.Block):
-        return None
-    owner = owner.operation
-    if owner.name not in ("rlx.constant", "arith.constant"):
+    if not isinstance(owner, (rlx.ConstantOp, arith.ConstantOp)):
         return None
     attribute = owner.attributes["value"]
     if not isinstance(attribute, ir.DenseElementsAttr):

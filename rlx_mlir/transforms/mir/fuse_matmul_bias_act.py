@@ -33,18 +33,18 @@ from ...ir.shapes import shape_of
 from . import fusion_report as report
 from ...passmanager.base import RlxPass
 
-ACTIVATIONS: dict[str, str] = {
-    "rlx.relu": "relu",
-    "rlx.gelu": "gelu",
-    "rlx.gelu_approx": "gelu_approx",
-    "rlx.silu": "silu",
-    "rlx.sigmoid": "sigmoid",
-    "rlx.tanh": "tanh",
+ACTIVATIONS: dict[type, str] = {
+    rlx.ReluOp: "relu",
+    rlx.GeluOp: "gelu",
+    rlx.GeluApproxOp: "gelu_approx",
+    rlx.SiluOp: "silu",
+    rlx.SigmoidOp: "sigmoid",
+    rlx.TanhOp: "tanh",
 }
 
 
 def _adds_using(value: ir.Value) -> list:
-    return [use.owner.operation.opview for use in value.uses if use.owner.operation.name == "rlx.add"]
+    return [use.owner for use in value.uses if isinstance(use.owner, rlx.AddOp)]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,10 +86,10 @@ class FuseMatmulBiasAct(RlxPass):
             return
         activation, root = "none", add
         user = report.single_user(add.result)
-        if user is not None and user.name in ACTIVATIONS:
-            activation, root = ACTIVATIONS[user.name], user.opview
+        if type(user) in ACTIVATIONS:
+            activation, root = ACTIVATIONS[type(user)], user
         else:
-            skipped = [u.owner.operation.name for u in add.result.uses if u.owner.operation.name in ACTIVATIONS]
+            skipped = [u.owner.name for u in add.result.uses if type(u.owner) in ACTIVATIONS]
             if skipped:
                 uses = report.use_count(add.result)
                 self._miss(matmul, f"{skipped[0]} not fused: the biased sum has {uses} uses")

@@ -38,8 +38,8 @@ from . import fusion_report as report
 from ...passmanager.base import RlxPass
 
 _FUSED = {
-    "rlx.rms_norm": rlx.FusedResidualRmsNormOp,
-    "rlx.layer_norm": rlx.FusedResidualLayerNormOp,
+    rlx.RmsNormOp: rlx.FusedResidualRmsNormOp,
+    rlx.LayerNormOp: rlx.FusedResidualLayerNormOp,
 }
 
 
@@ -97,7 +97,7 @@ class FuseResidualNorm(RlxPass):
                     f"{report.describe_shape(residual_add.rhs)} broadcasts",
                 )
                 return
-        fused_class = _FUSED[norm.operation.name]
+        fused_class = _FUSED[type(norm)]
         matched = [norm, outer] + ([residual_add] if residual_add is not outer else [])
         fused = fused_class(
             residual_add.lhs,

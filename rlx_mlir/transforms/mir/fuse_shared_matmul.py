@@ -103,7 +103,7 @@ class FuseSharedMatmul(RlxPass):
     def _run_on_block(self, block: ir.Block, swiglu: set) -> None:
         groups: dict[ir.Value, list] = {}
         for view in block.operations:
-            if view.operation.name == "rlx.matmul" and report.use_count(view.result):
+            if isinstance(view, rlx.MatmulOp) and report.use_count(view.result):
                 groups.setdefault(view.lhs, []).append(view)
         for matmuls in groups.values():
             if len(matmuls) < 2:

@@ -147,8 +147,7 @@ def _record(field_name: str, kind: type, pass_name: str, op, detail: str) -> Non
 
 def ops_of(module: ir.Operation, *op_classes: type) -> list:
     """Every op of the given classes nested in `module`, in walk (pre-)order, as op views."""
-    names = {cls.OPERATION_NAME for cls in op_classes}
-    return [op.opview for op in collect_ops(module, lambda op: op.name in names, ir.WalkOrder.PRE_ORDER)]
+    return collect_ops(module, op_classes, ir.WalkOrder.PRE_ORDER)
 
 
 def guarded(pass_name: str, anchor, rewrite: Callable) -> None:
@@ -163,20 +162,18 @@ def guarded(pass_name: str, anchor, rewrite: Callable) -> None:
 
 def producer(value: ir.Value, op_class: type):
     """The op view of class `op_class` that defines `value`, or None (other op, block argument)."""
-    if not isinstance(value.owner, ir.OpView) and not isinstance(value.owner, ir.Operation):
-        return None
-    owner = _op_of(value.owner)
-    return owner.opview if owner.name == op_class.OPERATION_NAME else None
+    owner = value.owner  # a result's owner is its op's typed view
+    return owner if isinstance(owner, op_class) else None
 
 
 def use_count(value: ir.Value) -> int:
     return sum(1 for _ in value.uses)
 
 
-def single_user(value: ir.Value) -> Optional[ir.Operation]:
-    """The op using `value` when it has exactly one use, else None."""
+def single_user(value: ir.Value) -> Optional[ir.OpView]:
+    """The op (its typed view) using `value` when it has exactly one use, else None."""
     uses = list(value.uses)
-    return _op_of(uses[0].owner) if len(uses) == 1 else None
+    return uses[0].owner if len(uses) == 1 else None
 
 
 def static_shape(value: ir.Value) -> Optional[tuple[int, ...]]:

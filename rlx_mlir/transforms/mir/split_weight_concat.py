@@ -16,10 +16,11 @@ from __future__ import annotations
 import dataclasses
 
 from mlir import ir
+from mlir.dialects import func
 
 from ...dialects import rlx
 from ...dialects.rlx_lir.ir_plan import has_plan
-from ...ir.walk import collect_ops
+from ...ir.walk import collect_ops, is_op
 from ...ir.shapes import shape_of
 from ...passmanager.base import RlxPass
 
@@ -27,11 +28,9 @@ from ...passmanager.base import RlxPass
 def _column_concat(value: ir.Value):
     """The rlx.concat producing `value` when it joins two 2-D weights along their columns
     and has no other use, else None."""
-    owner = value.owner
-    owner = owner.operation if isinstance(owner, ir.OpView) else owner
-    if not isinstance(owner, ir.Operation) or owner.name != "rlx.concat" or len(list(value.uses)) != 1:
+    concat = value.owner
+    if not isinstance(concat, rlx.ConcatOp) or len(list(value.uses)) != 1:
         return None
-    concat = owner.opview
     if len(shape_of(value.type)) != 2 or concat.axis not in (1, -1):
         return None
     return concat
@@ -53,36 +52,31 @@ class SplitWeightConcat(RlxPass):
     summary = "Rewrite matmul(x, concat(Wa, Wb, axis=1)) as concat(matmul(x, Wa), matmul(x, Wb)): no weight copies"
 
     def run(self, module: ir.Operation) -> None:
-        for op in collect_ops(module, lambda o: o.name == "rlx.matmul"):
-            if _in_planned_function(op):
+        for matmul in collect_ops(module, rlx.MatmulOp):
+            if _in_planned_function(matmul):
                 continue  # LIR: the plan fixed its ops and slots
-            matmul = op.opview
             concat = _column_concat(matmul.rhs)
             if concat is None:
                 continue
-            product = _split(matmul.lhs, matmul.rhs, op.location, ir.InsertionPoint(op))
+            product = _split(matmul.lhs, matmul.rhs, matmul.location, ir.InsertionPoint(matmul))
             matmul.result.replace_all_uses_with(product)
-            op.erase()
+            matmul.operation.erase()
             _erase_dead_concats(concat)
 
 
-def _in_planned_function(op: ir.Operation) -> bool:
+def _in_planned_function(op: ir.OpView) -> bool:
     parent = op.parent
-    while parent is not None and parent.name != "func.func":
+    while parent is not None and not is_op(parent, func.FuncOp):
         parent = parent.parent
     return parent is not None and has_plan(parent)
 
 
 def _erase_dead_concats(concat) -> None:
     """The weight concat (and the concats it joined) now unused."""
-    pending = [concat.operation]
+    pending = [concat]
     while pending:
         op = pending.pop()
-        if op.name != "rlx.concat" or any(len(list(r.uses)) for r in op.results):
+        if not isinstance(op, rlx.ConcatOp) or any(len(list(r.uses)) for r in op.results):
             continue
-        for value in op.operands:
-            owner = value.owner
-            owner = owner.operation if isinstance(owner, ir.OpView) else owner
-            if isinstance(owner, ir.Operation):
-                pending.append(owner)
-        op.erase()
+        pending += [value.owner for value in op.operands if not isinstance(value.owner, ir.Block)]
+        op.operation.erase()

@@ -97,8 +97,6 @@ class LowerToLLVM(RlxPipeline):
         if self.split_weight_concat:
             steps.append(SplitWeightConcat())
         steps += lowering
-        if self.approximate_math:
-            steps.append(ApproximateMath())
         # Bodies of scan / if / while / custom_fn are private functions: inlining them lets a
         # loop body's last op write into the loop's carry; symbol-dce drops what was inlined.
         # Outlined blocks are called `no_inline` and stay functions.
@@ -122,7 +120,13 @@ class LowerToLLVM(RlxPipeline):
         if threads > 1:
             # After deallocation, which would otherwise place frees inside the omp loop wrappers.
             steps += [step.format(threads=threads) for step in THREADS]
-        steps += [MemrefCopyToLinalg(only_strided=True), EmitCInterface(), SplitFunctions(), *TO_LLVM]
+        steps += [MemrefCopyToLinalg(only_strided=True), EmitCInterface()]
+        if self.approximate_math:
+            # Late, on buffers: expanded, each exp/log/tanh/erf is 17 to 42 ops, and every pass
+            # from linalg to here would walk (and canonicalize) them all; before rlx-split-functions,
+            # which weighs functions by the code LLVM will see.
+            steps.append(ApproximateMath())
+        steps += [SplitFunctions(), *TO_LLVM]
         steps.append(Bf16AsI16())  # LLVM's x86 backend cannot legalize every bf16 vector it vectorizes
         return steps
 

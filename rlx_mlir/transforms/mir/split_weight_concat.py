@@ -52,7 +52,8 @@ class SplitWeightConcat(RlxPass):
     name = "rlx-split-weight-concat"
     summary = "Rewrite matmul(x, concat(Wa, Wb, axis=1)) as concat(matmul(x, Wa), matmul(x, Wb)): no weight copies"
 
-    def run(self, module: ir.Operation) -> None:
+    def run(self, module: ir.Operation) -> bool:
+        changed = False
         for op in collect_ops(module, lambda o: o.name == "rlx.matmul"):
             if _in_planned_function(op):
                 continue  # LIR: the plan fixed its ops and slots
@@ -64,6 +65,8 @@ class SplitWeightConcat(RlxPass):
             matmul.result.replace_all_uses_with(product)
             op.erase()
             _erase_dead_concats(concat)
+            changed = True
+        return changed
 
 
 def _in_planned_function(op: ir.Operation) -> bool:

@@ -47,6 +47,13 @@ OUT_PARAMS = "buffer-results-to-out-params{hoist-static-allocs modify-public-fun
 DEALLOCATE = "buffer-deallocation-pipeline"
 # Bufferizing tiled loops leaves self-copies that fold only once cse merged their subviews.
 CLEAN_UP = ("canonicalize", "cse", "canonicalize")
+# The largest fused loop body (rlx-fuse-elementwise{max-body-ops}), counted before exp/log/tanh/erf
+# expand into 17 to 42 ops each (rlx-approximate-math runs after fusion, late): LLVM's time grows
+# super-linearly in the size of one loop body. LLVM's CPU time (-O3, code generation included) for
+# a 2000-op chain of neg, add, mul, tanh, exp (about 10 LLVM instructions per op) with bodies of at
+# most 50/100/200/400/800/2000 ops: 2.3/2.2/2.4/3.0/4.4/7.8 s. 100 ops of arithmetic per element
+# leave the loads and stores between two loop nests negligible.
+FUSED_BODY_OPS = 100
 # scf.forall (the thread split of matmul kernels and large loops) to OpenMP; canonicalize inlines the
 # memref.alloca_scope convert-scf-to-openmp wraps bodies in (convert-scf-to-cf rejects it).
 THREADS = ("func.func(scf-forall-to-parallel)", "convert-scf-to-openmp{{num-threads={threads}}}", "canonicalize")
@@ -103,7 +110,7 @@ class LowerToLLVM(RlxPipeline):
         steps += [BoolTensorsToI8(), "inline", "symbol-dce"]
         if self.fuse_elementwise:
             # Single-use elementwise producers (the plan gives them no slot) into their consumers.
-            steps.append(FuseElementwise())
+            steps.append(FuseElementwise(max_body_ops=FUSED_BODY_OPS))
         if self.reassociate:
             steps.append(ReassociateReductions())
         threads = self.threads or default_threads()

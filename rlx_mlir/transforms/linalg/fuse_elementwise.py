@@ -20,12 +20,9 @@ fusable into it (producers of producers, maps composed down to its loops) in one
 that moves their ops, so a chain of n elementwise ops becomes one loop nest in O(n) steps.
 An input read twice through the same map becomes one operand. A fused body stops growing
 at `max-body-ops` ops: LLVM takes super-linear time in the size of one loop body, so a longer
-chain becomes several loop nests of bounded size. The ops are counted as they are here, before
-`rlx-approximate-math` (late in `rlx-lower-to-llvm`) turns each exp/log/tanh/erf into 17 to 42
-ops. Measured on a 2000-op chain of neg, add, mul, tanh, exp (about 10 LLVM instructions per op),
-LLVM's CPU time (-O3, code generation included) with bodies of at most 50/100/200/400/800/2000 ops:
-2.3/2.2/2.4/3.0/4.4/7.8 s. A body of 100 ops is long enough that the loads and stores between
-two loop nests cost nothing next to its arithmetic.
+chain becomes several loop nests of bounded size. The ops are counted as they are here; in
+`rlx-lower-to-llvm`, `rlx-approximate-math` runs later and turns each exp/log/tanh/erf into 17 to
+42 ops, so that pipeline bounds bodies at 100 ops (see FUSED_BODY_OPS there).
 Upstream `linalg-fuse-elementwise-ops` is not used: in LLVM 22 it also fuses
 producers that read their initial value into consumers with more loops, which rewrites
 that value on every extra iteration (a recurrence step computed wrongly), and it cannot be
@@ -232,7 +229,7 @@ class FuseElementwise(RlxPass):
     name = "rlx-fuse-elementwise"
     summary = "Fuse single-use elementwise linalg.generic producers into the consumer's loop nest"
     creates_rlx_ops = False
-    max_body_ops: int = option(100, "largest fused loop body, in ops (LLVM slows super-linearly on longer ones)")
+    max_body_ops: int = option(2000, "largest fused loop body, in ops (LLVM slows super-linearly on longer ones)")
 
     def run(self, module: ir.Operation) -> None:
         # Last to first: a consumer absorbs its producers' whole trees before they are visited.

@@ -77,3 +77,38 @@ def test_long_chain_is_split_and_computes_the_same():
 
 def test_small_function_is_not_split():
     assert "main_part" not in lowered(chain(8))
+
+
+HIR_BLOCK = """func.func @main(%x: tensor<2x4xf32>, %g: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<2x4xf32> {
+  %y = "rlx_hir.rms_norm"(%x, %g, %b) {eps = 1.0e-6 : f32} : (tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  return %y : tensor<2x4xf32>
+}
+"""
+
+
+def _verifications(monkeypatch, text: str, elements) -> int:
+    """How often the RLX verifier runs for `elements` after parsing `text`."""
+    context = make_context()
+    with context, DiagnosticCollector(context) as diagnostics:
+        module = verifier.parse_verified(text, "<t>", context, diagnostics)
+        calls = []
+        original = verifier.verify_and_find_rlx
+        monkeypatch.setattr(verifier, "verify_and_find_rlx", lambda op: calls.append(op) or original(op))
+        run_pipeline(module.operation, elements)
+        monkeypatch.setattr(verifier, "verify_and_find_rlx", original)
+        return len(calls)
+
+
+def test_pass_that_changed_nothing_is_not_reverified(monkeypatch):
+    from rlx_mlir.conversion.hir_to_mir.hir_to_mir import HirToMir
+    from rlx_mlir.transforms.hir.outline_blocks import OutlineBlocks
+    from rlx_mlir.transforms.mir.split_weight_concat import SplitWeightConcat
+
+    passes = [OutlineBlocks(), HirToMir(), SplitWeightConcat()]
+    # MIR only: the first pass of the run verifies (the module may come from anywhere); the
+    # two after it change nothing and the module they leave is the one just verified.
+    assert _verifications(monkeypatch, chain(4), passes) == 1
+    # HIR: rlx-hir-to-mir expands it, and what it made is verified.
+    assert _verifications(monkeypatch, HIR_BLOCK, passes) == 2
+    # After an upstream pass (which may have changed the module) an unchanged pass verifies.
+    assert _verifications(monkeypatch, chain(4), [OutlineBlocks(), "cse", HirToMir()]) == 2

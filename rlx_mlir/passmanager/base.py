@@ -176,7 +176,10 @@ class RlxPass(Configurable):
     # pipeline skips the RLX verifier (see pass_pipeline._python_pass).
     creates_rlx_ops: ClassVar[bool] = True
 
-    def run(self, module: ir.Operation) -> None:
+    def run(self, module: ir.Operation) -> Optional[bool]:
+        """Transforms `module` in place. May return False to say it changed nothing: after an
+        RLX pass that verified the module, the RLX verifier is then not run again (it walks
+        every op in Python: seconds on a program of tens of thousands of ops)."""
         raise NotImplementedError
 
 

@@ -200,15 +200,21 @@ class VerificationState:
     rlx_free: bool = False
 
 
-def _python_pass(instance: RlxPass, state: VerificationState, first: bool):
+def _python_pass(instance: RlxPass, state: VerificationState, first: bool, follows_python: bool):
+    """The callback running `instance` in a pass manager. `follows_python`: the element before
+    it in the same pass manager is an RLX pass, which verified the module it left (or failed),
+    so a run that changed nothing (`run` returned False) leaves a verified module."""
+
     def run(op: ir.Operation, pass_) -> None:
         try:
             if first:  # a new run of the pass manager, maybe on another module: learn afresh
                 state.rlx_free = False
             with op.location:  # a default location for types and attributes the pass creates
-                instance.run(op)
+                changed = instance.run(op)
             if instance.name == "rlx-verify" or (state.rlx_free and not instance.creates_rlx_ops):
                 return
+            if changed is False and follows_python and not first:
+                return  # e.g. rlx-hir-to-mir on a module without HIR: verifying it again finds nothing new
             ok, holds_rlx = verifier.verify_and_find_rlx(op)
             state.rlx_free = ok and not holds_rlx
             if not ok:
@@ -255,12 +261,16 @@ def build_pass_manager(
                 pm.add(",".join(pending))
                 pending.clear()
 
+        previous = None
         for element in elements:
             if isinstance(element, str):
                 pending.append(element)
             else:
                 flush()
-                pm.add(_python_pass(element, verification, element is first_python), name=element.name, argument=element.name, description=element.summary)
+                follows_python = previous is not None and not isinstance(previous, str)
+                callback = _python_pass(element, verification, element is first_python, follows_python)
+                pm.add(callback, name=element.name, argument=element.name, description=element.summary)
+            previous = element
         flush()
         if print_ir_after_all or print_ir_after_failure:
             # MLIR's "after failure" filter only applies on top of "after all".

@@ -48,6 +48,13 @@ OUT_PARAMS = "buffer-results-to-out-params{hoist-static-allocs modify-public-fun
 DEALLOCATE = "buffer-deallocation-pipeline"
 # Bufferizing tiled loops leaves self-copies that fold only once cse merged their subviews.
 CLEAN_UP = ("canonicalize", "cse", "canonicalize")
+# The largest fused loop body (rlx-fuse-elementwise{max-body-ops}), counted before exp/log/tanh/erf
+# expand into 17 to 42 ops each (rlx-approximate-math runs after fusion, late): LLVM's time grows
+# super-linearly in the size of one loop body. LLVM's CPU time (-O3, code generation included) for
+# a 2000-op chain of neg, add, mul, tanh, exp (about 10 LLVM instructions per op) with bodies of at
+# most 50/100/200/400/800/2000 ops: 2.3/2.2/2.4/3.0/4.4/7.8 s. 100 ops of arithmetic per element
+# leave the loads and stores between two loop nests negligible.
+FUSED_BODY_OPS = 100
 # scf.forall (the thread split of matmul kernels and large loops) to OpenMP; canonicalize inlines the
 # memref.alloca_scope convert-scf-to-openmp wraps bodies in (convert-scf-to-cf rejects it).
 THREADS = ("func.func(scf-forall-to-parallel)", "convert-scf-to-openmp{{num-threads={threads}}}", "canonicalize")
@@ -99,15 +106,13 @@ class LowerToLLVM(RlxPipeline):
         if self.split_weight_concat:
             steps.append(SplitWeightConcat())
         steps += lowering
-        if self.approximate_math:
-            steps.append(ApproximateMath())
         # Bodies of scan / if / while / custom_fn are private functions: inlining them lets a
         # loop body's last op write into the loop's carry; symbol-dce drops what was inlined.
         # Outlined blocks are called `no_inline` and stay functions.
         steps += [BoolTensorsToI8(), "inline", "symbol-dce"]
         if self.fuse_elementwise:
             # Single-use elementwise producers (the plan gives them no slot) into their consumers.
-            steps.append(FuseElementwise())
+            steps.append(FuseElementwise(max_body_ops=FUSED_BODY_OPS))
         if self.reassociate:
             steps.append(ReassociateReductions())
         try:
@@ -127,7 +132,13 @@ class LowerToLLVM(RlxPipeline):
         if threads > 1:
             # After deallocation, which would otherwise place frees inside the omp loop wrappers.
             steps += [step.format(threads=threads) for step in THREADS]
-        steps += [MemrefCopyToLinalg(only_strided=True), EmitCInterface(), SplitFunctions(), *TO_LLVM]
+        steps += [MemrefCopyToLinalg(only_strided=True), EmitCInterface()]
+        if self.approximate_math:
+            # Late, on buffers: expanded, each exp/log/tanh/erf is 17 to 42 ops, and every pass
+            # from linalg to here would walk (and canonicalize) them all; before rlx-split-functions,
+            # which weighs functions by the code LLVM will see.
+            steps.append(ApproximateMath())
+        steps += [SplitFunctions(), *TO_LLVM]
         steps.append(Bf16AsI16())  # LLVM's x86 backend cannot legalize every bf16 vector it vectorizes
         return steps
 

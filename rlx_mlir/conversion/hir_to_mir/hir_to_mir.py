@@ -33,13 +33,18 @@ class HirToMir(RlxPass):
         "", f"fusion policy, direct or fusable; empty: the module attribute {FUSION_POLICY_ATTR}, else direct"
     )
 
-    def run(self, module: ir.Operation) -> None:
+    def run(self, module: ir.Operation) -> bool:
         policy = self.fusion_policy(module)
-        for op in ops_in_dialect(module, "rlx_hir"):
+        blocks = ops_in_dialect(module, "rlx_hir")
+        for op in blocks:
             _expand(op, policy)
+        changed = bool(blocks)
         if FUSION_POLICY_ATTR in module.attributes:
             del module.attributes[FUSION_POLICY_ATTR]
-        _check_fully_expanded(module)
+            changed = True
+        if changed:
+            _check_fully_expanded(module)
+        return changed
 
     def fusion_policy(self, module: ir.Operation) -> str:
         """The policy in force: the option, else the module attribute, else `direct`."""

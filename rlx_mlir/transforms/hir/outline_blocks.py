@@ -36,15 +36,17 @@ class OutlineBlocks(RlxPass):
     ops: str = option("rlx_hir.llama_decoder_block", "comma-separated op names to outline")
     min_uses: int = option(2, "outline a block signature only when it occurs at least this often", minimum=1)
 
-    def run(self, module: ir.Operation) -> None:
+    def run(self, module: ir.Operation) -> bool:
         names = {name.strip() for name in self.ops.split(",") if name.strip()}
         groups: dict[str, list[ir.Operation]] = {}
         for op in collect_ops(module, lambda o: o.name in names):
             groups.setdefault(_signature(op), []).append(op)
         body = module.regions[0].blocks[0]
+        changed = False
         for signature, ops in groups.items():
             if len(ops) < self.min_uses:
                 continue
+            changed = True
             symbol = f"__rlx_block_{ops[0].name.split('.')[-1]}_{hashlib.sha256(signature.encode()).hexdigest()[:12]}"
             self._define(body, symbol, ops[0])
             for op in ops:
@@ -55,6 +57,7 @@ class OutlineBlocks(RlxPass):
                 for old, new in zip(op.results, call.results):
                     old.replace_all_uses_with(new)
                 op.erase()
+        return changed
 
     @staticmethod
     def _define(body: ir.Block, symbol: str, template: ir.Operation) -> None:

@@ -47,7 +47,7 @@ linalg.generic bodies as scalars) and before `convert-math-to-llvm` /
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Sequence
+from typing import Callable, Optional, Sequence
 
 from mlir import ir
 from mlir.dialects import arith
@@ -61,8 +61,9 @@ class _Emitter:
     """Builds arith / math.fma ops at the current insertion point and location, on
     values of one f32-based type (f32 or vector<...xf32>) and its i32 counterpart."""
 
-    def __init__(self, float_type: ir.Type):
+    def __init__(self, float_type: ir.Type, constants: Optional["_Constants"] = None):
         self.float_type = float_type
+        self.constants = constants
         i32 = ir.IntegerType.get_signless(32)
         if isinstance(float_type, ir.VectorType):
             self.int_type = ir.VectorType.get(ir.VectorType(float_type).shape, i32)
@@ -72,6 +73,8 @@ class _Emitter:
     def _constant(self, type_: ir.Type, element: ir.Attribute) -> ir.Value:
         if isinstance(type_, ir.VectorType):
             element = ir.DenseElementsAttr.get_splat(type_, element)
+        if self.constants is not None:
+            return self.constants.get(type_, element)
         return arith.ConstantOp(type_, element).result
 
     def const(self, value: float) -> ir.Value:
@@ -265,6 +268,45 @@ def _approximable(op: ir.Operation) -> bool:
     return is_op(op, _APPROXIMATED) and _is_f32_or_fixed_f32_vector(op.results[0].type)
 
 
+class _Constants:
+    """The constants of one function, each created once at the start of its entry block
+    (where canonicalize would hoist and merge them): a long fused chain of exp/tanh then
+    carries one copy of each coefficient, not one per op (ops for every later pass to walk)."""
+
+    def __init__(self, function: ir.Operation):
+        self.entry = function.regions[0].blocks[0]
+        self.values: dict = {}
+
+    def get(self, type_: ir.Type, value: ir.Attribute) -> ir.Value:
+        key = (type_, value)
+        found = self.values.get(key)
+        if found is None:
+            with ir.InsertionPoint.at_block_begin(self.entry):
+                found = self.values[key] = arith.ConstantOp(type_, value).result
+        return found
+
+
+FUNCTIONS = ("func.func", "llvm.func", "gpu.func")  # isolated from above: constants in their entry block
+# Ops whose regions see the values of the enclosing function (not isolated from above).
+OPEN_REGIONS = ("linalg.", "scf.", "affine.", "memref.", "tensor.", "vector.", "omp.")
+ISOLATED = ("omp.declare_reduction", "omp.private")
+
+
+def _function_of(op: ir.Operation) -> Optional[ir.Operation]:
+    """The function whose entry block dominates `op` and is visible from it: None when `op`
+    is nested in an op not known to see the function's values (its constants then stay local)."""
+    parent = op.parent
+    while parent is not None:
+        parent = parent.operation
+        name = parent.name
+        if name in FUNCTIONS:
+            return parent
+        if name in ISOLATED or not name.startswith(OPEN_REGIONS):
+            return None
+        parent = parent.parent
+    return None
+
+
 @dataclasses.dataclass(frozen=True)
 class ApproximateMath(RlxPass):
     name = "rlx-approximate-math"
@@ -272,10 +314,17 @@ class ApproximateMath(RlxPass):
     creates_rlx_ops = False
 
     def run(self, module: ir.Operation) -> None:
+        constants: dict = {}
         for op in collect_ops(module, _approximable):
             view = op.opview
             approximation = next(f for op_class, f in APPROXIMATIONS.items() if isinstance(view, op_class))
-            emitter = _Emitter(op.results[0].type)
+            function = _function_of(op)
+            shared = None
+            if function is not None:
+                shared = constants.get(function)
+                if shared is None:
+                    shared = constants[function] = _Constants(function)
+            emitter = _Emitter(op.results[0].type, shared)
             with ir.InsertionPoint(op), op.location:
                 value = approximation(emitter, op.operands[0])
             op.results[0].replace_all_uses_with(value)

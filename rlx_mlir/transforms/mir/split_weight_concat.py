@@ -51,7 +51,8 @@ class SplitWeightConcat(RlxPass):
     name = "rlx-split-weight-concat"
     summary = "Rewrite matmul(x, concat(Wa, Wb, axis=1)) as concat(matmul(x, Wa), matmul(x, Wb)): no weight copies"
 
-    def run(self, module: ir.Operation) -> None:
+    def run(self, module: ir.Operation) -> bool:
+        changed = False
         for matmul in collect_ops(module, rlx.MatmulOp):
             if _in_planned_function(matmul):
                 continue  # LIR: the plan fixed its ops and slots
@@ -62,6 +63,8 @@ class SplitWeightConcat(RlxPass):
             matmul.result.replace_all_uses_with(product)
             matmul.operation.erase()
             _erase_dead_concats(concat)
+            changed = True
+        return changed
 
 
 def _in_planned_function(op: ir.OpView) -> bool:

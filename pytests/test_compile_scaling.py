@@ -90,7 +90,7 @@ def _verifications(monkeypatch, text: str, elements) -> int:
     """How often the RLX verifier runs for `elements` after parsing `text`."""
     context = make_context()
     with context, DiagnosticCollector(context) as diagnostics:
-        module = verifier.parse_verified(text, "<t>", context, diagnostics)
+        module = driver.parse_verified(text, "<t>", context, diagnostics)
         calls = []
         original = verifier.verify_and_find_rlx
         monkeypatch.setattr(verifier, "verify_and_find_rlx", lambda op: calls.append(op) or original(op))

@@ -70,7 +70,7 @@ CIFACE_PREFIX = "_mlir_ciface_"
 SYMBOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")  # a function name that names C symbols (MLIR's bare-id)
 TARGETS = ("cpu", "cuda")
 # The numpy dtypes a function's arguments and results can have (rlx_mlir.runtime.signature).
-DTYPES = ("float16", "float32", "float64", "bool", "int8", "int16", "int32", "int64")
+DTYPES = ("float16", "float32", "float64", "bool", "int8", "uint8", "int16", "int32", "int64")
 _MAX_BYTES = 2**62  # a larger tensor is not one a compiled function can describe
 
 

@@ -23,6 +23,9 @@ _ELEMENT_TYPE_NAMES = {
     "bf16": lambda: ir.BF16Type.get(),
     "f64": lambda: ir.F64Type.get(),
     "i1": lambda: ir.IntegerType.get_signless(1),
+    "i8": lambda: ir.IntegerType.get_signless(8),
+    "ui8": lambda: ir.IntegerType.get_unsigned(8),
+    "u8": lambda: ir.IntegerType.get_unsigned(8),  # ir.dtypes.ALIASES
     "i32": lambda: ir.IntegerType.get_signless(32),
     "i64": lambda: ir.IntegerType.get_signless(64),
 }
@@ -72,6 +75,7 @@ AnyTensor = TensorOf()
 FloatTensor = TensorOf(("f32", "f16", "bf16"))
 IntTensor = TensorOf(("i32", "i64"))
 BoolTensor = TensorOf(("i1",))
+ByteTensor = TensorOf(("ui8",))  # raw bytes, e.g. packed quantised weight blocks
 
 
 # --- attributes ------------------------------------------------------------

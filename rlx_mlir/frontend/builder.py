@@ -309,7 +309,7 @@ class GraphModule:
         with self.context, self._location():
             data = np.asarray(array)
             if dtype is None:
-                dtype = {"float32": "f32", "float16": "f16", "int32": "i32", "int64": "i64", "bool": "i1"}.get(data.dtype.name)
+                dtype = {"float32": "f32", "float16": "f16", "int8": "i8", "uint8": "ui8", "int32": "i32", "int64": "i64", "bool": "i1"}.get(data.dtype.name)
                 if dtype is None:
                     raise BuildError(f"constant: numpy {data.dtype.name} has no RLX dtype; pass dtype=")
             element = element_type_from_name(dtype)

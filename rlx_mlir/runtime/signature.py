@@ -18,6 +18,7 @@ _NUMPY_DTYPES = {
     "f16": np.float16,
     "i1": np.bool_,
     "i8": np.int8,
+    "ui8": np.uint8,
     "i16": np.int16,
     "i32": np.int32,
     "i64": np.int64,

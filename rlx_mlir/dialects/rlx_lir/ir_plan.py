@@ -16,7 +16,7 @@ from ...runtime.signature import PARAM_ATTR
 from ...ir.shapes import shape_of
 from ...lir.planner import Buffer, MemoryPlan
 
-_ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "f64": 8, "i1": 1, "i8": 1, "i32": 4, "i64": 8}
+_ELEMENT_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "f64": 8, "i1": 1, "i8": 1, "ui8": 1, "i32": 4, "i64": 8}
 CONSTANT_OPS = ("rlx.constant", "arith.constant")
 
 

@@ -109,9 +109,10 @@ def check_weight_bytes(scheme_name: str, k: int, given: int) -> None:
             f"scheme '{scheme.name}' packs blocks of {scheme.block} weights, but K = {k} is not a multiple of {scheme.block}"
         )
     if given != DYNAMIC and given != scheme.row_bytes(k):
+        blocks = k // scheme.block
         raise VerifyError(
             f"scheme '{scheme.name}' needs {scheme.row_bytes(k)} bytes per weight row for K = {k} "
-            f"({k // scheme.block} blocks of {scheme.block_bytes} bytes), but w has {given}"
+            f"({blocks} block{'s' if blocks != 1 else ''} of {scheme.block_bytes} bytes), but w has {given}"
         )
 
 

@@ -1,0 +1,77 @@
+// rlx.dequant_matmul lowers to one linalg.generic over (m, n, block, sub-block, weight) whose body
+// reads the block's bytes from the weight (tensor.extract) and decodes the weight there: no f32 copy
+// of the weight.  ui8 tensors become i8 holding the same bits; the decoders read them unsigned.
+// RUN: rlx-opt %s --rlx-mir-to-linalg | FileCheck %s
+
+// CHECK-DAG: #[[X_MAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d3, d4)>
+// CHECK-DAG: #[[OUT_MAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1)>
+
+// Q4_0: x viewed as [M, K/32, 2 nibble halves, 16]; d is the f16 at bytes 0-1 of the block,
+// the code the nibble of byte 2 + j selected by the half.
+// CHECK-LABEL: func.func @q4_0
+// CHECK-SAME: %[[X:.*]]: tensor<3x64xf32>, %[[W:.*]]: tensor<5x36xi8>) -> tensor<3x5xf32>
+// CHECK: %[[XV:.*]] = tensor.expand_shape %{{.*}} output_shape [3, 2, 2, 16] : tensor<192xf32> into tensor<3x2x2x16xf32>
+// CHECK: %[[ACC:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<3x5xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[X_MAP]], #[[OUT_MAP]]], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction"]}
+// CHECK-SAME: ins(%[[XV]] : tensor<3x2x2x16xf32>) outs(%[[ACC]] : tensor<3x5xf32>)
+// CHECK: ^bb0(%[[IN:.*]]: f32, %[[OUT:.*]]: f32):
+// CHECK: %[[N:.*]] = linalg.index 1 : index
+// CHECK: %[[B:.*]] = linalg.index 2 : index
+// CHECK: %[[BASE:.*]] = arith.muli %[[B]], %c18 : index
+// CHECK: tensor.extract %[[W]][%[[N]], %{{.*}}] : tensor<5x36xi8>
+// CHECK: arith.extui %{{.*}} : i8 to i32
+// CHECK: arith.bitcast %{{.*}} : i16 to f16
+// CHECK: %[[D:.*]] = arith.extf %{{.*}} : f16 to f32
+// CHECK: tensor.extract %[[W]]
+// CHECK: arith.shrui
+// CHECK: arith.andi %{{.*}}, %c15_i32 : i32
+// CHECK: arith.subi %{{.*}}, %c8_i32{{.*}} : i32
+// CHECK: %[[WT:.*]] = arith.mulf %[[D]], %{{.*}} : f32
+// CHECK: %[[P:.*]] = arith.mulf %[[IN]], %[[WT]] : f32
+// CHECK: %[[S:.*]] = arith.addf %[[OUT]], %[[P]] : f32
+// CHECK: linalg.yield %[[S]] : f32
+// CHECK-NOT: tensor<5x64xf32>
+func.func @q4_0(%x: tensor<3x64xf32>, %w: tensor<5x36xui8>) -> tensor<3x5xf32> {
+  %0 = "rlx.dequant_matmul"(%x, %w) {scheme = "q4_0"} : (tensor<3x64xf32>, tensor<5x36xui8>) -> tensor<3x5xf32>
+  return %0 : tensor<3x5xf32>
+}
+
+// Q4_K on a rank-1 x: [1, K/256, 8 sub-blocks, 32]; 6-bit scales chosen by sub-block, result [N].
+// Q8_0 reads its codes sign-extended.
+// CHECK-LABEL: func.func @q4_k_rank1
+// CHECK-SAME: tensor<7x288xi8>
+// CHECK: tensor.expand_shape %{{.*}} output_shape [1, 2, 8, 32] : tensor<512xf32> into tensor<1x2x8x32xf32>
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%{{.*}} : tensor<1x2x8x32xf32>) outs(%{{.*}} : tensor<1x7xf32>)
+// CHECK: arith.muli %{{.*}}, %c144 : index
+// CHECK: arith.andi %{{.*}}, %c63_i32 : i32
+// CHECK: arith.select
+// CHECK: arith.subf
+// CHECK: linalg.yield
+// CHECK: tensor.collapse_shape %{{.*}} : tensor<1x7xf32> into tensor<7xf32>
+func.func @q4_k_rank1(%x: tensor<512xf32>, %w: tensor<7x288xui8>) -> tensor<7xf32> {
+  %0 = "rlx.dequant_matmul"(%x, %w) {scheme = "q4_k"} : (tensor<512xf32>, tensor<7x288xui8>) -> tensor<7xf32>
+  return %0 : tensor<7xf32>
+}
+
+// CHECK-LABEL: func.func @q8_0
+// CHECK: tensor.extract %{{.*}} : tensor<2x34xi8>
+// CHECK: arith.extsi %{{.*}} : i8 to i32
+func.func @q8_0(%x: tensor<1x32xf32>, %w: tensor<2x34xui8>) -> tensor<1x2xf32> {
+  %0 = "rlx.dequant_matmul"(%x, %w) {scheme = "q8_0"} : (tensor<1x32xf32>, tensor<2x34xui8>) -> tensor<1x2xf32>
+  return %0 : tensor<1x2xf32>
+}
+
+// Casts of unsigned bytes zero-extend (uitofp, extui); to bytes, floats truncate unsigned (fptoui).
+// CHECK-LABEL: func.func @casts
+// CHECK-SAME: (%{{.*}}: tensor<4xi8>, %{{.*}}: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xi32>, tensor<4xi8>)
+// CHECK: arith.uitofp %{{.*}} : i8 to f32
+// CHECK: arith.extui %{{.*}} : i8 to i32
+// CHECK: arith.fptoui %{{.*}} : f32 to i8
+// CHECK-NOT: ui8
+func.func @casts(%b: tensor<4xui8>, %f: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xi32>, tensor<4xui8>) {
+  %0 = "rlx.cast"(%b) : (tensor<4xui8>) -> tensor<4xf32>
+  %1 = "rlx.cast"(%b) : (tensor<4xui8>) -> tensor<4xi32>
+  %2 = "rlx.cast"(%f) : (tensor<4xf32>) -> tensor<4xui8>
+  return %0, %1, %2 : tensor<4xf32>, tensor<4xi32>, tensor<4xui8>
+}

@@ -200,3 +200,30 @@ def test_cast_to_bytes(source, target, values, expected):
     out = rlx_mlir.compile(text, entry="f")(values)
     assert out.dtype == expected.dtype
     np.testing.assert_array_equal(out, expected)
+
+
+def test_aot_export_with_a_quantised_weight(tmp_path):
+    """The AOT manifest lists the ui8 weight as uint8; the loaded library runs it and checks its dtype."""
+    import json
+
+    from rlx_mlir import aot
+
+    rng = np.random.default_rng(11)
+    k, n = 64, 5
+    w = random_blocks("q8_0", n, k, rng)
+    text = f"""
+func.func @q(%x: tensor<2x{k}xf32> {{rlx.name = "x"}}, %w: tensor<{n}x{w.shape[1]}xui8> {{rlx.name = "w", rlx.param}}) -> tensor<2x{n}xf32> {{
+  %0 = "rlx.dequant_matmul"(%x, %w) {{scheme = "q8_0"}} : (tensor<2x{k}xf32>, tensor<{n}x{w.shape[1]}xui8>) -> tensor<2x{n}xf32>
+  return %0 : tensor<2x{n}xf32>
+}}
+"""
+    path = tmp_path / "q.so"
+    aot.export(text, str(path), target="cpu")
+    (function,) = json.loads(path.with_suffix(".json").read_text())["functions"]
+    assert [(i["name"], i["dtype"]) for i in function["inputs"]] == [("x", "float32"), ("w", "uint8")]
+    model = aot.load(str(path))
+    x = rng.standard_normal((2, k)).astype(np.float32)
+    expected, bound = reference(x, w, "q8_0")
+    np.testing.assert_array_less(np.abs(model(x=x, w=w) - expected), bound)
+    with pytest.raises(ValueError, match="uint8"):
+        model(x=x, w=w.view(np.int8))

@@ -1,10 +1,10 @@
-// rlx.dequant_matmul lowers to one linalg.generic over (m, n, block, sub-block, weight) whose body
+// rlx.dequant_matmul lowers to one linalg.generic over (n, block, sub-block, m, weight) whose body
 // reads the block's bytes from the weight (tensor.extract) and decodes the weight there: no f32 copy
 // of the weight.  ui8 tensors become i8 holding the same bits; the decoders read them unsigned.
 // RUN: rlx-opt %s --rlx-mir-to-linalg | FileCheck %s
 
-// CHECK-DAG: #[[X_MAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d3, d4)>
-// CHECK-DAG: #[[OUT_MAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1)>
+// CHECK-DAG: #[[X_MAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d3, d1, d2, d4)>
+// CHECK-DAG: #[[OUT_MAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d3, d0)>
 
 // Q4_0: x viewed as [M, K/32, 2 nibble halves, 16]; d is the f16 at bytes 0-1 of the block,
 // the code the nibble of byte 2 + j selected by the half.
@@ -12,11 +12,11 @@
 // CHECK-SAME: %[[X:.*]]: tensor<3x64xf32>, %[[W:.*]]: tensor<5x36xi8>) -> tensor<3x5xf32>
 // CHECK: %[[XV:.*]] = tensor.expand_shape %{{.*}} output_shape [3, 2, 2, 16] : tensor<192xf32> into tensor<3x2x2x16xf32>
 // CHECK: %[[ACC:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<3x5xf32>)
-// CHECK: linalg.generic {indexing_maps = [#[[X_MAP]], #[[OUT_MAP]]], iterator_types = ["parallel", "parallel", "reduction", "reduction", "reduction"]}
+// CHECK: linalg.generic {indexing_maps = [#[[X_MAP]], #[[OUT_MAP]]], iterator_types = ["parallel", "reduction", "reduction", "parallel", "reduction"]}
 // CHECK-SAME: ins(%[[XV]] : tensor<3x2x2x16xf32>) outs(%[[ACC]] : tensor<3x5xf32>)
 // CHECK: ^bb0(%[[IN:.*]]: f32, %[[OUT:.*]]: f32):
-// CHECK: %[[N:.*]] = linalg.index 1 : index
-// CHECK: %[[B:.*]] = linalg.index 2 : index
+// CHECK: %[[N:.*]] = linalg.index 0 : index
+// CHECK: %[[B:.*]] = linalg.index 1 : index
 // CHECK: %[[BASE:.*]] = arith.muli %[[B]], %c18 : index
 // CHECK: tensor.extract %[[W]][%[[N]], %{{.*}}] : tensor<5x36xi8>
 // CHECK: arith.extui %{{.*}} : i8 to i32

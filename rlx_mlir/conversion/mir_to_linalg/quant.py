@@ -1,7 +1,7 @@
 """Lowering of `rlx.dequant_matmul`: the blocks are decoded inside the contraction.
 
-One `linalg.generic` over `(m, n, b, s, j)`: row `m` of `x`, output column `n`, block `b`
-of the row, sub-block `s` of the block and weight `j` of the sub-block (sub-blocks are the
+One `linalg.generic` over `(n, b, s, m, j)`: output column `n`, block `b` of the weight row,
+sub-block `s` of the block, row `m` of `x` and weight `j` of the sub-block (sub-blocks are the
 scheme's units that share a scale: 32 weights for Q4_K / Q5_K, 16 for Q6_K; Q4_0 uses its
 two nibble halves, Q8_0 one sub-block).  `x` is viewed as `[M, K/block, S, J]` and read
 through an indexing map; the body reads the block's bytes from `w` (`tensor.extract` at
@@ -22,6 +22,13 @@ from ...dialects.rlx.quant import GGUF_SCHEMES
 from ...ir.shapes import shape_of
 from . import builders as lb
 from .unsigned import to_signless
+
+# The generic's loops, outermost first: output column n, block b, sub-block s, row m of x, weight j
+# of the sub-block.  n outermost splits the weight between threads (rlx-parallelize-linalg splits
+# the first loop); the scales of a sub-block depend on (n, b, s) only, so LLVM computes them once
+# for all rows m; only the codes are decoded again per row.  (With m outermost every row decoded the
+# whole weight again: 2x slower at M = 8, and the threads split the rows, not the weight.)
+LOOP_ORDER = "nbsmj"
 
 # Sub-blocks per block (S) and weights per sub-block (J) of each scheme's loop nest.
 _SUBBLOCKS = {"q4_0": (2, 16), "q8_0": (1, 32), "q4_k": (8, 32), "q5_k": (8, 32), "q6_k": (16, 16)}
@@ -174,13 +181,14 @@ def _lower_dequant_matmul(op) -> ir.Value:
         m *= size
     f32 = ir.F32Type.get()
     x = lb.reshape(op.x, ir.RankedTensorType.get([m, k // scheme.block, subblocks, per_subblock], f32))
-    d = [ir.AffineDimExpr.get(i) for i in range(5)]
-    maps = [ir.AffineMap.get(5, 0, [d[0], d[2], d[3], d[4]]), ir.AffineMap.get(5, 0, [d[0], d[1]])]
-    iterators = [lb.PARALLEL, lb.PARALLEL, lb.REDUCTION, lb.REDUCTION, lb.REDUCTION]
+    pos = {name: LOOP_ORDER.index(name) for name in "mnbsj"}
+    d = {name: ir.AffineDimExpr.get(pos[name]) for name in "mnbsj"}
+    maps = [ir.AffineMap.get(5, 0, [d["m"], d["b"], d["s"], d["j"]]), ir.AffineMap.get(5, 0, [d["m"], d["n"]])]
+    iterators = [lb.PARALLEL if name in "mn" else lb.REDUCTION for name in LOOP_ORDER]
     decode = _DECODERS[scheme.name]
 
     def body(x_element: ir.Value, acc: ir.Value) -> ir.Value:
-        n_index, b, s, j = (linalg.IndexOp(dim).result for dim in (1, 2, 3, 4))
+        n_index, b, s, j = (linalg.IndexOp(pos[name]).result for name in "nbsj")
         weight = decode(_Block(op.w, n_index, b, scheme.block_bytes), s, j)
         return arith.addf(acc, arith.mulf(x_element, weight))
 

@@ -17,9 +17,9 @@ from rlx_mlir.frontend.builder import BuildError
 gguf = pytest.importorskip("gguf")
 from gguf import GGMLQuantizationType as QT  # noqa: E402
 
-GGUF_TYPES = {"q4_0": QT.Q4_0, "q8_0": QT.Q8_0, "q4_k": QT.Q4_K, "q5_k": QT.Q5_K, "q6_k": QT.Q6_K}
+GGUF_TYPES = {"q4_0": QT.Q4_0, "q8_0": QT.Q8_0, "q2_k": QT.Q2_K, "q3_k": QT.Q3_K, "q4_k": QT.Q4_K, "q5_k": QT.Q5_K, "q6_k": QT.Q6_K}
 # Byte offsets of the f16 fields of each block (ggml-common.h).
-F16_FIELDS = {"q4_0": (0,), "q8_0": (0,), "q4_k": (0, 2), "q5_k": (0, 2), "q6_k": (208,)}
+F16_FIELDS = {"q4_0": (0,), "q8_0": (0,), "q2_k": (80, 82), "q3_k": (108,), "q4_k": (0, 2), "q5_k": (0, 2), "q6_k": (208,)}
 M_SIZES = (1, 3, 8, 32)
 
 
@@ -123,7 +123,7 @@ def test_builder_rejects_bad_byte_count():
         g.dequant_matmul(x, w, "q4_k")
     with pytest.raises(BuildError, match=r"scheme 'q8_0' packs blocks of 32 weights, but K = 48 is not a multiple of 32"):
         g.dequant_linear(g.input("x48", (48,)), w, "q8_0")
-    with pytest.raises(BuildError, match=r"must be one of 'q4_0', 'q8_0', 'q4_k', 'q5_k', 'q6_k', but got 'q3_x'"):
+    with pytest.raises(BuildError, match=r"must be one of 'q4_0', 'q8_0', 'q2_k', 'q3_k', 'q4_k', 'q5_k', 'q6_k', but got 'q3_x'"):
         g.dequant_matmul(x, g.param("w2", (4, 288), "u8"), "q3_x")
 
 

@@ -18,7 +18,7 @@ func.func @k(%x: tensor<3x48xf32>, %w: tensor<5x36xui8>) -> tensor<3x5xf32> {
 // -----
 
 func.func @scheme(%x: tensor<3x64xf32>, %w: tensor<5x36xui8>) -> tensor<3x5xf32> {
-  // expected-error @+1 {{'rlx.dequant_matmul' op attribute 'scheme' must be one of 'q4_0', 'q8_0', 'q4_k', 'q5_k', 'q6_k', but got 'q3_q'}}
+  // expected-error @+1 {{'rlx.dequant_matmul' op attribute 'scheme' must be one of 'q4_0', 'q8_0', 'q2_k', 'q3_k', 'q4_k', 'q5_k', 'q6_k', but got 'q3_q'}}
   %0 = "rlx.dequant_matmul"(%x, %w) {scheme = "q3_q"} : (tensor<3x64xf32>, tensor<5x36xui8>) -> tensor<3x5xf32>
   return %0 : tensor<3x5xf32>
 }

@@ -31,7 +31,7 @@ from .unsigned import to_signless
 LOOP_ORDER = "nbsmj"
 
 # Sub-blocks per block (S) and weights per sub-block (J) of each scheme's loop nest.
-_SUBBLOCKS = {"q4_0": (2, 16), "q8_0": (1, 32), "q4_k": (8, 32), "q5_k": (8, 32), "q6_k": (16, 16)}
+_SUBBLOCKS = {"q4_0": (2, 16), "q8_0": (1, 32), "q2_k": (16, 16), "q3_k": (16, 16), "q4_k": (8, 32), "q5_k": (8, 32), "q6_k": (16, 16)}
 
 
 def _i32() -> ir.Type:
@@ -114,6 +114,34 @@ def _q8_0(block: _Block, s: ir.Value, j: ir.Value) -> ir.Value:
     return arith.mulf(block.f16(0), _to_f32(block.byte(_idx(2, j), signed=True)))
 
 
+def _q2_q3_low_bits(block: _Block, qs_offset: int, s: ir.Value, j: ir.Value) -> ir.Value:
+    """Q2_K / Q3_K: bits 2 g, 2 g + 1 of qs[32 h + 16 t + l] for weight 16 s + j = 128 h + 32 g + 16 t + l."""
+    h, g, t = _div(s, 8), _rem(_div(s, 2), 4), _rem(s, 2)
+    byte = block.byte(_idx(qs_offset, _mul(h, 32), _mul(t, 16), j))
+    return _bits(byte, _as_i32(_mul(g, 2)), 3)
+
+
+def _q2_k(block: _Block, s: ir.Value, j: ir.Value) -> ir.Value:
+    code = _q2_q3_low_bits(block, 16, s, j)
+    scales = block.byte(s)
+    scale, minimum = arith.andi(scales, _c32(15)), arith.shrui(scales, _c32(4))
+    d, dmin = block.f16(80), block.f16(82)
+    return arith.subf(
+        arith.mulf(arith.mulf(d, _to_f32(scale)), _to_f32(code)), arith.mulf(dmin, _to_f32(minimum))
+    )
+
+
+def _q3_k(block: _Block, s: ir.Value, j: ir.Value) -> ir.Value:
+    h, g, t = _div(s, 8), _rem(_div(s, 2), 4), _rem(s, 2)
+    low = _q2_q3_low_bits(block, 32, s, j)
+    high = _bits(block.byte(_idx(_mul(t, 16), j)), _as_i32(_idx(_mul(h, 4), g)), 1)
+    code = arith.subi(low, arith.shli(arith.xori(high, _c32(1)), _c32(2)))  # low - 4 unless the bit is set
+    scale_low = _bits(block.byte(_idx(96, _rem(s, 8))), _as_i32(_mul(_div(s, 8), 4)), 15)
+    scale_high = _bits(block.byte(_idx(104, _rem(s, 4))), _as_i32(_mul(_div(s, 4), 2)), 3)
+    scale = arith.subi(arith.ori(scale_low, arith.shli(scale_high, _c32(4))), _c32(32))
+    return arith.mulf(arith.mulf(block.f16(108), _to_f32(scale)), _to_f32(code))
+
+
 def _k_scale_min(block: _Block, s: ir.Value) -> tuple[ir.Value, ir.Value]:
     """ggml's `get_scale_min_k4(s)` on the 12 scale bytes at offset 4: 6-bit scale and min, i32."""
     a = block.byte(_idx(4, s))  # scales[s]
@@ -165,6 +193,8 @@ def _q6_k(block: _Block, s: ir.Value, j: ir.Value) -> ir.Value:
 _DECODERS: dict[str, Callable[[_Block, ir.Value, ir.Value], ir.Value]] = {
     "q4_0": _q4_0,
     "q8_0": _q8_0,
+    "q2_k": _q2_k,
+    "q3_k": _q3_k,
     "q4_k": _q4_k,
     "q5_k": _q5_k,
     "q6_k": _q6_k,

@@ -30,6 +30,8 @@ GGUF_SCHEMES: dict[str, BlockScheme] = {
     for s in (
         BlockScheme("q4_0", 32, 18),
         BlockScheme("q8_0", 32, 34),
+        BlockScheme("q2_k", 256, 84),
+        BlockScheme("q3_k", 256, 110),
         BlockScheme("q4_k", 256, 144),
         BlockScheme("q5_k", 256, 176),
         BlockScheme("q6_k", 256, 210),
@@ -59,6 +61,21 @@ class DequantMatmulOp(Rlx.Operation, name="dequant_matmul", traits=[Pure]):
       is `d * (code - 8)`.
     - `q8_0`: 32 weights in 34 bytes.  Bytes 0-1: f16 scale `d`; bytes 2-33:
       `qs[32]`, signed bytes.  Weight `e` is `d * qs[e]`.
+    - `q2_k`: 256 weights in 84 bytes, sixteen sub-blocks of 16.  Bytes 0-15:
+      `scales[16]`, a 4-bit scale (low nibble) and a 4-bit min (high nibble)
+      per sub-block; bytes 16-79: `qs[64]`, 2-bit codes; bytes 80-81: f16 `d`;
+      bytes 82-83: f16 `dmin`.  With `e = 128 h + 32 g + 16 t + l` (`h < 2`,
+      `g < 4`, `t < 2`, `l < 16`; sub-block `s = e / 16`), the code is bits
+      `2 g`, `2 g + 1` of `qs[32 h + 16 t + l]` and the weight is `d *
+      (scales[s] & 15) * code - dmin * (scales[s] >> 4)`.
+    - `q3_k`: 256 weights in 110 bytes, sixteen sub-blocks of 16.  Bytes 0-31:
+      `hmask[32]`, the third bits; bytes 32-95: `qs[64]`, the low 2 bits;
+      bytes 96-107: `scales[12]`, sixteen 6-bit scales; bytes 108-109: f16 `d`.
+      With `e`, `h`, `g`, `t`, `l`, `s` as `q2_k`: the low bits are bits `2 g`,
+      `2 g + 1` of `qs[32 h + 16 t + l]`; the code is `low - 4` when bit `4 h
+      + g` of `hmask[16 t + l]` is clear and `low` when it is set; the 6-bit
+      scale is `(scales[s % 8] >> 4 (s / 8)) & 15 | ((scales[8 + s % 4] >> 2
+      (s / 4)) & 3) << 4` and the weight is `d * (scale - 32) * code`.
     - `q4_k`: 256 weights in 144 bytes, eight sub-blocks of 32.  Bytes 0-1: f16
       `d`; bytes 2-3: f16 `dmin`; bytes 4-15: `scales[12]`, eight 6-bit scales
       and eight 6-bit mins; bytes 16-143: `qs[128]`, 4-bit codes.  Sub-block

@@ -227,3 +227,35 @@ func.func @q(%x: tensor<2x{k}xf32> {{rlx.name = "x"}}, %w: tensor<{n}x{w.shape[1
     np.testing.assert_array_less(np.abs(model(x=x, w=w) - expected), bound)
     with pytest.raises(ValueError, match="uint8"):
         model(x=x, w=w.view(np.int8))
+
+
+def test_symbolic_batch():
+    """A symbolic batch dimension: one module, compiled per bound size, each against the reference."""
+    rng = np.random.default_rng(13)
+    k, n = 256, 5
+    w = random_blocks("q6_k", n, k, rng)
+    g = GraphModule.hir("sym")
+    g.set_outputs(g.dequant_linear(g.input("x", ("B", k)), g.param("w", w.shape, "u8"), "q6_k"))
+    exe = g.compile()
+    for batch in (1, 4):
+        x = rng.standard_normal((batch, k)).astype(np.float32)
+        expected, bound = reference(x, w, "q6_k")
+        np.testing.assert_array_less(np.abs(exe(x=x, w=w) - expected), bound)
+
+
+@pytest.mark.parametrize("scheme", ["q4_0", "q3_k", "q4_k", "q6_k"])
+def test_cuda_export_compiles_the_kernel(scheme, tmp_path):
+    """Everywhere, GPU or not: the CUDA chain maps the decoding contraction to a kernel (PTX embedded)."""
+    from rlx_mlir import aot
+
+    k, n = 256, 3
+    block, block_bytes = gguf.GGML_QUANT_SIZES[GGUF_TYPES[scheme]]
+    w = _tensor((n, k // block * block_bytes), "ui8")
+    text = (
+        f"func.func @f(%x: tensor<2x{k}xf32>, %w: {w}) -> tensor<2x{n}xf32> {{\n"
+        f'  %0 = "rlx.dequant_matmul"(%x, %w) {{scheme = "{scheme}"}} : (tensor<2x{k}xf32>, {w}) -> tensor<2x{n}xf32>\n'
+        f"  return %0 : tensor<2x{n}xf32>\n}}\n"
+    )
+    manifest = aot.export(text, str(tmp_path / "q.so"), target="cuda")
+    assert [i["dtype"] for i in manifest["functions"][0]["inputs"]] == ["float32", "uint8"]
+    assert b".visible .entry f_kernel" in (tmp_path / "q.so").read_bytes()

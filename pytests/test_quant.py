@@ -23,6 +23,15 @@ F16_FIELDS = {"q4_0": (0,), "q8_0": (0,), "q2_k": (80, 82), "q3_k": (108,), "q4_
 M_SIZES = (1, 3, 8, 32)
 
 
+def test_every_scheme_has_gguf_block_sizes():
+    """The op's schemes are the ones tested here, with the block sizes of llama.cpp's own table."""
+    from rlx_mlir.dialects.rlx.quant import GGUF_SCHEMES
+
+    assert set(GGUF_SCHEMES) == set(GGUF_TYPES)
+    for name, scheme in GGUF_SCHEMES.items():
+        assert (scheme.block, scheme.block_bytes) == gguf.GGML_QUANT_SIZES[GGUF_TYPES[name]], name
+
+
 def random_blocks(scheme: str, n: int, k: int, rng) -> np.ndarray:
     """Random valid blocks `u8 [N, K/block * block_bytes]`: every byte random, the f16 scales any finite half."""
     block, block_bytes = gguf.GGML_QUANT_SIZES[GGUF_TYPES[scheme]]
@@ -259,3 +268,20 @@ def test_cuda_export_compiles_the_kernel(scheme, tmp_path):
     manifest = aot.export(text, str(tmp_path / "q.so"), target="cuda")
     assert [i["dtype"] for i in manifest["functions"][0]["inputs"]] == ["float32", "uint8"]
     assert b".visible .entry f_kernel" in (tmp_path / "q.so").read_bytes()
+
+
+def test_unsigned_byte_constants():
+    """ui8 constants (dense and splat) keep their values above 127 through lowering."""
+    text = """
+func.func @f(%a: tensor<3xf32>) -> (tensor<3xf32>, tensor<2x2xf32>) {
+  %c = "rlx.constant"() {value = dense<[0, 200, 255]> : tensor<3xui8>} : () -> tensor<3xui8>
+  %s = "rlx.constant"() {value = dense<250> : tensor<2x2xui8>} : () -> tensor<2x2xui8>
+  %0 = "rlx.cast"(%c) : (tensor<3xui8>) -> tensor<3xf32>
+  %1 = "rlx.add"(%0, %a) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %2 = "rlx.cast"(%s) : (tensor<2x2xui8>) -> tensor<2x2xf32>
+  return %1, %2 : tensor<3xf32>, tensor<2x2xf32>
+}
+"""
+    dense, splat = rlx_mlir.compile(text, entry="f")(np.array([1, 2, 3], np.float32))
+    np.testing.assert_array_equal(dense, [1, 202, 258])
+    np.testing.assert_array_equal(splat, np.full((2, 2), 250))

@@ -106,6 +106,7 @@ def _retype_constant(op: ir.Operation) -> None:
         splat = ir.IntegerAttr(dense.get_splat_value()).value
         value = ir.DenseElementsAttr.get_splat(new_type, ir.IntegerAttr.get(_signless_element(dense.type.element_type), splat))
     else:
-        data = np.array(dense, dtype=np.uint8).view(np.int8).reshape(dense.type.shape)
+        width = ir.IntegerType(dense.type.element_type).width
+        data = np.array(dense, dtype=f"uint{width}").view(f"int{width}").reshape(dense.type.shape)
         value = ir.DenseElementsAttr.get(data, type=new_type)
     op.attributes["value"] = value

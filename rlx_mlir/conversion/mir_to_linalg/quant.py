@@ -2,7 +2,7 @@
 
 One `linalg.generic` over `(n, b, s, m, j)`: output column `n`, block `b` of the weight row,
 sub-block `s` of the block, row `m` of `x` and weight `j` of the sub-block (sub-blocks are the
-scheme's units that share a scale: 32 weights for Q4_K / Q5_K, 16 for Q6_K; Q4_0 uses its
+scheme's units that share a scale: 32 weights for Q4_K / Q5_K, 16 for Q2_K / Q3_K / Q6_K; Q4_0 uses its
 two nibble halves, Q8_0 one sub-block).  `x` is viewed as `[M, K/block, S, J]` and read
 through an indexing map; the body reads the block's bytes from `w` (`tensor.extract` at
 `[n, b * block_bytes + offset]`), decodes its weight and accumulates `x * weight` into

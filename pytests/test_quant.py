@@ -285,3 +285,29 @@ func.func @f(%a: tensor<3xf32>) -> (tensor<3xf32>, tensor<2x2xf32>) {
     dense, splat = rlx_mlir.compile(text, entry="f")(np.array([1, 2, 3], np.float32))
     np.testing.assert_array_equal(dense, [1, 202, 258])
     np.testing.assert_array_equal(splat, np.full((2, 2), 250))
+
+
+@pytest.mark.parametrize("m", [1, 3])
+def test_rows_of_the_weight_split_between_threads(m):
+    """A weight large enough to be split between 2 threads (N = 257 rows of Q4_K): the lowered
+    code forks threads, and each chunk of rows decodes its own rows (odd N: unequal chunks)."""
+    from mlir import ir
+
+    from rlx_mlir.passmanager.pipeline import run_pipeline
+
+    rng = np.random.default_rng(m)
+    k, n = 256, 257
+    w = random_blocks("q4_k", n, k, rng)
+    text = (
+        f"func.func @f(%x: tensor<{m}x{k}xf32>, %w: tensor<{n}x{w.shape[1]}xui8>) -> tensor<{m}x{n}xf32> {{\n"
+        f'  %0 = "rlx.dequant_matmul"(%x, %w) {{scheme = "q4_k"}} : (tensor<{m}x{k}xf32>, tensor<{n}x{w.shape[1]}xui8>) -> tensor<{m}x{n}xf32>\n'
+        f"  return %0 : tensor<{m}x{n}xf32>\n}}\n"
+    )
+    with rlx_mlir.make_context() as context, ir.Location.unknown(context):
+        module = ir.Module.parse(text)
+        run_pipeline(module.operation, "builtin.module(rlx-lower-to-llvm{threads=2})")
+        assert "omp.parallel" in str(module)
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    out = rlx_mlir.compile(text, entry="f", threads=2)(x, w)
+    expected, bound = reference(x, w, "q4_k")
+    np.testing.assert_array_less(np.abs(out - expected), bound)

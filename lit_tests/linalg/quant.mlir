@@ -1,20 +1,23 @@
 // rlx.dequant_matmul lowers to one linalg.generic over (n, block, sub-block, m, weight) whose body
 // reads the block's bytes from the weight (tensor.extract) and decodes the weight there: no f32 copy
-// of the weight.  ui8 tensors become i8 holding the same bits; the decoders read them unsigned.
+// of the weight.  The weight is also an input (at each block's first byte) so the op shows its size;
+// the product is accumulated as [N, M] and transposed (reshaped when M = 1).  ui8 tensors become
+// i8 holding the same bits; the decoders read them unsigned.
 // RUN: rlx-opt %s --rlx-mir-to-linalg | FileCheck %s
 
 // CHECK-DAG: #[[X_MAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d3, d1, d2, d4)>
-// CHECK-DAG: #[[OUT_MAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d3, d0)>
+// CHECK-DAG: #[[Q4_0_BLOCK:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 * 18)>
+// CHECK-DAG: #[[OUT_MAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3)>
 
 // Q4_0: x viewed as [M, K/32, 2 nibble halves, 16]; d is the f16 at bytes 0-1 of the block,
 // the code the nibble of byte 2 + j selected by the half.
 // CHECK-LABEL: func.func @q4_0
 // CHECK-SAME: %[[X:.*]]: tensor<3x64xf32>, %[[W:.*]]: tensor<5x36xi8>) -> tensor<3x5xf32>
 // CHECK: %[[XV:.*]] = tensor.expand_shape %{{.*}} output_shape [3, 2, 2, 16] : tensor<192xf32> into tensor<3x2x2x16xf32>
-// CHECK: %[[ACC:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<3x5xf32>)
-// CHECK: linalg.generic {indexing_maps = [#[[X_MAP]], #[[OUT_MAP]]], iterator_types = ["parallel", "reduction", "reduction", "parallel", "reduction"]}
-// CHECK-SAME: ins(%[[XV]] : tensor<3x2x2x16xf32>) outs(%[[ACC]] : tensor<3x5xf32>)
-// CHECK: ^bb0(%[[IN:.*]]: f32, %[[OUT:.*]]: f32):
+// CHECK: %[[ACC:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<5x3xf32>)
+// CHECK: %[[PRODUCT:.*]] = linalg.generic {indexing_maps = [#[[X_MAP]], #[[Q4_0_BLOCK]], #[[OUT_MAP]]], iterator_types = ["parallel", "reduction", "reduction", "parallel", "reduction"]}
+// CHECK-SAME: ins(%[[XV]], %[[W]] : tensor<3x2x2x16xf32>, tensor<5x36xi8>) outs(%[[ACC]] : tensor<5x3xf32>)
+// CHECK: ^bb0(%[[IN:.*]]: f32, %{{.*}}: i8, %[[OUT:.*]]: f32):
 // CHECK: %[[N:.*]] = linalg.index 0 : index
 // CHECK: %[[B:.*]] = linalg.index 1 : index
 // CHECK: %[[BASE:.*]] = arith.muli %[[B]], %c18 : index
@@ -30,6 +33,8 @@
 // CHECK: %[[P:.*]] = arith.mulf %[[IN]], %[[WT]] : f32
 // CHECK: %[[S:.*]] = arith.addf %[[OUT]], %[[P]] : f32
 // CHECK: linalg.yield %[[S]] : f32
+// CHECK: %[[T:.*]] = linalg.transpose ins(%[[PRODUCT]] : tensor<5x3xf32>) outs(%{{.*}} : tensor<3x5xf32>) permutation = [1, 0]
+// CHECK: return %[[T]]
 // CHECK-NOT: tensor<5x64xf32>
 func.func @q4_0(%x: tensor<3x64xf32>, %w: tensor<5x36xui8>) -> tensor<3x5xf32> {
   %0 = "rlx.dequant_matmul"(%x, %w) {scheme = "q4_0"} : (tensor<3x64xf32>, tensor<5x36xui8>) -> tensor<3x5xf32>
@@ -42,13 +47,14 @@ func.func @q4_0(%x: tensor<3x64xf32>, %w: tensor<5x36xui8>) -> tensor<3x5xf32> {
 // CHECK-SAME: tensor<7x288xi8>
 // CHECK: tensor.expand_shape %{{.*}} output_shape [1, 2, 8, 32] : tensor<512xf32> into tensor<1x2x8x32xf32>
 // CHECK: linalg.generic
-// CHECK-SAME: ins(%{{.*}} : tensor<1x2x8x32xf32>) outs(%{{.*}} : tensor<1x7xf32>)
+// CHECK-SAME: ins(%{{.*}}, %{{.*}} : tensor<1x2x8x32xf32>, tensor<7x288xi8>) outs(%{{.*}} : tensor<7x1xf32>)
 // CHECK: arith.muli %{{.*}}, %c144 : index
 // CHECK: arith.andi %{{.*}}, %c63_i32 : i32
 // CHECK: arith.select
 // CHECK: arith.subf
 // CHECK: linalg.yield
-// CHECK: tensor.collapse_shape %{{.*}} : tensor<1x7xf32> into tensor<7xf32>
+// CHECK-NOT: linalg.transpose
+// CHECK: tensor.collapse_shape %{{.*}} : tensor<7x1xf32> into tensor<7xf32>
 func.func @q4_k_rank1(%x: tensor<512xf32>, %w: tensor<7x288xui8>) -> tensor<7xf32> {
   %0 = "rlx.dequant_matmul"(%x, %w) {scheme = "q4_k"} : (tensor<512xf32>, tensor<7x288xui8>) -> tensor<7xf32>
   return %0 : tensor<7xf32>

@@ -213,16 +213,24 @@ def _lower_dequant_matmul(op) -> ir.Value:
     x = lb.reshape(op.x, ir.RankedTensorType.get([m, k // scheme.block, subblocks, per_subblock], f32))
     pos = {name: LOOP_ORDER.index(name) for name in "mnbsj"}
     d = {name: ir.AffineDimExpr.get(pos[name]) for name in "mnbsj"}
-    maps = [ir.AffineMap.get(5, 0, [d["m"], d["b"], d["s"], d["j"]]), ir.AffineMap.get(5, 0, [d["m"], d["n"]])]
+    # The product is accumulated as [N, M] so that its dims lead the loops (n, ..., m, ...) as
+    # rlx-parallelize-linalg expects of a generic: it splits the weight rows between threads.
+    # `w` is also an input, read at the first byte of block (n, b): the body decodes from the whole
+    # tensor (tensor.extract), but as an operand it shows the op's true size (the parallelizer
+    # skips small ops) and that a chunk of rows n reads the rows n of w.  LLVM drops the unused load.
+    block_start = ir.AffineMap.get(5, 0, [d["n"], d["b"] * scheme.block_bytes])
+    maps = [ir.AffineMap.get(5, 0, [d["m"], d["b"], d["s"], d["j"]]), block_start, ir.AffineMap.get(5, 0, [d["n"], d["m"]])]
     iterators = [lb.PARALLEL if name in "mn" else lb.REDUCTION for name in LOOP_ORDER]
     decode = _DECODERS[scheme.name]
 
-    def body(x_element: ir.Value, acc: ir.Value) -> ir.Value:
+    def body(x_element: ir.Value, _first_byte: ir.Value, acc: ir.Value) -> ir.Value:
         n_index, b, s, j = (linalg.IndexOp(pos[name]).result for name in "nbsj")
         weight = decode(_Block(op.w, n_index, b, scheme.block_bytes), s, j)
         return arith.addf(acc, arith.mulf(x_element, weight))
 
-    product = lb.generic([x], lb.zeros([m, n], f32), maps, iterators, body)
+    product = lb.generic([x, op.w], lb.zeros([n, m], f32), maps, iterators, body)
+    if m > 1:  # [N, M] -> [M, N]; with one row the two layouts are the same bytes (a reshape)
+        product = linalg.transpose(product, outs=[lb.empty([m, n], f32)], permutation=[1, 0]).results[0]
     return lb.reshape(product, op.result.type)
 
 

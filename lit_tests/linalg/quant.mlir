@@ -1,38 +1,45 @@
-// rlx.dequant_matmul lowers to one linalg.generic over (n, block, sub-block, m, weight) whose body
-// reads the block's bytes from the weight (tensor.extract) and decodes the weight there: no f32 copy
-// of the weight.  The weight is also an input (at each block's first byte) so the op shows its size;
-// the product is accumulated as [N, M] and transposed (reshaped when M = 1).  ui8 tensors become
-// i8 holding the same bits; the decoders read them unsigned.
+// rlx.dequant_matmul lowers to one linalg.generic over (n, block, sub-block, m) whose body reads
+// what the sub-block shares from the weight's bytes (tensor.extract), then sums x * weight over the
+// sub-block's weights in an scf.for (an SSA sum, fastmath so it vectorizes), decoding each weight
+// there: no f32 copy of the weight.  x and w are also inputs (at their first elements) so the op
+// shows its size; the product is [N, M], transposed at the end (reshaped when M = 1).  ui8 tensors
+// become i8 holding the same bits; the decoders read them unsigned.
 // RUN: rlx-opt %s --rlx-mir-to-linalg | FileCheck %s
 
-// CHECK-DAG: #[[X_MAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d3, d1, d2, d4)>
-// CHECK-DAG: #[[Q4_0_BLOCK:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 * 18)>
-// CHECK-DAG: #[[OUT_MAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3)>
+// CHECK-DAG: #[[X_MAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d3, d1, d2, 0)>
+// CHECK-DAG: #[[Q4_0_BLOCK:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1 * 18)>
+// CHECK-DAG: #[[OUT_MAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3)>
 
-// Q4_0: x viewed as [M, K/32, 2 nibble halves, 16]; d is the f16 at bytes 0-1 of the block,
-// the code the nibble of byte 2 + j selected by the half.
+// Q4_0: x viewed as [M, K/32, 2 nibble halves, 16]; d is the f16 at bytes 0-1 of the block, the
+// code the nibble (selected by the half) of byte 2 + j.
 // CHECK-LABEL: func.func @q4_0
 // CHECK-SAME: %[[X:.*]]: tensor<3x64xf32>, %[[W:.*]]: tensor<5x36xi8>) -> tensor<3x5xf32>
 // CHECK: %[[XV:.*]] = tensor.expand_shape %{{.*}} output_shape [3, 2, 2, 16] : tensor<192xf32> into tensor<3x2x2x16xf32>
 // CHECK: %[[ACC:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<5x3xf32>)
-// CHECK: %[[PRODUCT:.*]] = linalg.generic {indexing_maps = [#[[X_MAP]], #[[Q4_0_BLOCK]], #[[OUT_MAP]]], iterator_types = ["parallel", "reduction", "reduction", "parallel", "reduction"]}
+// CHECK: %[[PRODUCT:.*]] = linalg.generic {indexing_maps = [#[[X_MAP]], #[[Q4_0_BLOCK]], #[[OUT_MAP]]], iterator_types = ["parallel", "reduction", "reduction", "parallel"]}
 // CHECK-SAME: ins(%[[XV]], %[[W]] : tensor<3x2x2x16xf32>, tensor<5x36xi8>) outs(%[[ACC]] : tensor<5x3xf32>)
-// CHECK: ^bb0(%[[IN:.*]]: f32, %{{.*}}: i8, %[[OUT:.*]]: f32):
+// CHECK: ^bb0(%{{.*}}: f32, %{{.*}}: i8, %[[OUT:.*]]: f32):
 // CHECK: %[[N:.*]] = linalg.index 0 : index
 // CHECK: %[[B:.*]] = linalg.index 1 : index
+// CHECK: %[[S:.*]] = linalg.index 2 : index
+// CHECK: %[[M:.*]] = linalg.index 3 : index
 // CHECK: %[[BASE:.*]] = arith.muli %[[B]], %c18 : index
 // CHECK: tensor.extract %[[W]][%[[N]], %{{.*}}] : tensor<5x36xi8>
 // CHECK: arith.extui %{{.*}} : i8 to i32
 // CHECK: arith.bitcast %{{.*}} : i16 to f16
 // CHECK: %[[D:.*]] = arith.extf %{{.*}} : f16 to f32
-// CHECK: tensor.extract %[[W]]
+// CHECK: %[[SUM:.*]] = scf.for %[[J:.*]] = %{{.*}} to %c16 step %{{.*}} iter_args(%[[PARTIAL:.*]] = %{{.*}}) -> (f32) {
+// CHECK: %[[XE:.*]] = tensor.extract %[[XV]][%[[M]], %[[B]], %[[S]], %[[J]]] : tensor<3x2x2x16xf32>
+// CHECK: tensor.extract %[[W]][%[[N]], %{{.*}}] : tensor<5x36xi8>
 // CHECK: arith.shrui
 // CHECK: arith.andi %{{.*}}, %c15_i32 : i32
 // CHECK: arith.subi %{{.*}}, %c8_i32{{.*}} : i32
 // CHECK: %[[WT:.*]] = arith.mulf %[[D]], %{{.*}} : f32
-// CHECK: %[[P:.*]] = arith.mulf %[[IN]], %[[WT]] : f32
-// CHECK: %[[S:.*]] = arith.addf %[[OUT]], %[[P]] : f32
-// CHECK: linalg.yield %[[S]] : f32
+// CHECK: %[[P:.*]] = arith.mulf %[[XE]], %[[WT]] fastmath<reassoc,contract> : f32
+// CHECK: %[[NEXT:.*]] = arith.addf %[[PARTIAL]], %[[P]] fastmath<reassoc,contract> : f32
+// CHECK: scf.yield %[[NEXT]] : f32
+// CHECK: %[[R:.*]] = arith.addf %[[OUT]], %[[SUM]] : f32
+// CHECK: linalg.yield %[[R]] : f32
 // CHECK: %[[T:.*]] = linalg.transpose ins(%[[PRODUCT]] : tensor<5x3xf32>) outs(%{{.*}} : tensor<3x5xf32>) permutation = [1, 0]
 // CHECK: return %[[T]]
 // CHECK-NOT: tensor<5x64xf32>
@@ -41,8 +48,6 @@ func.func @q4_0(%x: tensor<3x64xf32>, %w: tensor<5x36xui8>) -> tensor<3x5xf32> {
   return %0 : tensor<3x5xf32>
 }
 
-// Q4_K on a rank-1 x: [1, K/256, 8 sub-blocks, 32]; 6-bit scales chosen by sub-block, result [N].
-// Q8_0 reads its codes sign-extended.
 // CHECK-LABEL: func.func @q4_k_rank1
 // CHECK-SAME: tensor<7x288xi8>
 // CHECK: tensor.expand_shape %{{.*}} output_shape [1, 2, 8, 32] : tensor<512xf32> into tensor<1x2x8x32xf32>
@@ -51,7 +56,9 @@ func.func @q4_0(%x: tensor<3x64xf32>, %w: tensor<5x36xui8>) -> tensor<3x5xf32> {
 // CHECK: arith.muli %{{.*}}, %c144 : index
 // CHECK: arith.andi %{{.*}}, %c63_i32 : i32
 // CHECK: arith.select
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c32
 // CHECK: arith.subf
+// CHECK: scf.yield
 // CHECK: linalg.yield
 // CHECK-NOT: linalg.transpose
 // CHECK: tensor.collapse_shape %{{.*}} : tensor<7x1xf32> into tensor<7xf32>

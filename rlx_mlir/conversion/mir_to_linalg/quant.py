@@ -1,13 +1,21 @@
 """Lowering of `rlx.dequant_matmul`: the blocks are decoded inside the contraction.
 
-One `linalg.generic` over `(n, b, s, m, j)`: output column `n`, block `b` of the weight row,
-sub-block `s` of the block, row `m` of `x` and weight `j` of the sub-block (sub-blocks are the
-scheme's units that share a scale: 32 weights for Q4_K / Q5_K, 16 for Q2_K / Q3_K / Q6_K; Q4_0 uses its
-two nibble halves, Q8_0 one sub-block).  `x` is viewed as `[M, K/block, S, J]` and read
-through an indexing map; the body reads the block's bytes from `w` (`tensor.extract` at
-`[n, b * block_bytes + offset]`), decodes its weight and accumulates `x * weight` into
-`[M, N]` in f32.  No f32 copy of the weight is materialised.  The byte decoding follows
-the layouts in `rlx.dequant_matmul`'s description (ggml's `dequantize_row_*`).
+One `linalg.generic` over `(n, b, s, m)`: output column `n`, block `b` of the weight row,
+sub-block `s` of the block (the weights that share a scale: 32 for Q4_K / Q5_K, 16 for Q2_K /
+Q3_K / Q6_K; Q4_0 uses its two nibble halves, Q8_0 one sub-block) and row `m` of `x`.  Its body
+reads what the sub-block shares (scales, mins) from `w` once (`tensor.extract` at
+`[n, b * block_bytes + offset]`), then an `scf.for` over the sub-block's weights `j` decodes each
+weight and sums `x[m, b, s, j] * weight` in a register (`fastmath<reassoc,contract>`, so LLVM
+vectorizes the sum), and adds the sum to the product `[N, M]` (f32).  No f32 copy of the weight
+is materialised.  The byte decoding follows the layouts in `rlx.dequant_matmul`'s description
+(ggml's `dequantize_row_*`).
+
+Loop order: `n` outermost is the loop rlx-parallelize-linalg splits, so threads share out the
+weight's rows (the product is `[N, M]`, transposed at the end, for its dims to lead the loops as
+that pass expects); `m` inside `(b, s)` reads a sub-block's scales once for all rows.  The sum
+over `j` is an `scf.for` in the body, not a reduction loop of the generic: a generic's innermost
+reduction accumulates through memory (a load and store of the product per weight), which LLVM
+neither keeps in a register nor vectorizes; the `scf.for`'s sum is an SSA value.
 """
 
 from __future__ import annotations
@@ -15,20 +23,13 @@ from __future__ import annotations
 from typing import Callable
 
 from mlir import ir
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import arith, linalg, scf, tensor
 
 from ...dialects import rlx
 from ...dialects.rlx.quant import GGUF_SCHEMES
 from ...ir.shapes import shape_of
 from . import builders as lb
 from .unsigned import to_signless
-
-# The generic's loops, outermost first: output column n, block b, sub-block s, row m of x, weight j
-# of the sub-block.  n outermost splits the weight between threads (rlx-parallelize-linalg splits
-# the first loop); the scales of a sub-block depend on (n, b, s) only, so LLVM computes them once
-# for all rows m; only the codes are decoded again per row.  (With m outermost every row decoded the
-# whole weight again: 2x slower at M = 8, and the threads split the rows, not the weight.)
-LOOP_ORDER = "nbsmj"
 
 # Sub-blocks per block (S) and weights per sub-block (J) of each scheme's loop nest.
 _SUBBLOCKS = {"q4_0": (2, 16), "q8_0": (1, 32), "q2_k": (16, 16), "q3_k": (16, 16), "q4_k": (8, 32), "q5_k": (8, 32), "q6_k": (16, 16)}
@@ -101,45 +102,61 @@ def _rem(value: ir.Value, divisor: int) -> ir.Value:
     return arith.remui(value, _index(divisor))
 
 
-# --- per scheme: the f32 weight at (sub-block s, weight j) of a block ----------------------
+# --- per scheme: the f32 weights of sub-block s of a block ---------------------------------
+#
+# A decoder reads what the sub-block's weights share (scales, mins, where its codes are) once, at
+# the current insertion point, and returns `weight(j)`, which decodes weight j of the sub-block
+# (built inside the loop over j).
+
+Weight = Callable[[ir.Value], ir.Value]
 
 
-def _q4_0(block: _Block, s: ir.Value, j: ir.Value) -> ir.Value:
+def _affine(scale: ir.Value, code: ir.Value, minimum: ir.Value = None) -> ir.Value:
+    """`scale * code [- minimum]`, f32, with `code` an i32."""
+    value = arith.mulf(scale, _to_f32(code))
+    return value if minimum is None else arith.subf(value, minimum)
+
+
+def _q4_0(block: _Block, s: ir.Value) -> Weight:
+    d, shift = block.f16(0), _as_i32(_mul(s, 4))
+    return lambda j: _affine(d, arith.subi(_bits(block.byte(_idx(2, j)), shift, 15), _c32(8)))
+
+
+def _q8_0(block: _Block, s: ir.Value) -> Weight:
     d = block.f16(0)
-    code = _bits(block.byte(_idx(2, j)), _as_i32(_mul(s, 4)), 15)
-    return arith.mulf(d, _to_f32(arith.subi(code, _c32(8))))
+    return lambda j: _affine(d, block.byte(_idx(2, j), signed=True))
 
 
-def _q8_0(block: _Block, s: ir.Value, j: ir.Value) -> ir.Value:
-    return arith.mulf(block.f16(0), _to_f32(block.byte(_idx(2, j), signed=True)))
-
-
-def _q2_q3_low_bits(block: _Block, qs_offset: int, s: ir.Value, j: ir.Value) -> ir.Value:
-    """Q2_K / Q3_K: bits 2 g, 2 g + 1 of qs[32 h + 16 t + l] for weight 16 s + j = 128 h + 32 g + 16 t + l."""
+def _q2_q3_layout(s: ir.Value, qs_offset: int) -> tuple[ir.Value, ir.Value, ir.Value, ir.Value]:
+    """Q2_K / Q3_K: weight 16 s + j = 128 h + 32 g + 16 t + j; its 2 low bits are bits 2 g, 2 g + 1
+    of qs[32 h + 16 t + j].  Returns (h, g, t, the byte offset of qs[32 h + 16 t])."""
     h, g, t = _div(s, 8), _rem(_div(s, 2), 4), _rem(s, 2)
-    byte = block.byte(_idx(qs_offset, _mul(h, 32), _mul(t, 16), j))
-    return _bits(byte, _as_i32(_mul(g, 2)), 3)
+    return h, g, t, _idx(qs_offset, _mul(h, 32), _mul(t, 16))
 
 
-def _q2_k(block: _Block, s: ir.Value, j: ir.Value) -> ir.Value:
-    code = _q2_q3_low_bits(block, 16, s, j)
+def _q2_k(block: _Block, s: ir.Value) -> Weight:
+    _, g, _, codes = _q2_q3_layout(s, 16)
+    shift = _as_i32(_mul(g, 2))
     scales = block.byte(s)
-    scale, minimum = arith.andi(scales, _c32(15)), arith.shrui(scales, _c32(4))
-    d, dmin = block.f16(80), block.f16(82)
-    return arith.subf(
-        arith.mulf(arith.mulf(d, _to_f32(scale)), _to_f32(code)), arith.mulf(dmin, _to_f32(minimum))
-    )
+    scale = arith.mulf(block.f16(80), _to_f32(arith.andi(scales, _c32(15))))
+    minimum = arith.mulf(block.f16(82), _to_f32(arith.shrui(scales, _c32(4))))
+    return lambda j: _affine(scale, _bits(block.byte(arith.addi(codes, j)), shift, 3), minimum)
 
 
-def _q3_k(block: _Block, s: ir.Value, j: ir.Value) -> ir.Value:
-    h, g, t = _div(s, 8), _rem(_div(s, 2), 4), _rem(s, 2)
-    low = _q2_q3_low_bits(block, 32, s, j)
-    high = _bits(block.byte(_idx(_mul(t, 16), j)), _as_i32(_idx(_mul(h, 4), g)), 1)
-    code = arith.subi(low, arith.shli(arith.xori(high, _c32(1)), _c32(2)))  # low - 4 unless the bit is set
+def _q3_k(block: _Block, s: ir.Value) -> Weight:
+    h, g, t, codes = _q2_q3_layout(s, 32)
+    shift, high_shift, high_bytes = _as_i32(_mul(g, 2)), _as_i32(_idx(_mul(h, 4), g)), _mul(t, 16)
     scale_low = _bits(block.byte(_idx(96, _rem(s, 8))), _as_i32(_mul(_div(s, 8), 4)), 15)
     scale_high = _bits(block.byte(_idx(104, _rem(s, 4))), _as_i32(_mul(_div(s, 4), 2)), 3)
-    scale = arith.subi(arith.ori(scale_low, arith.shli(scale_high, _c32(4))), _c32(32))
-    return arith.mulf(arith.mulf(block.f16(108), _to_f32(scale)), _to_f32(code))
+    scale6 = arith.subi(arith.ori(scale_low, arith.shli(scale_high, _c32(4))), _c32(32))
+    scale = arith.mulf(block.f16(108), _to_f32(scale6))
+
+    def weight(j: ir.Value) -> ir.Value:
+        low = _bits(block.byte(arith.addi(codes, j)), shift, 3)
+        high = _bits(block.byte(arith.addi(high_bytes, j)), high_shift, 1)
+        return _affine(scale, arith.subi(low, arith.shli(arith.xori(high, _c32(1)), _c32(2))))  # low - 4 unless set
+
+    return weight
 
 
 def _k_scale_min(block: _Block, s: ir.Value) -> tuple[ir.Value, ir.Value]:
@@ -155,42 +172,50 @@ def _k_scale_min(block: _Block, s: ir.Value) -> tuple[ir.Value, ir.Value]:
     return arith.select(low, scale_low, scale_high), arith.select(low, min_low, min_high)
 
 
-def _k_affine(block: _Block, s: ir.Value, code: ir.Value) -> ir.Value:
-    """`d * sc * code - dmin * m` for Q4_K / Q5_K."""
-    scale, minimum = _k_scale_min(block, s)
-    d, dmin = block.f16(0), block.f16(2)
-    return arith.subf(
-        arith.mulf(arith.mulf(d, _to_f32(scale)), _to_f32(code)), arith.mulf(dmin, _to_f32(minimum))
-    )
+def _q4_q5_k(block: _Block, s: ir.Value, qs_offset: int, qh_offset) -> Weight:
+    """`d * sc * code - dmin * m`; the code is a nibble of qs[32 (s / 2) + j] (low for even s), plus
+    16 * bit s of qh[j] for Q5_K (`qh_offset` not None)."""
+    sc, mn = _k_scale_min(block, s)
+    scale = arith.mulf(block.f16(0), _to_f32(sc))
+    minimum = arith.mulf(block.f16(2), _to_f32(mn))
+    codes, shift = _idx(qs_offset, _mul(_div(s, 2), 32)), _as_i32(_mul(_rem(s, 2), 4))
+    high_shift = _as_i32(s)
+
+    def weight(j: ir.Value) -> ir.Value:
+        code = _bits(block.byte(arith.addi(codes, j)), shift, 15)
+        if qh_offset is not None:
+            high = _bits(block.byte(_idx(qh_offset, j)), high_shift, 1)
+            code = arith.ori(code, arith.shli(high, _c32(4)))
+        return _affine(scale, code, minimum)
+
+    return weight
 
 
-def _q4_k_nibble(block: _Block, qs_offset: int, s: ir.Value, j: ir.Value) -> ir.Value:
-    byte = block.byte(_idx(qs_offset, _mul(_div(s, 2), 32), j))
-    return _bits(byte, _as_i32(_mul(_rem(s, 2), 4)), 15)
+def _q4_k(block: _Block, s: ir.Value) -> Weight:
+    return _q4_q5_k(block, s, 16, None)
 
 
-def _q4_k(block: _Block, s: ir.Value, j: ir.Value) -> ir.Value:
-    return _k_affine(block, s, _q4_k_nibble(block, 16, s, j))
+def _q5_k(block: _Block, s: ir.Value) -> Weight:
+    return _q4_q5_k(block, s, 48, 16)
 
 
-def _q5_k(block: _Block, s: ir.Value, j: ir.Value) -> ir.Value:
-    high = _bits(block.byte(_idx(16, j)), _as_i32(s), 1)
-    code = arith.ori(_q4_k_nibble(block, 48, s, j), arith.shli(high, _c32(4)))
-    return _k_affine(block, s, code)
+def _q6_k(block: _Block, s: ir.Value) -> Weight:
+    # weight 16 s + j = 128 h + 32 g + l with l = 16 (s % 2) + j
+    h, g, half = _div(s, 8), _rem(_div(s, 2), 4), _mul(_rem(s, 2), 16)
+    low_bytes = _idx(_mul(h, 64), _mul(_rem(g, 2), 32), half)
+    high_bytes = _idx(128, _mul(h, 32), half)
+    low_shift, high_shift = _as_i32(_mul(_div(g, 2), 4)), _as_i32(_mul(g, 2))
+    scale = arith.mulf(block.f16(208), _to_f32(block.byte(_idx(192, s), signed=True)))
+
+    def weight(j: ir.Value) -> ir.Value:
+        low = _bits(block.byte(arith.addi(low_bytes, j)), low_shift, 15)
+        high = _bits(block.byte(arith.addi(high_bytes, j)), high_shift, 3)
+        return _affine(scale, arith.subi(arith.ori(low, arith.shli(high, _c32(4))), _c32(32)))
+
+    return weight
 
 
-def _q6_k(block: _Block, s: ir.Value, j: ir.Value) -> ir.Value:
-    # weight e = 16 s + j = 128 h + 32 g + l
-    h, g = _div(s, 8), _rem(_div(s, 2), 4)
-    l = _idx(_mul(_rem(s, 2), 16), j)
-    low = _bits(block.byte(_idx(_mul(h, 64), _mul(_rem(g, 2), 32), l)), _as_i32(_mul(_div(g, 2), 4)), 15)
-    high = _bits(block.byte(_idx(128, _mul(h, 32), l)), _as_i32(_mul(g, 2)), 3)
-    code = arith.subi(arith.ori(low, arith.shli(high, _c32(4))), _c32(32))
-    scale = block.byte(_idx(192, s), signed=True)
-    return arith.mulf(arith.mulf(block.f16(208), _to_f32(scale)), _to_f32(code))
-
-
-_DECODERS: dict[str, Callable[[_Block, ir.Value, ir.Value], ir.Value]] = {
+_DECODERS: dict[str, Callable[[_Block, ir.Value], Weight]] = {
     "q4_0": _q4_0,
     "q8_0": _q8_0,
     "q2_k": _q2_k,
@@ -211,22 +236,30 @@ def _lower_dequant_matmul(op) -> ir.Value:
         m *= size
     f32 = ir.F32Type.get()
     x = lb.reshape(op.x, ir.RankedTensorType.get([m, k // scheme.block, subblocks, per_subblock], f32))
-    pos = {name: LOOP_ORDER.index(name) for name in "mnbsj"}
-    d = {name: ir.AffineDimExpr.get(pos[name]) for name in "mnbsj"}
-    # The product is accumulated as [N, M] so that its dims lead the loops (n, ..., m, ...) as
-    # rlx-parallelize-linalg expects of a generic: it splits the weight rows between threads.
-    # `w` is also an input, read at the first byte of block (n, b): the body decodes from the whole
-    # tensor (tensor.extract), but as an operand it shows the op's true size (the parallelizer
-    # skips small ops) and that a chunk of rows n reads the rows n of w.  LLVM drops the unused load.
-    block_start = ir.AffineMap.get(5, 0, [d["n"], d["b"] * scheme.block_bytes])
-    maps = [ir.AffineMap.get(5, 0, [d["m"], d["b"], d["s"], d["j"]]), block_start, ir.AffineMap.get(5, 0, [d["n"], d["m"]])]
-    iterators = [lb.PARALLEL if name in "mn" else lb.REDUCTION for name in LOOP_ORDER]
+    d = [ir.AffineDimExpr.get(i) for i in range(4)]  # (n, b, s, m)
+    zero = ir.AffineConstantExpr.get(0)
+    # x and w are inputs read at a sub-block's / block's first element: the body reads them through
+    # tensor.extract, but as operands they show the op's size (rlx-parallelize-linalg leaves small
+    # ops serial) and that a chunk of rows n reads rows n of w.  LLVM drops the unused loads.
+    maps = [
+        ir.AffineMap.get(4, 0, [d[3], d[1], d[2], zero]),  # x[m, b, s, 0]: the sub-block's first element
+        ir.AffineMap.get(4, 0, [d[0], d[1] * scheme.block_bytes]),  # w[n, first byte of block b]
+        ir.AffineMap.get(4, 0, [d[0], d[3]]),  # the product, [N, M]
+    ]
+    iterators = [lb.PARALLEL, lb.REDUCTION, lb.REDUCTION, lb.PARALLEL]
     decode = _DECODERS[scheme.name]
+    fast = ir.Attribute.parse("#arith.fastmath<reassoc,contract>")
 
-    def body(x_element: ir.Value, _first_byte: ir.Value, acc: ir.Value) -> ir.Value:
-        n_index, b, s, j = (linalg.IndexOp(pos[name]).result for name in "nbsj")
-        weight = decode(_Block(op.w, n_index, b, scheme.block_bytes), s, j)
-        return arith.addf(acc, arith.mulf(x_element, weight))
+    def body(_x_first: ir.Value, _w_first: ir.Value, acc: ir.Value) -> ir.Value:
+        n_index, b, s, m_index = (linalg.IndexOp(dim).result for dim in range(4))
+        weight = decode(_Block(op.w, n_index, b, scheme.block_bytes), s)
+        loop = scf.ForOp(_index(0), _index(per_subblock), _index(1), [arith.constant(f32, 0.0)])
+        with ir.InsertionPoint(loop.body):
+            j, partial = loop.induction_variable, loop.inner_iter_args[0]
+            x_element = tensor.ExtractOp(x, [m_index, b, s, j]).result
+            product = arith.mulf(x_element, weight(j), fastmath=fast)
+            scf.YieldOp([arith.addf(partial, product, fastmath=fast)])
+        return arith.addf(acc, loop.results[0])
 
     product = lb.generic([x, op.w], lb.zeros([n, m], f32), maps, iterators, body)
     if m > 1:  # [N, M] -> [M, N]; with one row the two layouts are the same bytes (a reshape)

@@ -1,9 +1,10 @@
 // rlx.dequant_matmul lowers to one linalg.generic over (n, block, sub-block, m) whose body reads
-// what the sub-block shares from the weight's bytes (tensor.extract), then sums x * weight over the
-// sub-block's weights in an scf.for (an SSA sum, fastmath so it vectorizes), decoding each weight
-// there: no f32 copy of the weight.  x and w are also inputs (at their first elements) so the op
-// shows its size; the product is [N, M], transposed at the end (reshaped when M = 1).  ui8 tensors
-// become i8 holding the same bits; the decoders read them unsigned.
+// what the sub-block shares (scales, mins) from the weight's bytes as scalars (tensor.extract), its
+// codes as one vector of bytes (vector.transfer_read), decodes them lane-wise and sums x * weight
+// with vector.reduction into the product: no f32 copy of the weight.  x and w are also inputs (at
+// their first elements) so the op shows its size; the product is [N, M], transposed at the end
+// (reshaped when M = 1).  ui8 tensors and vectors become i8 holding the same bits; the decoders
+// read them unsigned.
 // RUN: rlx-opt %s --rlx-mir-to-linalg | FileCheck %s
 
 // CHECK-DAG: #[[X_MAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d3, d1, d2, 0)>
@@ -11,7 +12,7 @@
 // CHECK-DAG: #[[OUT_MAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3)>
 
 // Q4_0: x viewed as [M, K/32, 2 nibble halves, 16]; d is the f16 at bytes 0-1 of the block, the
-// code the nibble (selected by the half) of byte 2 + j.
+// codes the nibbles (selected by the half) of bytes 2..17.
 // CHECK-LABEL: func.func @q4_0
 // CHECK-SAME: %[[X:.*]]: tensor<3x64xf32>, %[[W:.*]]: tensor<5x36xi8>) -> tensor<3x5xf32>
 // CHECK: %[[XV:.*]] = tensor.expand_shape %{{.*}} output_shape [3, 2, 2, 16] : tensor<192xf32> into tensor<3x2x2x16xf32>
@@ -28,17 +29,17 @@
 // CHECK: arith.extui %{{.*}} : i8 to i32
 // CHECK: arith.bitcast %{{.*}} : i16 to f16
 // CHECK: %[[D:.*]] = arith.extf %{{.*}} : f16 to f32
-// CHECK: %[[SUM:.*]] = scf.for %[[J:.*]] = %{{.*}} to %c16 step %{{.*}} iter_args(%[[PARTIAL:.*]] = %{{.*}}) -> (f32) {
-// CHECK: %[[XE:.*]] = tensor.extract %[[XV]][%[[M]], %[[B]], %[[S]], %[[J]]] : tensor<3x2x2x16xf32>
-// CHECK: tensor.extract %[[W]][%[[N]], %{{.*}}] : tensor<5x36xi8>
-// CHECK: arith.shrui
-// CHECK: arith.andi %{{.*}}, %c15_i32 : i32
-// CHECK: arith.subi %{{.*}}, %c8_i32{{.*}} : i32
-// CHECK: %[[WT:.*]] = arith.mulf %[[D]], %{{.*}} : f32
-// CHECK: %[[P:.*]] = arith.mulf %[[XE]], %[[WT]] fastmath<reassoc,contract> : f32
-// CHECK: %[[NEXT:.*]] = arith.addf %[[PARTIAL]], %[[P]] fastmath<reassoc,contract> : f32
-// CHECK: scf.yield %[[NEXT]] : f32
-// CHECK: %[[R:.*]] = arith.addf %[[OUT]], %[[SUM]] : f32
+// CHECK: %[[BYTES:.*]] = vector.transfer_read %[[W]][%[[N]], %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<5x36xi8>, vector<16xi8>
+// CHECK: arith.extui %[[BYTES]] : vector<16xi8> to vector<16xi32>
+// CHECK: arith.shrui %{{.*}} : vector<16xi32>
+// CHECK: arith.andi %{{.*}} : vector<16xi32>
+// CHECK: arith.subi %{{.*}} : vector<16xi32>
+// CHECK: %[[DS:.*]] = vector.broadcast %[[D]] : f32 to vector<16xf32>
+// CHECK: %[[CODES:.*]] = arith.sitofp %{{.*}} : vector<16xi32> to vector<16xf32>
+// CHECK: %[[WEIGHTS:.*]] = arith.mulf %[[DS]], %[[CODES]] : vector<16xf32>
+// CHECK: %[[XS:.*]] = vector.transfer_read %[[XV]][%[[M]], %[[B]], %[[S]], %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<3x2x2x16xf32>, vector<16xf32>
+// CHECK: %[[P:.*]] = arith.mulf %[[XS]], %[[WEIGHTS]] fastmath<reassoc,contract> : vector<16xf32>
+// CHECK: %[[R:.*]] = vector.reduction <add>, %[[P]], %[[OUT]] fastmath<reassoc,contract> : vector<16xf32> into f32
 // CHECK: linalg.yield %[[R]] : f32
 // CHECK: %[[T:.*]] = linalg.transpose ins(%[[PRODUCT]] : tensor<5x3xf32>) outs(%{{.*}} : tensor<3x5xf32>) permutation = [1, 0]
 // CHECK: return %[[T]]
@@ -56,9 +57,9 @@ func.func @q4_0(%x: tensor<3x64xf32>, %w: tensor<5x36xui8>) -> tensor<3x5xf32> {
 // CHECK: arith.muli %{{.*}}, %c144 : index
 // CHECK: arith.andi %{{.*}}, %c63_i32 : i32
 // CHECK: arith.select
-// CHECK: scf.for %{{.*}} = %{{.*}} to %c32
-// CHECK: arith.subf
-// CHECK: scf.yield
+// CHECK: vector.transfer_read %{{.*}} : tensor<7x288xi8>, vector<32xi8>
+// CHECK: arith.subf %{{.*}} : vector<32xf32>
+// CHECK: vector.reduction <add>
 // CHECK: linalg.yield
 // CHECK-NOT: linalg.transpose
 // CHECK: tensor.collapse_shape %{{.*}} : tensor<7x1xf32> into tensor<7xf32>
@@ -68,8 +69,8 @@ func.func @q4_k_rank1(%x: tensor<512xf32>, %w: tensor<7x288xui8>) -> tensor<7xf3
 }
 
 // CHECK-LABEL: func.func @q8_0
-// CHECK: tensor.extract %{{.*}} : tensor<2x34xi8>
-// CHECK: arith.extsi %{{.*}} : i8 to i32
+// CHECK: vector.transfer_read %{{.*}} : tensor<2x34xi8>, vector<32xi8>
+// CHECK: arith.extsi %{{.*}} : vector<32xi8> to vector<32xi32>
 func.func @q8_0(%x: tensor<1x32xf32>, %w: tensor<2x34xui8>) -> tensor<1x2xf32> {
   %0 = "rlx.dequant_matmul"(%x, %w) {scheme = "q8_0"} : (tensor<1x32xf32>, tensor<2x34xui8>) -> tensor<1x2xf32>
   return %0 : tensor<1x2xf32>

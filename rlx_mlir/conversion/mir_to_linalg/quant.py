@@ -3,19 +3,20 @@
 One `linalg.generic` over `(n, b, s, m)`: output column `n`, block `b` of the weight row,
 sub-block `s` of the block (the weights that share a scale: 32 for Q4_K / Q5_K, 16 for Q2_K /
 Q3_K / Q6_K; Q4_0 uses its two nibble halves, Q8_0 one sub-block) and row `m` of `x`.  Its body
-reads what the sub-block shares (scales, mins) from `w` once (`tensor.extract` at
-`[n, b * block_bytes + offset]`), then an `scf.for` over the sub-block's weights `j` decodes each
-weight and sums `x[m, b, s, j] * weight` in a register (`fastmath<reassoc,contract>`, so LLVM
-vectorizes the sum), and adds the sum to the product `[N, M]` (f32).  No f32 copy of the weight
-is materialised.  The byte decoding follows the layouts in `rlx.dequant_matmul`'s description
-(ggml's `dequantize_row_*`).
+reads what the sub-block shares (scales, mins) from `w` as scalars (`tensor.extract` at
+`[n, b * block_bytes + offset]`), the sub-block's codes as one vector of bytes per byte array
+(`vector.transfer_read`), decodes all its weights lane-wise (nibble and bit unpacking, scales
+broadcast), multiplies by the vector of `x[m, b, s, :]` and adds the `vector.reduction` of the
+products (`fastmath<reassoc,contract>`) into the product `[N, M]`, in f32.  No f32 copy of the
+weight is materialised.  The byte decoding follows the layouts in `rlx.dequant_matmul`'s
+description (ggml's `dequantize_row_*`).
 
 Loop order: `n` outermost is the loop rlx-parallelize-linalg splits, so threads share out the
 weight's rows (the product is `[N, M]`, transposed at the end, for its dims to lead the loops as
 that pass expects); `m` inside `(b, s)` reads a sub-block's scales once for all rows.  The sum
-over `j` is an `scf.for` in the body, not a reduction loop of the generic: a generic's innermost
-reduction accumulates through memory (a load and store of the product per weight), which LLVM
-neither keeps in a register nor vectorizes; the `scf.for`'s sum is an SSA value.
+over a sub-block is explicit vector code rather than a reduction loop of the generic: a
+generic's innermost reduction accumulates through memory (a load and store of the product per
+weight), which LLVM neither keeps in a register nor vectorizes.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from __future__ import annotations
 from typing import Callable
 
 from mlir import ir
-from mlir.dialects import arith, linalg, scf, tensor
+from mlir.dialects import arith, linalg, tensor, vector
 
 from ...dialects import rlx
 from ...dialects.rlx.quant import GGUF_SCHEMES
@@ -51,6 +52,18 @@ class _Block:
         column = arith.addi(self.base, offset)
         raw = to_signless(tensor.ExtractOp(self.w, [self.n, column]).result)
         return arith.extsi(_i32(), raw) if signed else arith.extui(_i32(), raw)
+
+    def bytes(self, offset: ir.Value, lanes: int, signed: bool = False) -> ir.Value:
+        """The `lanes` bytes from `offset` (an index) in the block, as a vector of i32."""
+        column = arith.addi(self.base, offset)
+        raw_type = ir.VectorType.get([lanes], ir.RankedTensorType(self.w.type).element_type)
+        identity = ir.AffineMapAttr.get(ir.AffineMap.get(2, 0, [ir.AffineDimExpr.get(1)]))
+        padding = arith.constant(ir.RankedTensorType(self.w.type).element_type, 0)
+        in_bounds = ir.ArrayAttr.get([ir.BoolAttr.get(True)])
+        raw = vector.TransferReadOp(raw_type, self.w, [self.n, column], identity, padding, in_bounds).result
+        raw = to_signless(raw)
+        wide = ir.VectorType.get([lanes], _i32())
+        return arith.extsi(wide, raw) if signed else arith.extui(wide, raw)
 
     def f16(self, offset: int) -> ir.Value:
         """The little-endian f16 at byte `offset`, as an f32."""
@@ -104,27 +117,45 @@ def _rem(value: ir.Value, divisor: int) -> ir.Value:
 
 # --- per scheme: the f32 weights of sub-block s of a block ---------------------------------
 #
-# A decoder reads what the sub-block's weights share (scales, mins, where its codes are) once, at
-# the current insertion point, and returns `weight(j)`, which decodes weight j of the sub-block
-# (built inside the loop over j).
-
-Weight = Callable[[ir.Value], ir.Value]
+# A decoder reads what the sub-block's weights share (scales, mins, where its codes are) as
+# scalars, then its codes as one vector of `lanes` bytes per byte array, and returns the
+# sub-block's weights as a vector<lanes x f32>.
 
 
-def _affine(scale: ir.Value, code: ir.Value, minimum: ir.Value = None) -> ir.Value:
-    """`scale * code [- minimum]`, f32, with `code` an i32."""
-    value = arith.mulf(scale, _to_f32(code))
-    return value if minimum is None else arith.subf(value, minimum)
+class _Lanes:
+    """Vector helpers for a sub-block of `count` weights: i32 lanes, scalars broadcast."""
+
+    def __init__(self, count: int):
+        self.count = count
+        self.i32 = ir.VectorType.get([count], _i32())
+        self.f32 = ir.VectorType.get([count], ir.F32Type.get())
+
+    def const(self, value: int) -> ir.Value:
+        return arith.constant(self.i32, ir.DenseElementsAttr.get_splat(self.i32, ir.IntegerAttr.get(_i32(), value)))
+
+    def spread(self, scalar: ir.Value) -> ir.Value:
+        return vector.BroadcastOp(self.f32 if isinstance(scalar.type, ir.F32Type) else self.i32, scalar).result
+
+    def bits(self, value: ir.Value, shift: ir.Value, mask: int) -> ir.Value:
+        """`(value >> shift) & mask` per lane; `shift` a scalar i32."""
+        return arith.andi(arith.shrui(value, self.spread(shift)), self.const(mask))
+
+    def affine(self, scale: ir.Value, code: ir.Value, minimum: ir.Value = None) -> ir.Value:
+        """`scale * code [- minimum]` per lane, f32; `scale` and `minimum` scalars, `code` i32 lanes."""
+        value = arith.mulf(self.spread(scale), arith.sitofp(self.f32, code))
+        return value if minimum is None else arith.subf(value, self.spread(minimum))
 
 
-def _q4_0(block: _Block, s: ir.Value) -> Weight:
+Decoder = Callable[["_Block", ir.Value, _Lanes], ir.Value]
+
+
+def _q4_0(block: _Block, s: ir.Value, v: _Lanes) -> ir.Value:
     d, shift = block.f16(0), _as_i32(_mul(s, 4))
-    return lambda j: _affine(d, arith.subi(_bits(block.byte(_idx(2, j)), shift, 15), _c32(8)))
+    return v.affine(d, arith.subi(v.bits(block.bytes(_index(2), v.count), shift, 15), v.const(8)))
 
 
-def _q8_0(block: _Block, s: ir.Value) -> Weight:
-    d = block.f16(0)
-    return lambda j: _affine(d, block.byte(_idx(2, j), signed=True))
+def _q8_0(block: _Block, s: ir.Value, v: _Lanes) -> ir.Value:
+    return v.affine(block.f16(0), block.bytes(_index(2), v.count, signed=True))
 
 
 def _q2_q3_layout(s: ir.Value, qs_offset: int) -> tuple[ir.Value, ir.Value, ir.Value, ir.Value]:
@@ -134,29 +165,24 @@ def _q2_q3_layout(s: ir.Value, qs_offset: int) -> tuple[ir.Value, ir.Value, ir.V
     return h, g, t, _idx(qs_offset, _mul(h, 32), _mul(t, 16))
 
 
-def _q2_k(block: _Block, s: ir.Value) -> Weight:
+def _q2_k(block: _Block, s: ir.Value, v: _Lanes) -> ir.Value:
     _, g, _, codes = _q2_q3_layout(s, 16)
-    shift = _as_i32(_mul(g, 2))
     scales = block.byte(s)
     scale = arith.mulf(block.f16(80), _to_f32(arith.andi(scales, _c32(15))))
     minimum = arith.mulf(block.f16(82), _to_f32(arith.shrui(scales, _c32(4))))
-    return lambda j: _affine(scale, _bits(block.byte(arith.addi(codes, j)), shift, 3), minimum)
+    return v.affine(scale, v.bits(block.bytes(codes, v.count), _as_i32(_mul(g, 2)), 3), minimum)
 
 
-def _q3_k(block: _Block, s: ir.Value) -> Weight:
+def _q3_k(block: _Block, s: ir.Value, v: _Lanes) -> ir.Value:
     h, g, t, codes = _q2_q3_layout(s, 32)
-    shift, high_shift, high_bytes = _as_i32(_mul(g, 2)), _as_i32(_idx(_mul(h, 4), g)), _mul(t, 16)
     scale_low = _bits(block.byte(_idx(96, _rem(s, 8))), _as_i32(_mul(_div(s, 8), 4)), 15)
     scale_high = _bits(block.byte(_idx(104, _rem(s, 4))), _as_i32(_mul(_div(s, 4), 2)), 3)
     scale6 = arith.subi(arith.ori(scale_low, arith.shli(scale_high, _c32(4))), _c32(32))
     scale = arith.mulf(block.f16(108), _to_f32(scale6))
-
-    def weight(j: ir.Value) -> ir.Value:
-        low = _bits(block.byte(arith.addi(codes, j)), shift, 3)
-        high = _bits(block.byte(arith.addi(high_bytes, j)), high_shift, 1)
-        return _affine(scale, arith.subi(low, arith.shli(arith.xori(high, _c32(1)), _c32(2))))  # low - 4 unless set
-
-    return weight
+    low = v.bits(block.bytes(codes, v.count), _as_i32(_mul(g, 2)), 3)
+    high = v.bits(block.bytes(_mul(t, 16), v.count), _as_i32(_idx(_mul(h, 4), g)), 1)
+    code = arith.subi(low, arith.shli(arith.xori(high, v.const(1)), v.const(2)))  # low - 4 unless the bit is set
+    return v.affine(scale, code)
 
 
 def _k_scale_min(block: _Block, s: ir.Value) -> tuple[ir.Value, ir.Value]:
@@ -172,50 +198,38 @@ def _k_scale_min(block: _Block, s: ir.Value) -> tuple[ir.Value, ir.Value]:
     return arith.select(low, scale_low, scale_high), arith.select(low, min_low, min_high)
 
 
-def _q4_q5_k(block: _Block, s: ir.Value, qs_offset: int, qh_offset) -> Weight:
+def _q4_q5_k(block: _Block, s: ir.Value, v: _Lanes, qs_offset: int, qh_offset) -> ir.Value:
     """`d * sc * code - dmin * m`; the code is a nibble of qs[32 (s / 2) + j] (low for even s), plus
     16 * bit s of qh[j] for Q5_K (`qh_offset` not None)."""
     sc, mn = _k_scale_min(block, s)
     scale = arith.mulf(block.f16(0), _to_f32(sc))
     minimum = arith.mulf(block.f16(2), _to_f32(mn))
-    codes, shift = _idx(qs_offset, _mul(_div(s, 2), 32)), _as_i32(_mul(_rem(s, 2), 4))
-    high_shift = _as_i32(s)
-
-    def weight(j: ir.Value) -> ir.Value:
-        code = _bits(block.byte(arith.addi(codes, j)), shift, 15)
-        if qh_offset is not None:
-            high = _bits(block.byte(_idx(qh_offset, j)), high_shift, 1)
-            code = arith.ori(code, arith.shli(high, _c32(4)))
-        return _affine(scale, code, minimum)
-
-    return weight
+    codes = block.bytes(_idx(qs_offset, _mul(_div(s, 2), 32)), v.count)
+    code = v.bits(codes, _as_i32(_mul(_rem(s, 2), 4)), 15)
+    if qh_offset is not None:
+        high = v.bits(block.bytes(_index(qh_offset), v.count), _as_i32(s), 1)
+        code = arith.ori(code, arith.shli(high, v.const(4)))
+    return v.affine(scale, code, minimum)
 
 
-def _q4_k(block: _Block, s: ir.Value) -> Weight:
-    return _q4_q5_k(block, s, 16, None)
+def _q4_k(block: _Block, s: ir.Value, v: _Lanes) -> ir.Value:
+    return _q4_q5_k(block, s, v, 16, None)
 
 
-def _q5_k(block: _Block, s: ir.Value) -> Weight:
-    return _q4_q5_k(block, s, 48, 16)
+def _q5_k(block: _Block, s: ir.Value, v: _Lanes) -> ir.Value:
+    return _q4_q5_k(block, s, v, 48, 16)
 
 
-def _q6_k(block: _Block, s: ir.Value) -> Weight:
+def _q6_k(block: _Block, s: ir.Value, v: _Lanes) -> ir.Value:
     # weight 16 s + j = 128 h + 32 g + l with l = 16 (s % 2) + j
     h, g, half = _div(s, 8), _rem(_div(s, 2), 4), _mul(_rem(s, 2), 16)
-    low_bytes = _idx(_mul(h, 64), _mul(_rem(g, 2), 32), half)
-    high_bytes = _idx(128, _mul(h, 32), half)
-    low_shift, high_shift = _as_i32(_mul(_div(g, 2), 4)), _as_i32(_mul(g, 2))
+    low = v.bits(block.bytes(_idx(_mul(h, 64), _mul(_rem(g, 2), 32), half), v.count), _as_i32(_mul(_div(g, 2), 4)), 15)
+    high = v.bits(block.bytes(_idx(128, _mul(h, 32), half), v.count), _as_i32(_mul(g, 2)), 3)
     scale = arith.mulf(block.f16(208), _to_f32(block.byte(_idx(192, s), signed=True)))
-
-    def weight(j: ir.Value) -> ir.Value:
-        low = _bits(block.byte(arith.addi(low_bytes, j)), low_shift, 15)
-        high = _bits(block.byte(arith.addi(high_bytes, j)), high_shift, 3)
-        return _affine(scale, arith.subi(arith.ori(low, arith.shli(high, _c32(4))), _c32(32)))
-
-    return weight
+    return v.affine(scale, arith.subi(arith.ori(low, arith.shli(high, v.const(4))), v.const(32)))
 
 
-_DECODERS: dict[str, Callable[[_Block, ir.Value], Weight]] = {
+_DECODERS: dict[str, Decoder] = {
     "q4_0": _q4_0,
     "q8_0": _q8_0,
     "q2_k": _q2_k,
@@ -250,16 +264,18 @@ def _lower_dequant_matmul(op) -> ir.Value:
     decode = _DECODERS[scheme.name]
     fast = ir.Attribute.parse("#arith.fastmath<reassoc,contract>")
 
+    lanes = _Lanes(per_subblock)
+    x_identity = ir.AffineMapAttr.get(ir.AffineMap.get(4, 0, [ir.AffineDimExpr.get(3)]))
+    in_bounds = ir.ArrayAttr.get([ir.BoolAttr.get(True)])
+
     def body(_x_first: ir.Value, _w_first: ir.Value, acc: ir.Value) -> ir.Value:
         n_index, b, s, m_index = (linalg.IndexOp(dim).result for dim in range(4))
-        weight = decode(_Block(op.w, n_index, b, scheme.block_bytes), s)
-        loop = scf.ForOp(_index(0), _index(per_subblock), _index(1), [arith.constant(f32, 0.0)])
-        with ir.InsertionPoint(loop.body):
-            j, partial = loop.induction_variable, loop.inner_iter_args[0]
-            x_element = tensor.ExtractOp(x, [m_index, b, s, j]).result
-            product = arith.mulf(x_element, weight(j), fastmath=fast)
-            scf.YieldOp([arith.addf(partial, product, fastmath=fast)])
-        return arith.addf(acc, loop.results[0])
+        weights = decode(_Block(op.w, n_index, b, scheme.block_bytes), s, lanes)
+        xs = vector.TransferReadOp(
+            lanes.f32, x, [m_index, b, s, _index(0)], x_identity, arith.constant(f32, 0.0), in_bounds
+        ).result
+        products = arith.mulf(xs, weights, fastmath=fast)
+        return vector.ReductionOp(f32, vector.CombiningKind.ADD, products, acc=acc, fastmath=fast).result
 
     product = lb.generic([x, op.w], lb.zeros([n, m], f32), maps, iterators, body)
     if m > 1:  # [N, M] -> [M, N]; with one row the two layouts are the same bytes (a reshape)

@@ -34,8 +34,8 @@ def _cast(value: ir.Value, target: ir.Type) -> ir.Value:
 
 
 def to_signless(value: ir.Value) -> ir.Value:
-    """A `ui8` scalar as the `i8` of the same bits (other values unchanged)."""
-    return _cast(value, _signless_element(value.type))
+    """A `ui8` scalar or vector as the `i8` of the same bits (other values unchanged)."""
+    return _cast(value, _signless(value.type) or value.type)
 
 
 def to_unsigned(value: ir.Value, target: ir.Type) -> ir.Value:
@@ -51,6 +51,10 @@ def _signless(type_: ir.Type) -> Optional[ir.Type]:
         t = ir.RankedTensorType(type_)
         if is_unsigned(t.element_type):
             return ir.RankedTensorType.get(list(t.shape), _signless_element(t.element_type), t.encoding)
+    if isinstance(type_, ir.VectorType):
+        t = ir.VectorType(type_)
+        if is_unsigned(t.element_type):
+            return ir.VectorType.get(list(t.shape), _signless_element(t.element_type))
     if isinstance(type_, ir.MemRefType):
         t = ir.MemRefType(type_)
         if is_unsigned(t.element_type):

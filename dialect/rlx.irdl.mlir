@@ -326,6 +326,15 @@ module {
       irdl.attributes {"activation" = %3}
       irdl.results(result: %4)
     }
+    irdl.operation @dequant_matmul {
+      %0 = irdl.base "!builtin.tensor" 
+      %1 = irdl.base "!builtin.tensor" 
+      %2 = irdl.base "#builtin.string" 
+      %3 = irdl.base "!builtin.tensor" 
+      irdl.operands(x: %0, w: %1)
+      irdl.attributes {"scheme" = %2}
+      irdl.results(result: %3)
+    }
     irdl.operation @rms_norm {
       %0 = irdl.base "!builtin.tensor" 
       %1 = irdl.base "!builtin.tensor" 

@@ -120,6 +120,17 @@ module {
       irdl.attributes {"eps" = %4}
       irdl.results(result: %5)
     }
+    irdl.operation @dequant_linear {
+      %0 = irdl.base "!builtin.tensor" 
+      %1 = irdl.base "!builtin.tensor" 
+      %2 = irdl.base "!builtin.tensor" 
+      %3 = irdl.base "#builtin.string" 
+      %4 = irdl.base "#builtin.string" 
+      %5 = irdl.base "!builtin.tensor" 
+      irdl.operands(x: %0, w: %1, bias: optional %2)
+      irdl.attributes {"scheme" = %3, "activation" = %4}
+      irdl.results(result: %5)
+    }
     irdl.operation @gated_delta_net {
       %0 = irdl.base "!builtin.tensor" 
       %1 = irdl.base "!builtin.tensor" 

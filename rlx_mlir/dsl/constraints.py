@@ -64,6 +64,7 @@ AnyTensor = TensorOf()
 FloatTensor = TensorOf(("f32", "f16", "bf16"))
 IntTensor = TensorOf(("i32", "i64"))
 BoolTensor = TensorOf(("i1",))
+ByteTensor = TensorOf(("ui8",))  # raw bytes, e.g. packed quantised weight blocks
 
 
 # --- attributes ------------------------------------------------------------

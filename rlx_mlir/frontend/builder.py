@@ -49,7 +49,7 @@ from .inspection import summarize
 STAGES = ("hir", "mir", "lir")
 # The RLX dtypes `constant` infers from a numpy array's dtype; not float64 (numpy's default for
 # floats), which must be asked for with dtype="f64".
-_INFERRED_DTYPES = ("f32", "f16", "i32", "i64", "i1")
+_INFERRED_DTYPES = ("f32", "f16", "i8", "ui8", "i32", "i64", "i1")
 
 
 class BuildError(RlxError, ValueError):
@@ -335,6 +335,15 @@ class GraphModule:
 
     def linear_fused(self, x, w, bias, activation=None, *, out_shape=None) -> Tensor:
         return self._hir(rlx_hir.LinearFusedOp, [x, w, bias], {"activation": activation or "none"}, out_shape)
+
+    def dequant_linear(self, x, w, scheme, bias=None, activation=None, *, out_shape=None) -> Tensor:
+        """`act(x @ dequant(w).T [+ bias])` with `w` GGUF blocks (`u8 [N, bytes]`), an HIR block."""
+        attrs = {"bias": bias, "scheme": scheme, "activation": activation or "none"}
+        return self._hir("rlx_hir.dequant_linear", [x, w], attrs, out_shape)
+
+    def dequant_matmul(self, x, w, scheme, *, out_shape=None) -> Tensor:
+        """`x @ dequant(w).T` with `w` GGUF blocks (`u8 [N, bytes]`): `rlx.dequant_matmul`, at any stage."""
+        return self._emit(rlx.DequantMatmulOp, [x, w], {"scheme": scheme}, out_shape)
 
     def shared_linear_pair(self, x, w_first, w_second) -> tuple[Tensor, Tensor]:
         return self._hir(rlx_hir.SharedLinearPairOp, [x, w_first, w_second], {}, None, results=2)

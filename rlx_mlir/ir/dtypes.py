@@ -2,6 +2,13 @@
 
 Importing this module needs neither MLIR nor numpy (the AOT loader uses it where MLIR is not
 installed); `mlir_type` imports MLIR when it is called.
+
+Bytes: `i8` is a signed byte (numpy int8) and `ui8` an unsigned one (numpy uint8, the storage of
+packed quantised weights such as GGUF blocks; the builder also accepts the name `u8`).  MIR keeps
+the signedness in the type, so `rlx.cast` knows to zero- or sign-extend and the numpy boundary
+knows which array to take; linalg and arith compute on signless integers only, so
+`rlx-mir-to-linalg` retypes `ui8` as `i8` holding the same bits once the ops that read the bytes
+are lowered (they treat them as unsigned).
 """
 
 from __future__ import annotations
@@ -27,12 +34,16 @@ ELEMENT_TYPES: dict[str, ElementType] = {
         ElementType("bf16", None, 2, True, True),
         ElementType("f64", "float64", 8, True, True),
         ElementType("i1", "bool", 1, False, True),
-        ElementType("i8", "int8", 1, False, False),
+        ElementType("i8", "int8", 1, False, True),
+        ElementType("ui8", "uint8", 1, False, True),
         ElementType("i16", "int16", 2, False, False),
         ElementType("i32", "int32", 4, False, True),
         ElementType("i64", "int64", 8, False, True),
     )
 }
+
+# Other names the builder accepts for an element type.
+ALIASES = {"u8": "ui8"}
 
 BUILDABLE = tuple(name for name, t in ELEMENT_TYPES.items() if t.buildable)
 # numpy dtype names of the element types arrays can carry across the ABI (all but bf16).
@@ -41,8 +52,8 @@ _BY_NUMPY = {t.numpy: t for t in ELEMENT_TYPES.values() if t.numpy}
 
 
 def element_type(name: str) -> Optional[ElementType]:
-    """The entry for an MLIR spelling such as "f32", or None."""
-    return ELEMENT_TYPES.get(name)
+    """The entry for an MLIR spelling such as "f32" (or an alias such as "u8"), or None."""
+    return ELEMENT_TYPES.get(ALIASES.get(name, name))
 
 
 def from_numpy(dtype_name: str) -> Optional[ElementType]:
@@ -67,9 +78,11 @@ def mlir_type(name: str):
     """The MLIR type for a buildable dtype name such as "f32" (needs a Context)."""
     from mlir import ir  # only here: the rest of this module is MLIR-free
 
-    entry = ELEMENT_TYPES.get(name)
+    entry = element_type(name)
     if entry is None or not entry.buildable:
         raise ValueError(f"unknown dtype '{name}'; expected one of {', '.join(BUILDABLE)}")
     if entry.is_float:
         return {"f32": ir.F32Type, "f16": ir.F16Type, "bf16": ir.BF16Type, "f64": ir.F64Type}[name].get()
-    return ir.IntegerType.get_signless(8 * entry.bytes if name != "i1" else 1)
+    if entry.name == "ui8":
+        return ir.IntegerType.get_unsigned(8)
+    return ir.IntegerType.get_signless(8 * entry.bytes if entry.name != "i1" else 1)

@@ -129,5 +129,7 @@ class LowerToNVVM(RlxPipeline):
                        block_reductions=self.block_reductions),
             # Constants and index math move into the kernels (static bounds, no extra parameters).
             "gpu-launch-sink-index-computations", "gpu-kernel-outlining", "func.func(gpu-async-region)",
-            EmitCInterface(), to_gpu, "reconcile-unrealized-casts",
+            # Vector ops in kernels (rlx.dequant_matmul's decoding reads vectors of bytes): their
+            # transfers become loads; gpu-lower-to-nvvm-pipeline does not lower vector.transfer_read.
+            EmitCInterface(), "gpu.module(convert-vector-to-llvm)", to_gpu, "reconcile-unrealized-casts",
         ]

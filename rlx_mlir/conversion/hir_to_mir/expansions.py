@@ -90,6 +90,13 @@ def _expand_linear(op: rlx_hir.LinearOp, policy: str) -> list[ir.Value]:
     return [_activation(out, op.activation)]
 
 
+def _expand_dequant_linear(op: rlx_hir.DequantLinearOp, policy: str) -> list[ir.Value]:
+    out = rlx.DequantMatmulOp(op.x, op.w, op.scheme).result
+    if op.bias is not None:
+        out = rlx.AddOp(out, op.bias).result
+    return [_activation(out, op.activation)]
+
+
 def _expand_linear_fused(op: rlx_hir.LinearFusedOp, policy: str) -> list[ir.Value]:
     return [_fused_linear(op.x, op.w, op.bias, op.activation)]
 
@@ -178,6 +185,7 @@ def _expand_llama_decoder_block(op: rlx_hir.LlamaDecoderBlockOp, policy: str) ->
 EXPANSIONS: dict[type, Callable[[ir.OpView, str], list[ir.Value]]] = {
     rlx_hir.LinearOp: _expand_linear,
     rlx_hir.LinearFusedOp: _expand_linear_fused,
+    rlx_hir.DequantLinearOp: _expand_dequant_linear,
     rlx_hir.SharedLinearPairOp: _expand_shared_linear_pair,
     rlx_hir.SwigluFfnOp: _expand_swiglu_ffn,
     rlx_hir.RmsNormOp: _expand_rms_norm,

@@ -9,6 +9,8 @@ from mlir.dialects import arith
 
 from ...dialects import rlx
 from . import builders as lb
+from . import unsigned
+from .unsigned import is_unsigned, to_signless
 
 
 def _lower_constant(op) -> ir.Value:
@@ -24,7 +26,17 @@ def _width(t: ir.Type) -> int:
 
 
 def convert_scalar(x: ir.Value, target: ir.Type) -> ir.Value:
-    """One element converted with rlx.cast's semantics."""
+    """One element converted with rlx.cast's semantics (unsigned bytes, `ui8`, zero-extend)."""
+    if x.type == target:
+        return x
+    from_unsigned, to_unsigned = is_unsigned(x.type), is_unsigned(target)
+    if not to_unsigned:
+        return _convert_signless(to_signless(x), target, from_unsigned)
+    signless_target = ir.IntegerType.get_signless(ir.IntegerType(target).width)
+    return unsigned.to_unsigned(_convert_signless(to_signless(x), signless_target, from_unsigned, True), target)
+
+
+def _convert_signless(x: ir.Value, target: ir.Type, from_unsigned: bool = False, to_unsigned: bool = False) -> ir.Value:
     source = x.type
     if source == target:
         return x
@@ -38,8 +50,8 @@ def convert_scalar(x: ir.Value, target: ir.Type) -> ir.Value:
         wider = ir.FloatType(target).width > ir.FloatType(source).width
         return arith.extf(target, x) if wider else arith.truncf(target, x)
     if _is_float(source):
-        return arith.fptosi(target, x)
-    if _width(source) == 1:  # bool to a number: 0 or 1
+        return arith.fptoui(target, x) if to_unsigned else arith.fptosi(target, x)
+    if _width(source) == 1 or from_unsigned:  # bool to a number: 0 or 1; unsigned bytes zero-extend
         return arith.uitofp(target, x) if _is_float(target) else arith.extui(target, x)
     if _is_float(target):
         return arith.sitofp(target, x)

@@ -18,6 +18,7 @@ from mlir.rewrite import RewritePatternSet, walk_and_apply_patterns
 from ...dialects import rlx
 from ...ir.walk import collect_ops, ops_in_dialect
 from .lowerings import LOWERINGS
+from .unsigned import is_unsigned, retype_unsigned_as_signless
 from ...ir.shapes import is_static, num_elements, shape_of
 from ...passmanager.base import PassFailure, RlxPass, fail
 
@@ -40,11 +41,30 @@ class MirToLinalg(RlxPass):
     def run(self, module: ir.Operation) -> None:
         _check_static_shapes(module)
         _check_constant_sizes(module)
+        has_unsigned = _has_unsigned_values(module)
         patterns = RewritePatternSet()
         for op_class, lowering in LOWERINGS.items():
             patterns.add(op_class, _as_pattern(lowering))
         walk_and_apply_patterns(module, patterns.freeze())
         _check_fully_lowered(module)
+        if has_unsigned:
+            retype_unsigned_as_signless(module)
+
+
+def _has_unsigned_values(module: ir.Operation) -> bool:
+    """Whether a `ui8` tensor occurs at an RLX op or in a function signature (before lowering)."""
+
+    def unsigned_tensor(t: ir.Type) -> bool:
+        return isinstance(t, ir.ShapedType) and is_unsigned(ir.ShapedType(t).element_type)
+
+    for op in ops_in_dialect(module, "rlx"):
+        if any(unsigned_tensor(v.type) for v in (*op.operands, *op.results)):
+            return True
+    for function in collect_ops(module, lambda o: o.name == "func.func"):
+        types = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)
+        if any(unsigned_tensor(t) for t in (*types.inputs, *types.results)):
+            return True
+    return False
 
 
 def _check_static_shapes(module: ir.Operation) -> None:

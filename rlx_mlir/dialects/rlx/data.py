@@ -11,10 +11,11 @@ from mlir import ir
 
 from ...dsl import DenseElementsAttr, Pure, TensorOf, VerifyError, attribute, operand, result
 from ...dsl import element_type_from_name
+from ...ir.dtypes import ALIASES
 from ...ir.shapes import format_shape, shape_of
 from .dialect import Rlx
 
-CASTABLE = ("f32", "f16", "bf16", "i32", "i64", "i1")
+CASTABLE = ("f32", "f16", "bf16", "i8", "ui8", "i32", "i64", "i1")
 CastableTensor = TensorOf(CASTABLE)
 
 
@@ -33,14 +34,15 @@ class ConstantOp(Rlx.Operation, name="constant", traits=[Pure]):
 
 
 class CastOp(Rlx.Operation, name="cast", traits=[Pure]):
-    """Converts elements to the result's element type (f32, f16, bf16, i32, i64, i1); shape unchanged.
+    """Converts elements to the result's element type (f32, f16, bf16, i8, ui8, i32, i64, i1); shape unchanged.
 
     As PyTorch's `Tensor.to`: floats round to nearest even when narrowed; floats
     to integers truncate toward zero (NaN and out-of-range values give
     unspecified results); integers to floats round to nearest; integers
-    sign-extend or truncate; anything to i1 is `x != 0` (NaN is true); i1 to a
-    number is 0 or 1.  The builder is `CastOp(x, result_type=...)`, or
-    `CastOp.to(x, "i32")`.
+    sign-extend (`ui8`, unsigned bytes: zero-extend) or truncate (keeping the
+    low bits, as NumPy's `astype`); anything to i1 is `x != 0` (NaN is true); i1
+    to a number is 0 or 1.  The builder is `CastOp(x, result_type=...)`, or
+    `CastOp.to(x, "i32")` (`"u8"` names `ui8`).
     """
 
     input = operand(CastableTensor, "the tensor to convert")
@@ -54,7 +56,7 @@ class CastOp(Rlx.Operation, name="cast", traits=[Pure]):
     @classmethod
     def to(cls, input: ir.Value, dtype: str, *, loc=None, ip=None) -> "CastOp":
         """Builds a cast of `input` to the element type named `dtype` ("f16", "i64", ...)."""
-        if dtype not in CASTABLE:
+        if dtype not in CASTABLE and ALIASES.get(dtype) not in CASTABLE:
             raise ValueError(f"'rlx.cast' cannot convert to '{dtype}'; targets: {', '.join(CASTABLE)}")
         element = element_type_from_name(dtype)
         result_type = ir.RankedTensorType.get(list(shape_of(input.type)), element)

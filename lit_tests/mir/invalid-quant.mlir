@@ -1,0 +1,64 @@
+// rlx.dequant_matmul checks its weight's bytes against the scheme, the scheme's name and the
+// element types, with a diagnostic at the op.
+// RUN: rlx-opt %s --split-input-file --verify-diagnostics
+func.func @bytes(%x: tensor<3x64xf32>, %w: tensor<5x35xui8>) -> tensor<3x5xf32> {
+  // expected-error @+1 {{'rlx.dequant_matmul' op scheme 'q4_0' needs 36 bytes per weight row for K = 64 (2 blocks of 18 bytes), but w has 35}}
+  %0 = "rlx.dequant_matmul"(%x, %w) {scheme = "q4_0"} : (tensor<3x64xf32>, tensor<5x35xui8>) -> tensor<3x5xf32>
+  return %0 : tensor<3x5xf32>
+}
+
+// -----
+
+func.func @k(%x: tensor<3x48xf32>, %w: tensor<5x36xui8>) -> tensor<3x5xf32> {
+  // expected-error @+1 {{'rlx.dequant_matmul' op scheme 'q4_0' packs blocks of 32 weights, but K = 48 is not a multiple of 32}}
+  %0 = "rlx.dequant_matmul"(%x, %w) {scheme = "q4_0"} : (tensor<3x48xf32>, tensor<5x36xui8>) -> tensor<3x5xf32>
+  return %0 : tensor<3x5xf32>
+}
+
+// -----
+
+func.func @scheme(%x: tensor<3x64xf32>, %w: tensor<5x36xui8>) -> tensor<3x5xf32> {
+  // expected-error @+1 {{'rlx.dequant_matmul' op attribute 'scheme' must be one of 'q4_0', 'q8_0', 'q2_k', 'q3_k', 'q4_k', 'q5_k', 'q6_k', but got 'q3_q'}}
+  %0 = "rlx.dequant_matmul"(%x, %w) {scheme = "q3_q"} : (tensor<3x64xf32>, tensor<5x36xui8>) -> tensor<3x5xf32>
+  return %0 : tensor<3x5xf32>
+}
+
+// -----
+
+func.func @dtype(%x: tensor<3x64xf32>, %w: tensor<5x36xi8>) -> tensor<3x5xf32> {
+  // expected-error @+1 {{'rlx.dequant_matmul' op operand 'w' must be a ranked tensor of ui8, but got tensor<5x36xi8>}}
+  %0 = "rlx.dequant_matmul"(%x, %w) {scheme = "q4_0"} : (tensor<3x64xf32>, tensor<5x36xi8>) -> tensor<3x5xf32>
+  return %0 : tensor<3x5xf32>
+}
+
+// -----
+
+func.func @xdtype(%x: tensor<3x64xf16>, %w: tensor<5x36xui8>) -> tensor<3x5xf32> {
+  // expected-error @+1 {{'rlx.dequant_matmul' op operand 'x' must be a ranked tensor of f32, but got tensor<3x64xf16>}}
+  %0 = "rlx.dequant_matmul"(%x, %w) {scheme = "q4_0"} : (tensor<3x64xf16>, tensor<5x36xui8>) -> tensor<3x5xf32>
+  return %0 : tensor<3x5xf32>
+}
+
+// -----
+
+func.func @result(%x: tensor<3x64xf32>, %w: tensor<5x36xui8>) -> tensor<3x6xf32> {
+  // expected-error @+1 {{'rlx.dequant_matmul' op result type tensor<3x6xf32> does not match the inferred type tensor<3x5xf32>}}
+  %0 = "rlx.dequant_matmul"(%x, %w) {scheme = "q4_0"} : (tensor<3x64xf32>, tensor<5x36xui8>) -> tensor<3x6xf32>
+  return %0 : tensor<3x6xf32>
+}
+
+// -----
+
+func.func @rank(%x: tensor<3x64xf32>, %w: tensor<180xui8>) -> tensor<3x5xf32> {
+  // expected-error @+1 {{'rlx.dequant_matmul' op requires w of rank 2, [N, bytes per row], got [180]}}
+  %0 = "rlx.dequant_matmul"(%x, %w) {scheme = "q4_0"} : (tensor<3x64xf32>, tensor<180xui8>) -> tensor<3x5xf32>
+  return %0 : tensor<3x5xf32>
+}
+
+// -----
+
+func.func @noscheme(%x: tensor<3x64xf32>, %w: tensor<5x36xui8>) -> tensor<3x5xf32> {
+  // expected-error @+1 {{'rlx.dequant_matmul' op attribute "scheme" is expected but not provided}}
+  %0 = "rlx.dequant_matmul"(%x, %w) : (tensor<3x64xf32>, tensor<5x36xui8>) -> tensor<3x5xf32>
+  return %0 : tensor<3x5xf32>
+}

@@ -1,0 +1,288 @@
+"""Lowering of `rlx.dequant_matmul`: the blocks are decoded inside the contraction.
+
+One `linalg.generic` over `(n, b, s, m)`: output column `n`, block `b` of the weight row,
+sub-block `s` of the block (the weights that share a scale: 32 for Q4_K / Q5_K, 16 for Q2_K /
+Q3_K / Q6_K; Q4_0 uses its two nibble halves, Q8_0 one sub-block) and row `m` of `x`.  Its body
+reads what the sub-block shares (scales, mins) from `w` as scalars (`tensor.extract` at
+`[n, b * block_bytes + offset]`), the sub-block's codes as one vector of bytes per byte array
+(`vector.transfer_read`), decodes all its weights lane-wise (nibble and bit unpacking, scales
+broadcast), multiplies by the vector of `x[m, b, s, :]` and adds the `vector.reduction` of the
+products (`fastmath<reassoc,contract>`) into the product `[N, M]`, in f32.  No f32 copy of the
+weight is materialised.  The byte decoding follows the layouts in `rlx.dequant_matmul`'s
+description (ggml's `dequantize_row_*`).
+
+Loop order: `n` outermost is the loop rlx-parallelize-linalg splits, so threads share out the
+weight's rows (the product is `[N, M]`, transposed at the end, for its dims to lead the loops as
+that pass expects); `m` inside `(b, s)` reads a sub-block's scales once for all rows.  The sum
+over a sub-block is explicit vector code rather than a reduction loop of the generic: a
+generic's innermost reduction accumulates through memory (a load and store of the product per
+weight), which LLVM neither keeps in a register nor vectorizes.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from mlir import ir
+from mlir.dialects import arith, linalg, tensor, vector
+
+from ...dialects import rlx
+from ...dialects.rlx.quant import GGUF_SCHEMES
+from ...ir.shapes import shape_of
+from . import builders as lb
+from .unsigned import to_signless
+
+# Sub-blocks per block (S) and weights per sub-block (J) of each scheme's loop nest.
+_SUBBLOCKS = {"q4_0": (2, 16), "q8_0": (1, 32), "q2_k": (16, 16), "q3_k": (16, 16), "q4_k": (8, 32), "q5_k": (8, 32), "q6_k": (16, 16)}
+
+
+def _i32() -> ir.Type:
+    return ir.IntegerType.get_signless(32)
+
+
+class _Block:
+    """Scalar reads of the bytes of block `b` of row `n` of `w`, inside the generic's body."""
+
+    def __init__(self, w: ir.Value, n: ir.Value, b: ir.Value, block_bytes: int):
+        self.w, self.n = w, n
+        self.base = arith.muli(b, _index(block_bytes))
+
+    def byte(self, offset: ir.Value, signed: bool = False) -> ir.Value:
+        """The byte at `offset` (an index) in the block, as an i32 (zero- or sign-extended)."""
+        column = arith.addi(self.base, offset)
+        raw = to_signless(tensor.ExtractOp(self.w, [self.n, column]).result)
+        return arith.extsi(_i32(), raw) if signed else arith.extui(_i32(), raw)
+
+    def bytes(self, offset: ir.Value, lanes: int, signed: bool = False) -> ir.Value:
+        """The `lanes` bytes from `offset` (an index) in the block, as a vector of i32."""
+        column = arith.addi(self.base, offset)
+        raw_type = ir.VectorType.get([lanes], ir.RankedTensorType(self.w.type).element_type)
+        identity = ir.AffineMapAttr.get(ir.AffineMap.get(2, 0, [ir.AffineDimExpr.get(1)]))
+        padding = arith.constant(ir.RankedTensorType(self.w.type).element_type, 0)
+        in_bounds = ir.ArrayAttr.get([ir.BoolAttr.get(True)])
+        raw = vector.TransferReadOp(raw_type, self.w, [self.n, column], identity, padding, in_bounds).result
+        raw = to_signless(raw)
+        wide = ir.VectorType.get([lanes], _i32())
+        return arith.extsi(wide, raw) if signed else arith.extui(wide, raw)
+
+    def f16(self, offset: int) -> ir.Value:
+        """The little-endian f16 at byte `offset`, as an f32."""
+        low, high = self.byte(_index(offset)), self.byte(_index(offset + 1))
+        bits = arith.ori(low, arith.shli(high, _c32(8)))
+        half = arith.bitcast(ir.F16Type.get(), arith.trunci(ir.IntegerType.get_signless(16), bits))
+        return arith.extf(ir.F32Type.get(), half)
+
+
+def _index(value: int) -> ir.Value:
+    return arith.constant(ir.IndexType.get(), value)
+
+
+def _c32(value: int) -> ir.Value:
+    return arith.constant(_i32(), value)
+
+
+def _as_i32(index: ir.Value) -> ir.Value:
+    return arith.index_cast(_i32(), index)
+
+
+def _to_f32(value: ir.Value) -> ir.Value:
+    return arith.sitofp(ir.F32Type.get(), value)
+
+
+def _bits(value: ir.Value, shift: ir.Value, mask: int) -> ir.Value:
+    """`(value >> shift) & mask` on i32."""
+    return arith.andi(arith.shrui(value, shift), _c32(mask))
+
+
+def _idx(*terms) -> ir.Value:
+    """The sum of index `terms`; an int term is a constant."""
+    total = None
+    for term in terms:
+        value = _index(term) if isinstance(term, int) else term
+        total = value if total is None else arith.addi(total, value)
+    return total
+
+
+def _mul(value: ir.Value, factor: int) -> ir.Value:
+    return arith.muli(value, _index(factor))
+
+
+def _div(value: ir.Value, divisor: int) -> ir.Value:
+    return arith.divui(value, _index(divisor))
+
+
+def _rem(value: ir.Value, divisor: int) -> ir.Value:
+    return arith.remui(value, _index(divisor))
+
+
+# --- per scheme: the f32 weights of sub-block s of a block ---------------------------------
+#
+# A decoder reads what the sub-block's weights share (scales, mins, where its codes are) as
+# scalars, then its codes as one vector of `lanes` bytes per byte array, and returns the
+# sub-block's weights as a vector<lanes x f32>.
+
+
+class _Lanes:
+    """Vector helpers for a sub-block of `count` weights: i32 lanes, scalars broadcast."""
+
+    def __init__(self, count: int):
+        self.count = count
+        self.i32 = ir.VectorType.get([count], _i32())
+        self.f32 = ir.VectorType.get([count], ir.F32Type.get())
+
+    def const(self, value: int) -> ir.Value:
+        return arith.constant(self.i32, ir.DenseElementsAttr.get_splat(self.i32, ir.IntegerAttr.get(_i32(), value)))
+
+    def spread(self, scalar: ir.Value) -> ir.Value:
+        return vector.BroadcastOp(self.f32 if isinstance(scalar.type, ir.F32Type) else self.i32, scalar).result
+
+    def bits(self, value: ir.Value, shift: ir.Value, mask: int) -> ir.Value:
+        """`(value >> shift) & mask` per lane; `shift` a scalar i32."""
+        return arith.andi(arith.shrui(value, self.spread(shift)), self.const(mask))
+
+    def affine(self, scale: ir.Value, code: ir.Value, minimum: ir.Value = None) -> ir.Value:
+        """`scale * code [- minimum]` per lane, f32; `scale` and `minimum` scalars, `code` i32 lanes."""
+        value = arith.mulf(self.spread(scale), arith.sitofp(self.f32, code))
+        return value if minimum is None else arith.subf(value, self.spread(minimum))
+
+
+Decoder = Callable[["_Block", ir.Value, _Lanes], ir.Value]
+
+
+def _q4_0(block: _Block, s: ir.Value, v: _Lanes) -> ir.Value:
+    d, shift = block.f16(0), _as_i32(_mul(s, 4))
+    return v.affine(d, arith.subi(v.bits(block.bytes(_index(2), v.count), shift, 15), v.const(8)))
+
+
+def _q8_0(block: _Block, s: ir.Value, v: _Lanes) -> ir.Value:
+    return v.affine(block.f16(0), block.bytes(_index(2), v.count, signed=True))
+
+
+def _q2_q3_layout(s: ir.Value, qs_offset: int) -> tuple[ir.Value, ir.Value, ir.Value, ir.Value]:
+    """Q2_K / Q3_K: weight 16 s + j = 128 h + 32 g + 16 t + j; its 2 low bits are bits 2 g, 2 g + 1
+    of qs[32 h + 16 t + j].  Returns (h, g, t, the byte offset of qs[32 h + 16 t])."""
+    h, g, t = _div(s, 8), _rem(_div(s, 2), 4), _rem(s, 2)
+    return h, g, t, _idx(qs_offset, _mul(h, 32), _mul(t, 16))
+
+
+def _q2_k(block: _Block, s: ir.Value, v: _Lanes) -> ir.Value:
+    _, g, _, codes = _q2_q3_layout(s, 16)
+    scales = block.byte(s)
+    scale = arith.mulf(block.f16(80), _to_f32(arith.andi(scales, _c32(15))))
+    minimum = arith.mulf(block.f16(82), _to_f32(arith.shrui(scales, _c32(4))))
+    return v.affine(scale, v.bits(block.bytes(codes, v.count), _as_i32(_mul(g, 2)), 3), minimum)
+
+
+def _q3_k(block: _Block, s: ir.Value, v: _Lanes) -> ir.Value:
+    h, g, t, codes = _q2_q3_layout(s, 32)
+    scale_low = _bits(block.byte(_idx(96, _rem(s, 8))), _as_i32(_mul(_div(s, 8), 4)), 15)
+    scale_high = _bits(block.byte(_idx(104, _rem(s, 4))), _as_i32(_mul(_div(s, 4), 2)), 3)
+    scale6 = arith.subi(arith.ori(scale_low, arith.shli(scale_high, _c32(4))), _c32(32))
+    scale = arith.mulf(block.f16(108), _to_f32(scale6))
+    low = v.bits(block.bytes(codes, v.count), _as_i32(_mul(g, 2)), 3)
+    high = v.bits(block.bytes(_mul(t, 16), v.count), _as_i32(_idx(_mul(h, 4), g)), 1)
+    code = arith.subi(low, arith.shli(arith.xori(high, v.const(1)), v.const(2)))  # low - 4 unless the bit is set
+    return v.affine(scale, code)
+
+
+def _k_scale_min(block: _Block, s: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """ggml's `get_scale_min_k4(s)` on the 12 scale bytes at offset 4: 6-bit scale and min, i32."""
+    a = block.byte(_idx(4, s))  # scales[s]
+    b = block.byte(_idx(8, s))  # scales[s + 4]
+    c = block.byte(_idx(4, _rem(s, 4)))  # scales[s - 4] when s >= 4 (in bounds always)
+    low = arith.cmpi(arith.CmpIPredicate.ult, s, _index(4))
+    six, four = _c32(6), _c32(4)
+    scale_low, min_low = arith.andi(a, _c32(63)), arith.andi(b, _c32(63))
+    scale_high = arith.ori(arith.andi(b, _c32(15)), arith.shli(arith.shrui(c, six), four))
+    min_high = arith.ori(arith.shrui(b, four), arith.shli(arith.shrui(a, six), four))
+    return arith.select(low, scale_low, scale_high), arith.select(low, min_low, min_high)
+
+
+def _q4_q5_k(block: _Block, s: ir.Value, v: _Lanes, qs_offset: int, qh_offset) -> ir.Value:
+    """`d * sc * code - dmin * m`; the code is a nibble of qs[32 (s / 2) + j] (low for even s), plus
+    16 * bit s of qh[j] for Q5_K (`qh_offset` not None)."""
+    sc, mn = _k_scale_min(block, s)
+    scale = arith.mulf(block.f16(0), _to_f32(sc))
+    minimum = arith.mulf(block.f16(2), _to_f32(mn))
+    codes = block.bytes(_idx(qs_offset, _mul(_div(s, 2), 32)), v.count)
+    code = v.bits(codes, _as_i32(_mul(_rem(s, 2), 4)), 15)
+    if qh_offset is not None:
+        high = v.bits(block.bytes(_index(qh_offset), v.count), _as_i32(s), 1)
+        code = arith.ori(code, arith.shli(high, v.const(4)))
+    return v.affine(scale, code, minimum)
+
+
+def _q4_k(block: _Block, s: ir.Value, v: _Lanes) -> ir.Value:
+    return _q4_q5_k(block, s, v, 16, None)
+
+
+def _q5_k(block: _Block, s: ir.Value, v: _Lanes) -> ir.Value:
+    return _q4_q5_k(block, s, v, 48, 16)
+
+
+def _q6_k(block: _Block, s: ir.Value, v: _Lanes) -> ir.Value:
+    # weight 16 s + j = 128 h + 32 g + l with l = 16 (s % 2) + j
+    h, g, half = _div(s, 8), _rem(_div(s, 2), 4), _mul(_rem(s, 2), 16)
+    low = v.bits(block.bytes(_idx(_mul(h, 64), _mul(_rem(g, 2), 32), half), v.count), _as_i32(_mul(_div(g, 2), 4)), 15)
+    high = v.bits(block.bytes(_idx(128, _mul(h, 32), half), v.count), _as_i32(_mul(g, 2)), 3)
+    scale = arith.mulf(block.f16(208), _to_f32(block.byte(_idx(192, s), signed=True)))
+    return v.affine(scale, arith.subi(arith.ori(low, arith.shli(high, v.const(4))), v.const(32)))
+
+
+_DECODERS: dict[str, Decoder] = {
+    "q4_0": _q4_0,
+    "q8_0": _q8_0,
+    "q2_k": _q2_k,
+    "q3_k": _q3_k,
+    "q4_k": _q4_k,
+    "q5_k": _q5_k,
+    "q6_k": _q6_k,
+}
+
+
+def _lower_dequant_matmul(op) -> ir.Value:
+    scheme = GGUF_SCHEMES[op.scheme]
+    subblocks, per_subblock = _SUBBLOCKS[scheme.name]
+    x_shape, w_shape = shape_of(op.x.type), shape_of(op.w.type)
+    k, n = x_shape[-1], w_shape[0]
+    m = 1
+    for size in x_shape[:-1]:
+        m *= size
+    f32 = ir.F32Type.get()
+    x = lb.reshape(op.x, ir.RankedTensorType.get([m, k // scheme.block, subblocks, per_subblock], f32))
+    d = [ir.AffineDimExpr.get(i) for i in range(4)]  # (n, b, s, m)
+    zero = ir.AffineConstantExpr.get(0)
+    # x and w are inputs read at a sub-block's / block's first element: the body reads them through
+    # tensor.extract, but as operands they show the op's size (rlx-parallelize-linalg leaves small
+    # ops serial) and that a chunk of rows n reads rows n of w.  LLVM drops the unused loads.
+    maps = [
+        ir.AffineMap.get(4, 0, [d[3], d[1], d[2], zero]),  # x[m, b, s, 0]: the sub-block's first element
+        ir.AffineMap.get(4, 0, [d[0], d[1] * scheme.block_bytes]),  # w[n, first byte of block b]
+        ir.AffineMap.get(4, 0, [d[0], d[3]]),  # the product, [N, M]
+    ]
+    iterators = [lb.PARALLEL, lb.REDUCTION, lb.REDUCTION, lb.PARALLEL]
+    decode = _DECODERS[scheme.name]
+    fast = ir.Attribute.parse("#arith.fastmath<reassoc,contract>")
+
+    lanes = _Lanes(per_subblock)
+    x_identity = ir.AffineMapAttr.get(ir.AffineMap.get(4, 0, [ir.AffineDimExpr.get(3)]))
+    in_bounds = ir.ArrayAttr.get([ir.BoolAttr.get(True)])
+
+    def body(_x_first: ir.Value, _w_first: ir.Value, acc: ir.Value) -> ir.Value:
+        n_index, b, s, m_index = (linalg.IndexOp(dim).result for dim in range(4))
+        weights = decode(_Block(op.w, n_index, b, scheme.block_bytes), s, lanes)
+        xs = vector.TransferReadOp(
+            lanes.f32, x, [m_index, b, s, _index(0)], x_identity, arith.constant(f32, 0.0), in_bounds
+        ).result
+        products = arith.mulf(xs, weights, fastmath=fast)
+        return vector.ReductionOp(f32, vector.CombiningKind.ADD, products, acc=acc, fastmath=fast).result
+
+    product = lb.generic([x, op.w], lb.zeros([n, m], f32), maps, iterators, body)
+    if m > 1:  # [N, M] -> [M, N]; with one row the two layouts are the same bytes (a reshape)
+        product = linalg.transpose(product, outs=[lb.empty([m, n], f32)], permutation=[1, 0]).results[0]
+    return lb.reshape(product, op.result.type)
+
+
+LOWERINGS: dict[type, Callable] = {
+    rlx.DequantMatmulOp: _lower_dequant_matmul,
+}

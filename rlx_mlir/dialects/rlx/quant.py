@@ -1,0 +1,136 @@
+"""Quantised weights: matmuls whose weight is stored as packed blocks of bytes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+
+from ...dsl import ByteTensor, Pure, StrEnumAttr, TensorOf, VerifyError, attribute, operand, result
+from ...ir.shapes import DYNAMIC, format_shape, shape_of
+from .dialect import Rlx
+
+
+@dataclass(frozen=True)
+class BlockScheme:
+    """A quantisation scheme that stores a row of weights as blocks of `block` weights in `block_bytes` bytes."""
+
+    name: str
+    block: int  # weights per block
+    block_bytes: int  # bytes per block
+
+    def row_bytes(self, k: int) -> int:
+        """Bytes of one weight row of `k` weights (`k` a multiple of `block`)."""
+        return k // self.block * self.block_bytes
+
+
+# GGUF's block formats (ggml-common.h), the sizes of gguf.GGML_QUANT_SIZES.
+GGUF_SCHEMES: dict[str, BlockScheme] = {
+    s.name: s
+    for s in (
+        BlockScheme("q4_0", 32, 18),
+        BlockScheme("q8_0", 32, 34),
+        BlockScheme("q2_k", 256, 84),
+        BlockScheme("q3_k", 256, 110),
+        BlockScheme("q4_k", 256, 144),
+        BlockScheme("q5_k", 256, 176),
+        BlockScheme("q6_k", 256, 210),
+    )
+}
+
+
+class DequantMatmulOp(Rlx.Operation, name="dequant_matmul", traits=[Pure]):
+    """Matrix product with a weight stored in GGUF's quantised blocks: `x @ dequant(w).T`.
+
+    `x` is `[..., K]` f32 (rank 1 or more; leading dimensions are batch).  `w`
+    holds the weight `W [N, K]` (GGUF's orientation: one row per output) as raw
+    bytes, `ui8 [N, K / block * block_bytes]`: each row is its `K / block` blocks
+    back to back, the rows back to back, exactly as a GGUF file stores the
+    tensor.  The result is `[..., N]` f32, `result[..., n] = sum_k x[..., k] *
+    W[n, k]` with `W` decoded as below and products accumulated in f32.  K must
+    be a multiple of the scheme's block size and `w` must have exactly the
+    bytes the scheme needs (the verifier says how many).
+
+    Block layouts (`scheme`), as ggml defines them (ggml-common.h, decoded as
+    `dequantize_row_*` in ggml-quants.c).  All multi-byte fields are little
+    endian; `f16` is an IEEE half; `e` is the weight's index in its block:
+
+    - `q4_0`: 32 weights in 18 bytes.  Bytes 0-1: f16 scale `d`; bytes 2-17:
+      `qs[16]`, two 4-bit codes per byte.  Weight `e < 16` is the low nibble
+      of `qs[e]`, weight `e >= 16` the high nibble of `qs[e - 16]`; its value
+      is `d * (code - 8)`.
+    - `q8_0`: 32 weights in 34 bytes.  Bytes 0-1: f16 scale `d`; bytes 2-33:
+      `qs[32]`, signed bytes.  Weight `e` is `d * qs[e]`.
+    - `q2_k`: 256 weights in 84 bytes, sixteen sub-blocks of 16.  Bytes 0-15:
+      `scales[16]`, a 4-bit scale (low nibble) and a 4-bit min (high nibble)
+      per sub-block; bytes 16-79: `qs[64]`, 2-bit codes; bytes 80-81: f16 `d`;
+      bytes 82-83: f16 `dmin`.  With `e = 128 h + 32 g + 16 t + l` (`h < 2`,
+      `g < 4`, `t < 2`, `l < 16`; sub-block `s = e / 16`), the code is bits
+      `2 g`, `2 g + 1` of `qs[32 h + 16 t + l]` and the weight is `d *
+      (scales[s] & 15) * code - dmin * (scales[s] >> 4)`.
+    - `q3_k`: 256 weights in 110 bytes, sixteen sub-blocks of 16.  Bytes 0-31:
+      `hmask[32]`, the third bits; bytes 32-95: `qs[64]`, the low 2 bits;
+      bytes 96-107: `scales[12]`, sixteen 6-bit scales; bytes 108-109: f16 `d`.
+      With `e`, `h`, `g`, `t`, `l`, `s` as `q2_k`: the low bits are bits `2 g`,
+      `2 g + 1` of `qs[32 h + 16 t + l]`; the code is `low - 4` when bit `4 h
+      + g` of `hmask[16 t + l]` is clear and `low` when it is set; the 6-bit
+      scale is `(scales[s % 8] >> 4 (s / 8)) & 15 | ((scales[8 + s % 4] >> 2
+      (s / 4)) & 3) << 4` and the weight is `d * (scale - 32) * code`.
+    - `q4_k`: 256 weights in 144 bytes, eight sub-blocks of 32.  Bytes 0-1: f16
+      `d`; bytes 2-3: f16 `dmin`; bytes 4-15: `scales[12]`, eight 6-bit scales
+      and eight 6-bit mins; bytes 16-143: `qs[128]`, 4-bit codes.  Sub-block
+      `s = e / 32` has scale `sc` and min `m` (ggml's `get_scale_min_k4`): for
+      `s < 4`, `sc = scales[s] & 63`, `m = scales[s + 4] & 63`; for `s >= 4`,
+      `sc = (scales[s + 4] & 15) | (scales[s - 4] >> 6) << 4`, `m = (scales[s +
+      4] >> 4) | (scales[s] >> 6) << 4`.  Its code is the low nibble (`s`
+      even) or the high nibble (`s` odd) of `qs[32 * (s / 2) + e % 32]`.  The
+      weight is `d * sc * code - dmin * m`.
+    - `q5_k`: 256 weights in 176 bytes.  Bytes 0-1: f16 `d`; bytes 2-3: f16
+      `dmin`; bytes 4-15: `scales[12]` as `q4_k`; bytes 16-47: `qh[32]`, the
+      fifth bits; bytes 48-175: `qs[128]`, the low 4 bits as `q4_k`.  The code
+      of weight `e` (sub-block `s = e / 32`) is its `q4_k` nibble plus 16 *
+      bit `s` of `qh[e % 32]`; the weight is `d * sc * code - dmin * m`.
+    - `q6_k`: 256 weights in 210 bytes, sixteen sub-blocks of 16.  Bytes
+      0-127: `ql[128]`, the low 4 bits; bytes 128-191: `qh[64]`, the high 2
+      bits; bytes 192-207: `scales[16]`, signed bytes; bytes 208-209: f16 `d`
+      (last).  With `e = 128 h + 32 g + l` (`h < 2`, `g < 4`, `l < 32`): the
+      low bits are the low nibble (`g < 2`) or high nibble (`g >= 2`) of
+      `ql[64 h + 32 (g % 2) + l]`, the high bits are bits `2 g`, `2 g + 1` of
+      `qh[32 h + l]`; the code is `low | high << 4` (0..63) and the weight is
+      `d * scales[e / 16] * (code - 32)`.
+    """
+
+    x = operand(TensorOf(("f32",)), "activations, `[..., K]`")
+    w = operand(ByteTensor, "the weight `[N, K]` as GGUF blocks, `[N, K / block * block_bytes]` bytes")
+    scheme = attribute(StrEnumAttr(*GGUF_SCHEMES), "the block format of `w`")
+    result = result(TensorOf(("f32",)), "`[..., N]`")
+
+    @classmethod
+    def infer_result_type(cls, x: ir.Type, w: ir.Type, scheme: str) -> ir.Type:
+        xs, ws = shape_of(x), shape_of(w)
+        if len(xs) < 1:
+            raise VerifyError(f"requires x of rank 1 or more, got {format_shape(xs)}")
+        if len(ws) != 2:
+            raise VerifyError(f"requires w of rank 2, [N, bytes per row], got {format_shape(ws)}")
+        check_weight_bytes(scheme, xs[-1], ws[1])
+        return ir.RankedTensorType.get([*xs[:-1], ws[0]], ir.F32Type.get())
+
+
+def check_weight_bytes(scheme_name: str, k: int, given: int) -> None:
+    """VerifyError unless a row of `k` weights in `scheme_name` takes `given` bytes."""
+    scheme = GGUF_SCHEMES[scheme_name]
+    if k == DYNAMIC:
+        return
+    if k % scheme.block:
+        raise VerifyError(
+            f"scheme '{scheme.name}' packs blocks of {scheme.block} weights, but K = {k} is not a multiple of {scheme.block}"
+        )
+    if given != DYNAMIC and given != scheme.row_bytes(k):
+        blocks = k // scheme.block
+        raise VerifyError(
+            f"scheme '{scheme.name}' needs {scheme.row_bytes(k)} bytes per weight row for K = {k} "
+            f"({blocks} block{'s' if blocks != 1 else ''} of {scheme.block_bytes} bytes), but w has {given}"
+        )
+
+
+__all__ = ["BlockScheme", "DequantMatmulOp", "GGUF_SCHEMES", "check_weight_bytes"]

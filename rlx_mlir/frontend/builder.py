@@ -339,7 +339,7 @@ class GraphModule:
     def dequant_linear(self, x, w, scheme, bias=None, activation=None, *, out_shape=None) -> Tensor:
         """`act(x @ dequant(w).T [+ bias])` with `w` GGUF blocks (`u8 [N, bytes]`), an HIR block."""
         attrs = {"bias": bias, "scheme": scheme, "activation": activation or "none"}
-        return self._hir("rlx_hir.dequant_linear", [x, w], attrs, out_shape)
+        return self._hir(rlx_hir.DequantLinearOp, [x, w], attrs, out_shape)
 
     def dequant_matmul(self, x, w, scheme, *, out_shape=None) -> Tensor:
         """`x @ dequant(w).T` with `w` GGUF blocks (`u8 [N, bytes]`): `rlx.dequant_matmul`, at any stage."""

@@ -13,6 +13,7 @@ import dataclasses
 from typing import Callable
 
 from mlir import ir
+from mlir.dialects import func
 from mlir.rewrite import RewritePatternSet, walk_and_apply_patterns
 
 from ...dialects import rlx
@@ -60,7 +61,7 @@ def _has_unsigned_values(module: ir.Operation) -> bool:
     for op in ops_in_dialect(module, "rlx"):
         if any(unsigned_tensor(v.type) for v in (*op.operands, *op.results)):
             return True
-    for function in collect_ops(module, lambda o: o.name == "func.func"):
+    for function in collect_ops(module, func.FuncOp):
         types = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)
         if any(unsigned_tensor(t) for t in (*types.inputs, *types.results)):
             return True

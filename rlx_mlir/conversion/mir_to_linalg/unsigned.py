@@ -15,8 +15,9 @@ from __future__ import annotations
 from typing import Optional
 
 from mlir import ir
+from mlir.dialects import arith, builtin
 
-from ...ir.walk import collect_ops
+from ...ir.walk import collect_ops, is_op
 
 
 def is_unsigned(type_: ir.Type) -> bool:
@@ -86,10 +87,10 @@ def retype_unsigned_as_signless(module: ir.Operation) -> None:
             new = _signless(ir.TypeAttr(op.attributes["function_type"]).value)
             if new is not None:
                 op.attributes["function_type"] = ir.TypeAttr.get(new)
-        if op.name == "arith.constant":
+        if is_op(op, arith.ConstantOp):
             _retype_constant(op)
     for op in ops:
-        if op.name == "builtin.unrealized_conversion_cast" and len(op.operands) == 1 and len(op.results) == 1:
+        if is_op(op, builtin.UnrealizedConversionCastOp) and len(op.operands) == 1 and len(op.results) == 1:
             if op.operands[0].type == op.results[0].type:
                 op.results[0].replace_all_uses_with(op.operands[0])
                 op.erase()

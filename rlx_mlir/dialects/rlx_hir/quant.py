@@ -6,10 +6,11 @@ from typing import Optional
 
 from mlir import ir
 
-from ...dsl import ByteTensor, Pure, StrEnumAttr, TensorOf, VerifyError, attribute, operand, result
+from ...dsl import ByteTensor, Pure, StrEnumAttr, TensorOf, VerifyError, attribute, operand, result, same_as
 from ...ir.shapes import format_shape, shape_of
+from ..rlx.linalg import FusedMatmulBiasActOp
 from ..rlx.quant import GGUF_SCHEMES, check_weight_bytes
-from .dialect import ACTIVATIONS, RlxHir, activations_shape, check_shape
+from .dialect import RlxHir, activations_shape, check_shape
 
 __all__ = ["DequantLinearOp"]
 
@@ -31,7 +32,7 @@ class DequantLinearOp(RlxHir.Operation, name="dequant_linear", traits=[Pure]):
     w = operand(ByteTensor, "the weight `[N, K]` as GGUF blocks, `[N, K / block * block_bytes]` bytes")
     bias = operand(TensorOf(("f32",)), "optional bias, `[N]`", optional=True)
     scheme = attribute(StrEnumAttr(*GGUF_SCHEMES), "the block format of `w`")
-    activation = attribute(StrEnumAttr(*ACTIVATIONS), "the activation applied last", default="none")
+    activation = same_as(FusedMatmulBiasActOp.activation, doc="the activation applied last")
     result = result(TensorOf(("f32",)), "`[..., N]`")
 
     @classmethod

@@ -12,6 +12,8 @@ under rlx's own RoPE (halves), so agreement shows the loader undid the permutati
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -391,6 +393,8 @@ def test_hf_quantize_at_load_simulates_q8_0(tmp_path):
         (None, dict(model_type="qwen3"), r"model_type 'qwen3' has per-head q/k RMSNorm \(q_norm, k_norm\)"),
         (None, dict(model_type="gpt2"), r"unsupported model_type 'gpt2'; supported: 'llama'"),
         (None, dict(attention_bias=True), r"attention_bias = true is not supported"),
+        (None, dict(num_attention_heads=0), r"config\.json: heads must be a positive integer, got 0"),
+        (None, dict(rms_norm_eps="small"), r"config\.json: eps must be a positive number, got 'small'"),
         (None, dict(rope_scaling={"rope_type": "llama3", "factor": 8.0}), r"rope_scaling .* is not supported"),
         (lambda t: t.pop("model.layers.1.mlp.down_proj.weight"), {}, r"missing tensor\(s\) for layers\.1\.down"),
         (lambda t: t.pop("lm_head.weight"), {}, r"missing tensor\(s\) for lm_head"),
@@ -403,7 +407,7 @@ def test_hf_quantize_at_load_simulates_q8_0(tmp_path):
         (lambda t: t.update({"model.embed_tokens.weight": np.zeros((97, 64), np.int32)}), {},
          r"tensor 'model\.embed_tokens\.weight' has dtype I32; supported: F32, F16, BF16"),
     ],
-    ids=["qwen2", "qwen3", "gpt2", "bias-flag", "rope-scaling", "missing", "untied-no-head", "wrong-shape",
+    ids=["qwen2", "qwen3", "gpt2", "bias-flag", "zero-heads", "text-eps", "rope-scaling", "missing", "untied-no-head", "wrong-shape",
          "q-norm", "bias-tensor", "int-dtype"],
 )
 def test_bad_hf_checkpoints_are_rejected_clearly(tmp_path, edit, changes, message):
@@ -427,3 +431,13 @@ def test_hf_missing_files_are_rejected_clearly(tmp_path):
     (tmp_path / "empty" / "model.safetensors").write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{not json}")
     with pytest.raises(CheckpointError, match=r"model\.safetensors: not a readable safetensors file"):
         load_hf(tmp_path / "empty")
+
+
+def test_readme_example_runs(tmp_path, monkeypatch):
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme.split("## Loading checkpoints", 1)[1]
+    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    monkeypatch.chdir(tmp_path)  # it writes tiny-llama/ in the working directory
+    exec(compile(code, "README.md", "exec"), {})
+    config, weights = load_hf(tmp_path / "tiny-llama")
+    assert config.layers == 2 and weights["layers.1.down"].shape == (128, 64)

@@ -94,7 +94,7 @@ def read_gguf(path, **runtime) -> GgufCheckpoint:
     vocab = raw["embed"].shape[0]
     heads = metadata.integer("llama.attention.head_count")
     embedding = metadata.integer("llama.embedding_length")
-    head_dim = metadata.integer("llama.attention.key_length", embedding // heads)
+    head_dim = metadata.integer("llama.attention.key_length", embedding // heads if heads > 0 else 0)
     rotated = metadata.integer("llama.rope.dimension_count", head_dim)
     if rotated != head_dim:
         raise CheckpointError(

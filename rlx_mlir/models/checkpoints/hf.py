@@ -60,9 +60,10 @@ def load_hf(path, *, quantize: str | None = None, **runtime) -> tuple[LlamaConfi
     if not directory.is_dir():
         raise CheckpointError(f"{source}: not a directory (a Hugging Face checkpoint is a directory with "
                               "config.json and *.safetensors)")
-    config = _config(directory, runtime)
+    settings = _settings(directory)
+    config = _config(settings, os.fspath(directory / "config.json"), runtime)
     tensors = _read_tensors(directory)
-    tied = bool(_settings(directory).get("tie_word_embeddings", False))
+    tied = bool(settings.get("tie_word_embeddings", False))
     named = {}
     for name, tensor in tensors.items():
         target = _builder_name(name, source)
@@ -91,9 +92,7 @@ def _settings(directory: Path) -> dict:
     return settings
 
 
-def _config(directory: Path, runtime: dict) -> LlamaConfig:
-    settings = _settings(directory)
-    source = os.fspath(directory / "config.json")
+def _config(settings: dict, source: str, runtime: dict) -> LlamaConfig:
     family = settings.get("model_type")
     if family in _UNSUPPORTED_FAMILIES:
         raise CheckpointError(
@@ -106,7 +105,7 @@ def _config(directory: Path, runtime: dict) -> LlamaConfig:
         if settings.get(flag):
             raise CheckpointError(f"{source}: {flag} = true is not supported (rlx's Llama has no projection biases)")
     scaling = settings.get("rope_scaling")
-    if scaling and (scaling.get("rope_type") or scaling.get("type")) not in (None, "default"):
+    if scaling and (not isinstance(scaling, dict) or (scaling.get("rope_type") or scaling.get("type")) != "default"):
         raise CheckpointError(f"{source}: rope_scaling {scaling} is not supported (plain RoPE only)")
     if settings.get("hidden_act", "silu") != "silu":
         raise CheckpointError(f"{source}: hidden_act '{settings['hidden_act']}' is not supported (SwiGLU uses silu)")
@@ -118,13 +117,14 @@ def _config(directory: Path, runtime: dict) -> LlamaConfig:
 
     heads = need("num_attention_heads")
     hidden = need("hidden_size")
-    head_dim = settings.get("head_dim") or (hidden // heads if isinstance(hidden, int) and isinstance(heads, int) else 0)
+    computable = isinstance(hidden, int) and isinstance(heads, int) and heads > 0
+    head_dim = settings.get("head_dim") or (hidden // heads if computable else 0)  # 0: make_config reports heads
     return make_config(
         source, runtime,
         layers=need("num_hidden_layers"), hidden=hidden, heads=heads,
         kv_heads=settings.get("num_key_value_heads") or heads, head_dim=head_dim,
         ffn=need("intermediate_size"), vocab=need("vocab_size"),
-        rope_theta=float(settings.get("rope_theta", 10000.0)), eps=float(need("rms_norm_eps")),
+        rope_theta=settings.get("rope_theta", 10000.0), eps=need("rms_norm_eps"),
     )
 
 

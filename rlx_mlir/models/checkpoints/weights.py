@@ -77,7 +77,11 @@ def make_config(source: str, runtime: dict, **architecture) -> LlamaConfig:
             f"{source}: {', '.join(unknown)} {what}; only {', '.join(RUNTIME_FIELDS)} may be given at load time"
         )
     for name, value in architecture.items():
-        if name not in ("rope_theta", "eps") and (not isinstance(value, int) or value <= 0):
+        if name in ("rope_theta", "eps"):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+                raise CheckpointError(f"{source}: {name} must be a positive number, got {value!r}")
+            architecture[name] = float(value)
+        elif isinstance(value, bool) or not isinstance(value, int) or value <= 0:
             raise CheckpointError(f"{source}: {name} must be a positive integer, got {value!r}")
     if architecture["heads"] % architecture["kv_heads"]:
         raise CheckpointError(

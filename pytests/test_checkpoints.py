@@ -154,24 +154,25 @@ def gguf_tensors(c: LlamaConfig, hf: dict, tied=False) -> dict[str, np.ndarray]:
     return out
 
 
-def write_gguf(path, c: LlamaConfig, tensors: dict, types: dict | None = None, arch="llama", metadata=True):
-    """A GGUF file: llama metadata for `c`, each tensor F32 or, by `types[name]` (an rlx scheme), packed."""
+def write_gguf(path, c: LlamaConfig, tensors: dict, types: dict | None = None, arch="llama", metadata=True,
+               **writer_calls):
+    """A GGUF file: llama metadata for `c`, each tensor as given (F32, F16) or, by `types[name]` (an rlx
+    scheme or "bf16"), packed."""
     writer = gguf.GGUFWriter(str(path), arch)
-    if metadata:
-        writer.add_block_count(c.layers)
-        writer.add_context_length(256)
-        writer.add_embedding_length(c.hidden)
-        writer.add_feed_forward_length(c.ffn)
-        writer.add_head_count(c.heads)
-        writer.add_head_count_kv(c.kv_heads)
-        writer.add_rope_freq_base(c.rope_theta)
-        writer.add_layer_norm_rms_eps(c.eps)
-        writer.add_rope_dimension_count(c.head_dim)
-        writer.add_vocab_size(c.vocab)
+    if metadata:  # GGUFWriter.add_<key>(value) calls; `writer_calls` replaces or adds some
+        calls = dict(add_block_count=c.layers, add_context_length=256, add_embedding_length=c.hidden,
+                     add_feed_forward_length=c.ffn, add_head_count=c.heads, add_head_count_kv=c.kv_heads,
+                     add_rope_freq_base=c.rope_theta, add_layer_norm_rms_eps=c.eps,
+                     add_rope_dimension_count=c.head_dim, add_vocab_size=c.vocab)
+        for method, value in (calls | writer_calls).items():
+            getattr(writer, method)(value)
     for name, w in tensors.items():
         scheme = (types or {}).get(name)
         if scheme is None:
             writer.add_tensor(name, w)
+        elif scheme == "bf16":  # gguf's own bf16 encoder (bytes), as llama.cpp's converter writes it
+            writer.add_tensor(name, gguf.quants.quantize(w, gguf.GGMLQuantizationType.BF16),
+                              raw_dtype=gguf.GGMLQuantizationType.BF16)
         else:
             writer.add_tensor(name, quant.quantize(w, scheme), raw_dtype=gguf.GGMLQuantizationType[scheme.upper()])
     writer.write_header_to_file()
@@ -221,9 +222,12 @@ def test_gguf_llama_runs_like_llama_cpp_reference(tmp_path, case):
     assert_runs_like_reference(loaded_config, weights, by_role(tensors_as_stored(path), config), rope_pairs)
 
 
-def test_gguf_without_output_ties_the_lm_head_to_the_embedding(tmp_path):
+def test_gguf_without_output_ties_the_lm_head_to_the_embedding_f16_bf16(tmp_path):
     path = tmp_path / "tied.gguf"
-    write_gguf(path, SMALL, gguf_tensors(SMALL, hf_tensors(SMALL, seed=2), tied=True))
+    tensors = gguf_tensors(SMALL, hf_tensors(SMALL, seed=2), tied=True)
+    tensors["token_embd.weight"] = tensors["token_embd.weight"].astype(np.float16)
+    write_gguf(path, SMALL, tensors, {"blk.1.attn_k.weight": "bf16", "blk.0.ffn_down.weight": "bf16"})
+    assert {t.tensor_type.name for t in gguf.GGUFReader(str(path)).tensors} == {"F32", "F16", "BF16"}
     config, weights = load_gguf(path)
     np.testing.assert_array_equal(weights["lm_head"], weights["embed"].T)
     assert_runs_like_reference(config, weights, by_role(tensors_as_stored(path), SMALL), rope_pairs)
@@ -277,8 +281,15 @@ def _bad_gguf(tmp_path, edit=None, **options):
         (lambda p: _bad_gguf(p, lambda t: t.update({"blk.2.attn_norm.weight": np.ones(64, np.float32)})),
          r"tensor\(s\) for layers\.2\.ln1, which the config \(layers=2"),
         (lambda p: _bad_gguf(p, metadata=False), r"missing metadata 'llama\.attention\.head_count'"),
+        (lambda p: _bad_gguf(p, add_rope_dimension_count=8),
+         r"partial rotary embedding \(llama\.rope\.dimension_count = 8, head size 16\) is not supported"),
+        (lambda p: _bad_gguf(p, add_rope_scaling_type=gguf.RopeScalingType.YARN),
+         r"RoPE scaling 'yarn' \(llama\.rope\.scaling\.type\) is not supported"),
+        (lambda p: _bad_gguf(p, add_vocab_size=100), r"llama\.vocab_size is 100 but token_embd has 97 rows"),
+        (lambda p: _bad_gguf(p, add_head_count_kv=3), r"4 attention heads are not a multiple of 3 key/value heads"),
     ],
-    ids=["missing-tensor", "wrong-shape", "odd-heads", "architecture", "bias", "extra-layer", "no-metadata"],
+    ids=["missing-tensor", "wrong-shape", "odd-heads", "architecture", "bias", "extra-layer", "no-metadata",
+         "partial-rotary", "rope-scaling", "vocab", "kv-heads"],
 )
 def test_bad_gguf_files_are_rejected_clearly(tmp_path, make, message):
     path = make(tmp_path)

@@ -77,9 +77,9 @@ def bench_matmul(threads: int, repeat: int) -> None:
         exe = rlx_mlir.compile(text, "mm", threads=threads)
         exe(a, b, out=out)
         assert np.allclose(out, a @ b, rtol=1e-3, atol=1e-3 * math.sqrt(k)), "rlx matmul is wrong"
-        numpy_time = timed(lambda: np.matmul(a, b, out=out), repeat)
+        numpy_time = timed(lambda a=a, b=b, out=out: np.matmul(a, b, out=out), repeat)
         pause()
-        rlx_time = timed(lambda: exe(a, b, out=out), repeat)
+        rlx_time = timed(lambda exe=exe, a=a, b=b, out=out: exe(a, b, out=out), repeat)
         pause()
         flops = 2.0 * m * n * k
         emit(section="matmul", case=f"{m}x{k}x{n}", threads=threads, unit="GFLOP/s",
@@ -161,7 +161,7 @@ def bench_rows(threads: int, repeat: int) -> None:
         numpy_time = timed(numpy_version, repeat)
         expected = out.copy()
         pause()
-        rlx_time = timed(lambda: exe(*args, out=out), repeat)
+        rlx_time = timed(lambda exe=exe, args=args, out=out: exe(*args, out=out), repeat)
         assert np.allclose(out, expected, rtol=1e-4, atol=1e-5), f"rlx {name} is wrong"
         pause()
         emit(section=name, case=f"{ROWS}x{ROWS} rows", threads=threads, unit="GB/s",

@@ -55,8 +55,9 @@ def main(argv=None) -> int:
     except ImportError as error:
         print(f"PyTorch with CUDA not available ({error}): rlx times only")
         torch = None
-    import rlx_mlir
     import gpu_check
+
+    import rlx_mlir
 
     rows = []
     for name, (text, info) in workloads().items():

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from mlir import ir
 
+from rlx_mlir.conversion.mir_to_linalg.mir_to_linalg import MirToLinalg
 from rlx_mlir.ir.diagnostics import DiagnosticCollector
 from rlx_mlir.ir.walk import collect_ops
 from rlx_mlir.models.llama import LlamaConfig, build_llama
 from rlx_mlir.passmanager.pipeline import run_pipeline
 from rlx_mlir.pipelines.lower_to_llvm import BUFFERIZE, DEALLOCATE, OUT_PARAMS
 from rlx_mlir.transforms.linalg.bool_tensors_to_i8 import BoolTensorsToI8
-from rlx_mlir.conversion.mir_to_linalg.mir_to_linalg import MirToLinalg
 
 MODELS = {
     "llama 2 layers (hidden 64, seq 7)": LlamaConfig(),

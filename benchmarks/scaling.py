@@ -103,10 +103,10 @@ def time_stages(ops: int, shape: str) -> list[tuple[str, float]]:
     from rlx_mlir.dialects.context import make_context
     from rlx_mlir.ir.diagnostics import DiagnosticCollector
     from rlx_mlir.passmanager.pipeline import VerificationState, build_pass_manager, expand
-    from rlx_mlir.targets.cpu import default_threads
     from rlx_mlir.pipelines.lower_to_llvm import LowerToLLVM
     from rlx_mlir.runtime.jit import Executable
     from rlx_mlir.runtime.signature import find_function, signature_of
+    from rlx_mlir.targets.cpu import default_threads
     from rlx_mlir.targets.toolchain import openmp_library, runtime_library
 
     text, threads, stages = program(ops, shape), default_threads(), []

@@ -326,15 +326,6 @@ module {
       irdl.attributes {"activation" = %3}
       irdl.results(result: %4)
     }
-    irdl.operation @dequant_matmul {
-      %0 = irdl.base "!builtin.tensor" 
-      %1 = irdl.base "!builtin.tensor" 
-      %2 = irdl.base "#builtin.string" 
-      %3 = irdl.base "!builtin.tensor" 
-      irdl.operands(x: %0, w: %1)
-      irdl.attributes {"scheme" = %2}
-      irdl.results(result: %3)
-    }
     irdl.operation @rms_norm {
       %0 = irdl.base "!builtin.tensor" 
       %1 = irdl.base "!builtin.tensor" 
@@ -386,6 +377,51 @@ module {
       %1 = irdl.base "!builtin.tensor" 
       irdl.operands(input: %0)
       irdl.results(result: %1)
+    }
+    irdl.operation @dequant_matmul {
+      %0 = irdl.base "!builtin.tensor" 
+      %1 = irdl.base "!builtin.tensor" 
+      %2 = irdl.base "#builtin.string" 
+      %3 = irdl.base "!builtin.tensor" 
+      irdl.operands(x: %0, w: %1)
+      irdl.attributes {"scheme" = %2}
+      irdl.results(result: %3)
+    }
+    irdl.operation @selective_scan {
+      %0 = irdl.base "!builtin.tensor" 
+      %1 = irdl.base "!builtin.tensor" 
+      %2 = irdl.base "!builtin.tensor" 
+      %3 = irdl.base "!builtin.tensor" 
+      %4 = irdl.base "!builtin.tensor" 
+      %5 = irdl.base "#builtin.integer" 
+      %6 = irdl.base "!builtin.tensor" 
+      irdl.operands(x: %0, delta: %1, a: %2, b_in: %3, c: %4)
+      irdl.attributes {"state_size" = %5}
+      irdl.results(result: %6)
+    }
+    irdl.operation @gated_delta_net {
+      %0 = irdl.base "!builtin.tensor" 
+      %1 = irdl.base "!builtin.tensor" 
+      %2 = irdl.base "!builtin.tensor" 
+      %3 = irdl.base "!builtin.tensor" 
+      %4 = irdl.base "!builtin.tensor" 
+      %5 = irdl.base "!builtin.tensor" 
+      %6 = irdl.base "#builtin.integer" 
+      %7 = irdl.base "!builtin.tensor" 
+      %8 = irdl.base "!builtin.tensor" 
+      irdl.operands(q: %0, k: %1, v: %2, g: %3, beta: %4, state: optional %5)
+      irdl.attributes {"state_size" = %6}
+      irdl.results(out: %7, final_state: %8)
+    }
+    irdl.operation @depthwise_conv1d_causal {
+      %0 = irdl.base "!builtin.tensor" 
+      %1 = irdl.base "!builtin.tensor" 
+      %2 = irdl.base "!builtin.tensor" 
+      %3 = irdl.base "#builtin.integer" 
+      %4 = irdl.base "!builtin.tensor" 
+      irdl.operands(x: %0, weight: %1, left_pad: %2)
+      irdl.attributes {"kernel_size" = %3}
+      irdl.results(result: %4)
     }
     irdl.operation @reduce {
       %0 = irdl.base "!builtin.tensor" 
@@ -441,42 +477,6 @@ module {
       irdl.operands(logits: %0)
       irdl.attributes {"top_k" = %1, "top_p" = %2, "temperature" = %3, "seed" = %4}
       irdl.results(result: %5)
-    }
-    irdl.operation @selective_scan {
-      %0 = irdl.base "!builtin.tensor" 
-      %1 = irdl.base "!builtin.tensor" 
-      %2 = irdl.base "!builtin.tensor" 
-      %3 = irdl.base "!builtin.tensor" 
-      %4 = irdl.base "!builtin.tensor" 
-      %5 = irdl.base "#builtin.integer" 
-      %6 = irdl.base "!builtin.tensor" 
-      irdl.operands(x: %0, delta: %1, a: %2, b_in: %3, c: %4)
-      irdl.attributes {"state_size" = %5}
-      irdl.results(result: %6)
-    }
-    irdl.operation @gated_delta_net {
-      %0 = irdl.base "!builtin.tensor" 
-      %1 = irdl.base "!builtin.tensor" 
-      %2 = irdl.base "!builtin.tensor" 
-      %3 = irdl.base "!builtin.tensor" 
-      %4 = irdl.base "!builtin.tensor" 
-      %5 = irdl.base "!builtin.tensor" 
-      %6 = irdl.base "#builtin.integer" 
-      %7 = irdl.base "!builtin.tensor" 
-      %8 = irdl.base "!builtin.tensor" 
-      irdl.operands(q: %0, k: %1, v: %2, g: %3, beta: %4, state: optional %5)
-      irdl.attributes {"state_size" = %6}
-      irdl.results(out: %7, final_state: %8)
-    }
-    irdl.operation @depthwise_conv1d_causal {
-      %0 = irdl.base "!builtin.tensor" 
-      %1 = irdl.base "!builtin.tensor" 
-      %2 = irdl.base "!builtin.tensor" 
-      %3 = irdl.base "#builtin.integer" 
-      %4 = irdl.base "!builtin.tensor" 
-      irdl.operands(x: %0, weight: %1, left_pad: %2)
-      irdl.attributes {"kernel_size" = %3}
-      irdl.results(result: %4)
     }
   }
 }

@@ -14,11 +14,11 @@ import textwrap
 
 import numpy as np
 import pytest
+from test_llama import CONFIG, reference_forward
 
 import rlx_mlir
 from rlx_mlir import aot
 from rlx_mlir.models.llama import build_llama, random_weights
-from test_llama import CONFIG, reference_forward
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -181,7 +181,7 @@ def test_multi_function_module_exposes_each_function(tmp_path):
     with pytest.raises(TypeError, match="has 2 functions .*call one by name"):
         model(x)
     with pytest.raises(AttributeError, match="no function 'nope'.*scale_add, row_softmax"):
-        model.nope
+        model.nope  # noqa: B018 (the attribute access is what raises)
 
 
 def test_two_layer_llama_round_trip(tmp_path):

@@ -11,10 +11,10 @@ import shutil
 import subprocess
 
 import pytest
+from test_aot import MLP
 
 from rlx_mlir import CompileError, aot
 from rlx_mlir.aot import ManifestError
-from test_aot import MLP
 
 
 @pytest.fixture(scope="module")

@@ -10,8 +10,8 @@ import pytest
 
 import rlx_mlir
 from rlx_mlir import GraphModule
-from rlx_mlir.frontend.builder import BuildError
 from rlx_mlir.dialects import rlx
+from rlx_mlir.frontend.builder import BuildError
 
 
 def _mlp(g: GraphModule):

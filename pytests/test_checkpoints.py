@@ -92,7 +92,7 @@ def reference_logits(tokens, t: dict, c: LlamaConfig, rope) -> np.ndarray:
     causal = np.tril(np.ones((seq, seq), bool))
     group = c.heads // c.kv_heads
     for i in range(c.layers):
-        w = lambda role: t[f"{i}.{role}"]  # noqa: E731
+        w = lambda role, i=i: t[f"{i}.{role}"]  # noqa: E731
         n1 = _rms_norm(x, w("ln1"), c.eps)
         q = rope((n1 @ w("q").T).reshape(seq, c.heads, c.head_dim), c.rope_theta)
         k = rope((n1 @ w("k").T).reshape(seq, c.kv_heads, c.head_dim), c.rope_theta)

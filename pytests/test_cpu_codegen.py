@@ -37,7 +37,10 @@ def test_matmul_kernels_match_numpy(m, k, n, threads):
 
 def _batched_matmul_module(lhs: tuple, rhs: tuple) -> str:
     out = np.broadcast_shapes(lhs[:-2], rhs[:-2]) + (lhs[-2], rhs[-1])
-    t = lambda shape: "tensor<" + "x".join(map(str, shape)) + "xf32>"
+
+    def t(shape):
+        return "tensor<" + "x".join(map(str, shape)) + "xf32>"
+
     return f"""
 func.func @mm(%a: {t(lhs)}, %b: {t(rhs)}) -> {t(out)} {{
   %c = "rlx.matmul"(%a, %b) : ({t(lhs)}, {t(rhs)}) -> {t(out)}

@@ -10,12 +10,12 @@ from test_llama import CONFIG, reference_forward
 
 import rlx_mlir
 from rlx_mlir import GraphModule
-from rlx_mlir.frontend.builder import BuildError
 from rlx_mlir.dialects import rlx
 from rlx_mlir.dims.expr import DimExprError, as_dim, parse_dim
+from rlx_mlir.dims.variants import ModelVariant
+from rlx_mlir.frontend.builder import BuildError
 from rlx_mlir.models.llama import build_llama, random_weights
 from rlx_mlir.runtime.specialize import SpecializingExecutable
-from rlx_mlir.dims.variants import ModelVariant
 
 # --- the expression language ---------------------------------------------------------------
 

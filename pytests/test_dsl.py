@@ -11,10 +11,9 @@ from mlir import ir
 from mlir.dialects import func, memref
 
 import rlx_mlir
-from rlx_mlir.dialects import verifier
-from rlx_mlir.ir.diagnostics import DiagnosticCollector
-from rlx_mlir.dialects import rlx, rlx_hir
+from rlx_mlir.dialects import rlx, rlx_hir, verifier
 from rlx_mlir.dsl import Dialect, I64Attr, VerifyError, attribute, operand, result, same_as
+from rlx_mlir.ir.diagnostics import DiagnosticCollector
 from rlx_mlir.ir.walk import collect_ops, is_op
 
 

@@ -16,10 +16,10 @@ import pytest
 
 from rlx_mlir.ir.diagnostics import DiagnosticCollector
 from rlx_mlir.models.generate import CachedLlama, generate
+from rlx_mlir.models.llama import LlamaConfig, random_weights
 from rlx_mlir.models.llama_cached import build_llama_step
 from rlx_mlir.passmanager.pipeline import run_pipeline
 from rlx_mlir.pipelines.lower_to_llvm import OUT_PARAMS, LowerToLLVM
-from rlx_mlir.models.llama import LlamaConfig, random_weights
 
 CONFIG = LlamaConfig(layers=2, hidden=64, heads=4, kv_heads=2, head_dim=16, ffn=128, vocab=97,
                      rope_theta=10000.0, eps=1e-5)

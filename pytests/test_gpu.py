@@ -9,15 +9,15 @@ import math
 
 import numpy as np
 import pytest
+from gpu_interpreter import Interpreter, numpy_dtype
 from mlir import ir
+from test_llama import CONFIG, reference_forward
 
 import rlx_mlir
-from gpu_interpreter import Interpreter, numpy_dtype
 from rlx_mlir import aot
 from rlx_mlir.models.llama import LlamaConfig, build_llama, random_weights, weight_shapes
 from rlx_mlir.passmanager.pipeline import run_pipeline
 from rlx_mlir.pipelines.lower_to_nvvm import ptxas_available
-from test_llama import CONFIG, reference_forward
 
 NO_DEVICE = aot.cuda_device_error()
 needs_gpu = pytest.mark.skipif(NO_DEVICE is not None, reason=f"needs a CUDA GPU: {NO_DEVICE}")

@@ -38,10 +38,10 @@ from mlir.dialects import func
 from op_cases import rng_for
 
 import rlx_mlir
-from rlx_mlir.dialects.context import make_context
-from rlx_mlir.dialects import rlx, rlx_hir
-from rlx_mlir.passmanager.pipeline import run_pipeline
 from rlx_mlir.conversion.hir_to_mir.hir_to_mir import HirToMir
+from rlx_mlir.dialects import rlx, rlx_hir
+from rlx_mlir.dialects.context import make_context
+from rlx_mlir.passmanager.pipeline import run_pipeline
 from rlx_mlir.pipelines.lower_to_llvm import LowerToLLVM
 
 POLICIES = ("direct", "fusable")

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from mlir import ir
 
-from rlx_mlir.frontend.builder import BuildError, GraphModule
 from rlx_mlir.dialects import rlx
+from rlx_mlir.frontend.builder import BuildError, GraphModule
 
 BATCH, SEQ, HIDDEN, VOCAB = 2, 6, 32, 50
 GDN_HEADS, GDN_DIM = 2, 8  # gated DeltaNet: h heads of n = 8 features (h * n = 16)

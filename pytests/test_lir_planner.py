@@ -184,7 +184,10 @@ def test_alignment_option(alignment):
     assert plan.alignment == alignment
     assert all(off % alignment == 0 for off in plan.offsets.values())
     assert plan.arena_size % alignment == 0
-    up = lambda n: -(-n // alignment) * alignment
+
+    def up(n):
+        return -(-n // alignment) * alignment
+
     assert plan.unshared_total == up(100) + up(3) + up(50) + up(1)
 
 

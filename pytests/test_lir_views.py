@@ -15,9 +15,9 @@ import pytest
 
 import rlx_mlir
 from rlx_mlir import driver
-from rlx_mlir.frontend.builder import GraphModule
 from rlx_mlir.dialects import rlx
 from rlx_mlir.dialects.rlx_lir.ir_plan import plan_problems
+from rlx_mlir.frontend.builder import GraphModule
 from rlx_mlir.passmanager.pipeline import run_pipeline
 
 X4 = np.array([1, 2, 3, 4], np.float32)

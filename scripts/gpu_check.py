@@ -30,7 +30,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from rlx_mlir.aot import loader  # noqa: E402
 
-
 # --- numpy references ----------------------------------------------------------------------
 
 

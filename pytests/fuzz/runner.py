@@ -28,6 +28,7 @@ from typing import Optional
 from unittest import mock
 
 import numpy as np
+
 import rlx_mlir
 from rlx_mlir import CompileError
 from rlx_mlir.pipelines.lower_to_llvm import LowerToLLVM

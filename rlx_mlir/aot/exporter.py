@@ -40,7 +40,15 @@ from ..targets import TARGETS
 from ..targets.cpu import AUTO_THREADS, MAX_THREADS, resolve_threads
 from ..targets.cuda import check_target
 from ..targets.toolchain import llvm_tool, mlir_tool
-from .loader import CIFACE_PREFIX, MANIFEST_FORMAT, SIGNATURE_SYMBOL, SYMBOL_NAME, check_manifest, file_sha256, manifest_path
+from .loader import (
+    CIFACE_PREFIX,
+    MANIFEST_FORMAT,
+    SIGNATURE_SYMBOL,
+    SYMBOL_NAME,
+    check_manifest,
+    file_sha256,
+    manifest_path,
+)
 
 
 def _runtime_candidates(target: str) -> list[Path]:

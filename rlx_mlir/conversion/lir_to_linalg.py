@@ -36,9 +36,9 @@ import dataclasses
 from mlir import ir
 from mlir.dialects import arith, bufferization, memref
 
+from ..dialects.rlx_lir.ir_plan import defined_functions, find_plan, function_buffers
 from ..ir.attrs import FUSED_ATTR, PHASE_ATTR, SLOT_ATTR, VIEW_ATTR
 from ..ir.walk import collect_ops
-from ..dialects.rlx_lir.ir_plan import defined_functions, find_plan, function_buffers
 from ..passmanager.base import RlxPass
 from .mir_to_linalg.mir_to_linalg import MirToLinalg
 

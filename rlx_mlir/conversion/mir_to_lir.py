@@ -24,11 +24,11 @@ from mlir.dialects import func
 from ..dialects.rlx_hir import RlxHir
 from ..dialects.rlx_lir.dialect import PlanOp
 from ..dialects.rlx_lir.ir_plan import defined_functions, fingerprint, function_buffers, has_plan
+from ..ir.attrs import FUSED_ATTR, NAME_ATTR, PARAM_ATTR, PHASE_ATTR, SLOT_ATTR, VIEW_ATTR
+from ..ir.shapes import is_static
 from ..ir.walk import collect_ops, is_op
 from ..lir.phases import PHASES, derive_phases
 from ..lir.planner import plan_memory
-from ..ir.attrs import FUSED_ATTR, NAME_ATTR, PARAM_ATTR, PHASE_ATTR, SLOT_ATTR, VIEW_ATTR
-from ..ir.shapes import is_static
 from ..passmanager.base import RlxPass, fail, option
 
 

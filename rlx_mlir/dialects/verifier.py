@@ -11,12 +11,12 @@ from mlir import ir
 from mlir.dialects import builtin, func
 
 from ..dims import dynamic
+from ..dsl import Operation, VerifyError
 from ..ir.attrs import NAME_ATTR, PARAM_ATTR
+from ..ir.walk import is_op
 from .rlx.control import call_cycles
 from .rlx_lir.dialect import PlanOp
 from .rlx_lir.ir_plan import plan_problems
-from ..dsl import Operation, VerifyError
-from ..ir.walk import is_op
 
 
 def verify(root: ir.Operation) -> bool:

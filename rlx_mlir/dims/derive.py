@@ -24,11 +24,11 @@ from typing import Any, Callable, Optional, Sequence
 from mlir import ir
 from mlir.dialects import func
 
-from .expr import Dim, DimExpr, DimExprError, as_dim, dim_symbols, evaluate_dim
 from ..dsl import DenseI64ArrayAttr, I64Attr, VerifyError
 from ..ir.attrs import DIMS_ATTR, SYM_ATTR
-from .dynamic import PLACEHOLDER, _candidates, _size, _translate, derive_dims, dims_attr, probe_bindings
 from ..ir.shapes import DYNAMIC
+from .dynamic import PLACEHOLDER, _candidates, _size, _translate, derive_dims, dims_attr, probe_bindings
+from .expr import Dim, DimExpr, DimExprError, as_dim, dim_symbols, evaluate_dim
 
 
 def parse_shape(shape: Sequence) -> tuple[Dim, ...]:

@@ -47,13 +47,13 @@ from typing import Iterable, Mapping, Optional, Sequence, Union
 from mlir import ir
 from mlir.dialects.func import FuncOp, ReturnOp
 
-from .expr import Dim, DimExpr, DimExprError, as_dim, dim_symbols, evaluate_dim, format_dims
-from ..errors import RlxError
 from ..dsl import DenseI64ArrayAttr, I64Attr, Operation, VerifyError
+from ..errors import RlxError
 from ..ir.attrs import DIMS_ATTR, SYM_ATTR
 from ..ir.shapes import DYNAMIC
-from .variants import ModelVariant
 from ..ir.walk import is_op
+from .expr import Dim, DimExpr, DimExprError, as_dim, dim_symbols, evaluate_dim, format_dims
+from .variants import ModelVariant
 
 PLACEHOLDER = -1  # what a symbolic entry of a size attribute holds before binding
 

@@ -1,6 +1,25 @@
 """The dialect-definition layer: ops as Python classes, IRDL underneath."""
 
-from .constraints import AnyTensor, AttrConstraint, BoolAttr, BoolTensor, ByteTensor, DenseElementsAttr, DenseI64ArrayAttr, F32Attr, F64Attr, FloatTensor, I64Attr, IntTensor, StrArrayAttr, StrAttr, StrEnumAttr, TensorOf, TypeConstraint, element_type_from_name
+from .constraints import (
+    AnyTensor,
+    AttrConstraint,
+    BoolAttr,
+    BoolTensor,
+    ByteTensor,
+    DenseElementsAttr,
+    DenseI64ArrayAttr,
+    F32Attr,
+    F64Attr,
+    FloatTensor,
+    I64Attr,
+    IntTensor,
+    StrArrayAttr,
+    StrAttr,
+    StrEnumAttr,
+    TensorOf,
+    TypeConstraint,
+    element_type_from_name,
+)
 from .dialect import Dialect
 from .fields import attribute, operand, result, same_as
 from .operation import Operation, VerifyError

@@ -119,7 +119,7 @@ class Operation(ir.OpView):
         """Runs every check of this op; raises VerifyError on the first failure."""
         operation = self.operation
         groups = self.operand_groups()
-        for index, (operand_def, group) in enumerate(zip(self._operand_defs, groups)):
+        for operand_def, group in zip(self._operand_defs, groups):
             values = group if isinstance(group, list) else [] if group is None else [group]
             for value in values:
                 problem = operand_def.constraint.check(value.type)

@@ -33,13 +33,13 @@ from ..dialects.context import make_context
 from ..dialects.rlx_hir.dialect import FUSION_POLICIES
 from ..dims import derive as dynamic_builder
 from ..dims.dynamic import DimError, bind_module, dims_attr, function_symbols, is_dynamic
-from ..errors import RlxError
-from ..ir import dtypes
-from ..ir.attrs import DIMS_ATTR, FUSION_POLICY_ATTR, NAME_ATTR, PARAM_ATTR
 from ..dims.expr import DimExpr, format_dims
 from ..dims.variants import ModelVariant
 from ..driver import Compilation
 from ..dsl import element_type_from_name
+from ..errors import RlxError
+from ..ir import dtypes
+from ..ir.attrs import DIMS_ATTR, FUSION_POLICY_ATTR, NAME_ATTR, PARAM_ATTR
 from ..ir.shapes import format_shape, shape_of
 from ..pipelines.optimize_mir import OptimizeMir
 from ..runtime.jit import compile as jit_compile

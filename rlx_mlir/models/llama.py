@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..frontend.builder import GraphModule, Tensor
 from ..dialects import rlx
+from ..frontend.builder import GraphModule, Tensor
 
 
 @dataclass(frozen=True)

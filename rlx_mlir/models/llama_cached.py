@@ -26,8 +26,8 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import func
 
-from ..frontend.builder import GraphModule
 from ..dialects import rlx
+from ..frontend.builder import GraphModule
 from ..ir.attrs import TIED_ATTR
 from .llama import LlamaConfig, rope_tables, weight_shapes
 

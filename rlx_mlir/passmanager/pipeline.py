@@ -21,10 +21,10 @@ from typing import Optional, Sequence, Union
 from mlir import ir
 from mlir.passmanager import PassManager
 
-from . import registry
-from ..errors import RlxError
 from ..dialects import verifier
+from ..errors import RlxError
 from ..targets.toolchain import mlir_tool
+from . import registry
 from .base import Configurable, PassFailure, PassOptionError, RlxPass, RlxPipeline
 
 Element = Union[RlxPass, str]

@@ -17,28 +17,28 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..transforms.linalg.approximate_math import ApproximateMath
+from ..conversion.hir_to_mir.hir_to_mir import HirToMir
+from ..conversion.lir_to_linalg import LirToLinalg
+from ..conversion.mir_to_linalg.mir_to_linalg import MirToLinalg
+from ..conversion.mir_to_lir import MirToLir
 from ..passmanager.base import PassOptionError, RlxPipeline, option
-from ..transforms.linalg.bf16_as_i16 import Bf16AsI16
-from ..transforms.linalg.bool_tensors_to_i8 import BoolTensorsToI8
+from ..targets.cpu import AUTO_THREADS, MAX_THREADS, ThreadCountError, resolve_threads
 from ..transforms.abi.distinct_results import DistinctResults
 from ..transforms.abi.drop_tied_results import DropTiedResults
 from ..transforms.abi.emit_c_interface import EmitCInterface
-from ..transforms.linalg.split_functions import SplitFunctions
-from ..transforms.linalg.fuse_elementwise import FuseElementwise
-from ..conversion.hir_to_mir.hir_to_mir import HirToMir
-from ..conversion.lir_to_linalg import LirToLinalg
-from ..transforms.linalg.memref_copy_to_linalg import MemrefCopyToLinalg
-from ..conversion.mir_to_linalg.mir_to_linalg import MirToLinalg
-from ..conversion.mir_to_lir import MirToLir
+from ..transforms.abi.readonly_arguments import ReadonlyArguments
 from ..transforms.hir.outline_blocks import OutlineBlocks
+from ..transforms.linalg.approximate_math import ApproximateMath
+from ..transforms.linalg.bf16_as_i16 import Bf16AsI16
+from ..transforms.linalg.bool_tensors_to_i8 import BoolTensorsToI8
+from ..transforms.linalg.fuse_elementwise import FuseElementwise
+from ..transforms.linalg.memref_copy_to_linalg import MemrefCopyToLinalg
 from ..transforms.linalg.pack_matmul import PackMatmul
 from ..transforms.linalg.parallelize_linalg import ParallelizeLinalg
-from ..transforms.abi.readonly_arguments import ReadonlyArguments
 from ..transforms.linalg.reassociate_reductions import ReassociateReductions
-from ..transforms.mir.split_weight_concat import SplitWeightConcat
+from ..transforms.linalg.split_functions import SplitFunctions
 from ..transforms.linalg.tile_matmul import TileMatmul
-from ..targets.cpu import AUTO_THREADS, MAX_THREADS, ThreadCountError, resolve_threads
+from ..transforms.mir.split_weight_concat import SplitWeightConcat
 
 BUFFERIZE = (
     "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}"

@@ -38,9 +38,12 @@ import dataclasses
 import os
 import shutil
 
-from ..targets.cuda import TargetError, check_target
+from ..conversion.hir_to_mir.hir_to_mir import HirToMir
+from ..conversion.lir_to_linalg import LirToLinalg
+from ..conversion.mir_to_linalg.mir_to_linalg import MirToLinalg
+from ..conversion.mir_to_lir import MirToLir
 from ..passmanager.base import PassOptionError, RlxPipeline, option
-from ..transforms.linalg.bool_tensors_to_i8 import BoolTensorsToI8
+from ..targets.cuda import TargetError, check_target
 from ..transforms.abi.distinct_results import DistinctResults
 from ..transforms.abi.emit_c_interface import EmitCInterface
 from ..transforms.gpu.block_reductions import GpuBlockReductions
@@ -49,11 +52,8 @@ from ..transforms.gpu.device_memory import GpuDeviceMemory
 from ..transforms.gpu.grid_loops import GpuGridLoops
 from ..transforms.gpu.hoist_parallel_loops import GpuHoistParallelLoops
 from ..transforms.gpu.tile_matmul import GpuTileMatmul
-from ..conversion.hir_to_mir.hir_to_mir import HirToMir
-from ..conversion.lir_to_linalg import LirToLinalg
+from ..transforms.linalg.bool_tensors_to_i8 import BoolTensorsToI8
 from ..transforms.linalg.memref_copy_to_linalg import MemrefCopyToLinalg
-from ..conversion.mir_to_linalg.mir_to_linalg import MirToLinalg
-from ..conversion.mir_to_lir import MirToLir
 
 BUFFERIZE = (
     "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}"

@@ -113,7 +113,10 @@ class BlockwiseScheme:
             q[:, 0::2], q[:, 1::2] = w_q & 0xF, w_q >> 4
         else:
             q = w_q
-        per_k = lambda side: np.repeat(side, self.block_size, axis=0)  # [K/B, N] -> [K, N]
+
+        def per_k(side):  # [K/B, N] -> [K, N]
+            return np.repeat(side, self.block_size, axis=0)
+
         return ((q.astype(np.float32) - per_k(zp)) * per_k(scale)).T.copy()
 
 

@@ -23,11 +23,11 @@ import numpy as np
 from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
-from ..errors import RlxError
-from ..targets.cuda import MIN_PTX, check_target
 from ..driver import Compilation
+from ..errors import RlxError
 from ..ir.diagnostics import CompileError
 from ..pipelines.lower_to_nvvm import LowerToNVVM
+from ..targets.cuda import MIN_PTX, check_target
 from ..targets.toolchain import runtime_library
 from .abi import CFunction, Interface
 from .cuda_driver import CudaRuntime, DeviceFunction, cuda_device_error, device_chip

@@ -23,8 +23,7 @@ from ..pipelines.lower_to_llvm import LowerToLLVM
 from ..targets import TARGETS
 from ..targets.cpu import resolve_threads
 from ..targets.toolchain import openmp_library, runtime_library
-from . import isolation, options
-from . import specialize
+from . import isolation, options, specialize
 from .abi import ArgumentError, CFunction, Interface  # noqa: F401 (ArgumentError: re-exported)
 from .compile_cache import COMPILE_CACHE, CacheInfo
 from .cuda import compile_cuda

@@ -19,9 +19,9 @@ import numpy as np
 from numpy.lib import format as npy_format
 
 from ..ir.diagnostics import CompileError
+from ..passmanager.base import PassOptionError
 from ..runtime.abi import ArgumentError
 from ..runtime.jit import compile as jit_compile
-from ..passmanager.base import PassOptionError
 from ..runtime.signature import TensorSpec
 from ..runtime.specialize import SpecializingExecutable
 from ..transforms.mir.bind_dims import parse_binding

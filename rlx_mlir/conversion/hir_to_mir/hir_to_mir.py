@@ -19,8 +19,8 @@ from mlir import ir
 from ...dialects.rlx_hir import FUSION_POLICIES
 from ...ir.attrs import FUSION_POLICY_ATTR
 from ...ir.walk import ops_in_dialect
-from .expansions import EXPANSIONS
 from ...passmanager.base import PassFailure, RlxPass, fail, option
+from .expansions import EXPANSIONS
 
 _CHOICES = " or ".join(f"'{p}'" for p in FUSION_POLICIES)
 

@@ -17,11 +17,11 @@ from mlir.dialects import func
 from mlir.rewrite import RewritePatternSet, walk_and_apply_patterns
 
 from ...dialects import rlx
+from ...ir.shapes import is_static, num_elements, shape_of
 from ...ir.walk import collect_ops, ops_in_dialect
+from ...passmanager.base import PassFailure, RlxPass, fail
 from .lowerings import LOWERINGS
 from .unsigned import is_unsigned, retype_unsigned_as_signless
-from ...ir.shapes import is_static, num_elements, shape_of
-from ...passmanager.base import PassFailure, RlxPass, fail
 
 
 def _as_pattern(lowering: Callable) -> Callable:

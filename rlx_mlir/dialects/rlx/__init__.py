@@ -13,9 +13,9 @@ from .data import *  # noqa: F401,F403
 from .dialect import Rlx  # noqa: F401
 from .elementwise import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
-from .quant import *  # noqa: F401,F403
 from .norm import *  # noqa: F401,F403
+from .quant import *  # noqa: F401,F403
+from .recurrent import *  # noqa: F401,F403
 from .reduction import *  # noqa: F401,F403
 from .selection import *  # noqa: F401,F403
-from .recurrent import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403

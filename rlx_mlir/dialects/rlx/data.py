@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from mlir import ir
 
-from ...dsl import DenseElementsAttr, Pure, TensorOf, VerifyError, attribute, operand, result
-from ...dsl import element_type_from_name
+from ...dsl import DenseElementsAttr, Pure, TensorOf, VerifyError, attribute, element_type_from_name, operand, result
 from ...ir.dtypes import ALIASES
 from ...ir.shapes import format_shape, shape_of
 from .dialect import Rlx

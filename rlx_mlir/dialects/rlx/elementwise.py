@@ -4,7 +4,18 @@ from __future__ import annotations
 
 from mlir import ir
 
-from ...dsl import BoolTensor, Elementwise, FloatTensor, Pure, StrEnumAttr, TensorOf, VerifyError, attribute, operand, result
+from ...dsl import (
+    BoolTensor,
+    Elementwise,
+    FloatTensor,
+    Pure,
+    StrEnumAttr,
+    TensorOf,
+    VerifyError,
+    attribute,
+    operand,
+    result,
+)
 from ...ir.shapes import broadcast_shapes, format_shape, shape_of
 from .dialect import Rlx, same_element_type
 

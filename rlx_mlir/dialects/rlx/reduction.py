@@ -4,7 +4,19 @@ from __future__ import annotations
 
 from mlir import ir
 
-from ...dsl import BoolAttr, DenseI64ArrayAttr, FloatTensor, I64Attr, Pure, StrEnumAttr, TensorOf, VerifyError, attribute, operand, result
+from ...dsl import (
+    BoolAttr,
+    DenseI64ArrayAttr,
+    FloatTensor,
+    I64Attr,
+    Pure,
+    StrEnumAttr,
+    TensorOf,
+    VerifyError,
+    attribute,
+    operand,
+    result,
+)
 from ...ir.shapes import element_of, format_shape, shape_of
 from .dialect import Rlx
 from .shape import _normalize_axis

@@ -12,8 +12,6 @@ from typing import Optional
 from mlir import ir
 from mlir.dialects import arith, func
 
-from .. import rlx
-from .dialect import PlanOp
 from ...dsl.traits import Elementwise
 from ...ir import dtypes
 from ...ir.attrs import FUSED_ATTR, PARAM_ATTR, PHASE_ATTR, SLOT_ATTR, VIEW_ATTR
@@ -22,6 +20,8 @@ from ...ir.walk import collect_ops, is_op, op_names
 from ...lir.checker import check_plan
 from ...lir.phases import PHASES
 from ...lir.planner import Buffer, MemoryPlan
+from .. import rlx
+from .dialect import PlanOp
 
 CONSTANT_OPS = (rlx.ConstantOp, arith.ConstantOp)
 _VIEW_OPS = (rlx.ExpandOp, rlx.TransposeOp, rlx.ReshapeOp, rlx.KvCacheWriteOp, rlx.CastOp, rlx.NarrowOp)

@@ -24,8 +24,8 @@ import dataclasses
 from mlir import ir
 from mlir.dialects import func
 
-from ...ir.walk import collect_ops
 from ...ir.attrs import TIED_ATTR
+from ...ir.walk import collect_ops
 from ...passmanager.base import RlxPass, fail
 
 

@@ -18,8 +18,8 @@ import hashlib
 from mlir import ir
 from mlir.dialects import func
 
-from ...ir.walk import collect_ops
 from ...ir.attrs import OUTLINED_ATTR
+from ...ir.walk import collect_ops
 from ...passmanager.base import RlxPass, option
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-
 from mlir import ir
 from mlir.dialects import arith, func, linalg, tensor
 

@@ -30,8 +30,8 @@ from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
 from ...ir.attrs import KERNEL_ATTR, PACKED_ATTR
-from ...ir.walk import collect_ops
 from ...ir.shapes import shape_of
+from ...ir.walk import collect_ops
 from ...passmanager.base import RlxPass, option
 
 MR, NR, KR = 8, 32, 4

@@ -26,9 +26,9 @@ import dataclasses
 from mlir import ir
 from mlir.dialects import linalg
 
-from ...ir.walk import collect_ops
-from ...ir.shapes import shape_of
 from ...ir.attrs import KERNEL_ATTR, PACKED_ATTR
+from ...ir.shapes import shape_of
+from ...ir.walk import collect_ops
 from ...passmanager.base import RlxPass, option
 from ...targets.cpu import MAX_THREADS
 from .pack_matmul import KR, MR, NR

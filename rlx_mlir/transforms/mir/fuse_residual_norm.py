@@ -34,8 +34,8 @@ from mlir import ir
 
 from ...dialects import rlx
 from ...ir.shapes import shape_of
-from . import fusion_report as report
 from ...passmanager.base import RlxPass
+from . import fusion_report as report
 
 _FUSED = {
     rlx.RmsNormOp: rlx.FusedResidualRmsNormOp,

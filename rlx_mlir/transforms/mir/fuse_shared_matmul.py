@@ -36,10 +36,10 @@ from typing import Optional
 from mlir import ir
 
 from ...dialects import rlx
-from ...ir.walk import nested_blocks
 from ...ir.shapes import shape_of
-from . import fusion_report as report
+from ...ir.walk import nested_blocks
 from ...passmanager.base import RlxPass
+from . import fusion_report as report
 from .fuse_swiglu import swiglu_projections
 
 

@@ -33,8 +33,8 @@ from mlir import ir
 
 from ...dialects import rlx
 from ...ir.shapes import shape_of
-from . import fusion_report as report
 from ...passmanager.base import RlxPass
+from . import fusion_report as report
 
 
 def swiglu_projections(mul) -> tuple[Optional[object], Optional[object], Optional[object], str]:

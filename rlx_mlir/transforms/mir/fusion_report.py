@@ -31,8 +31,8 @@ from typing import Callable, Iterator, Optional, Union
 from mlir import ir
 
 from ...ir.diagnostics import position_of
-from ...ir.walk import collect_ops
 from ...ir.shapes import DYNAMIC, format_shape, shape_of
+from ...ir.walk import collect_ops
 from ...passmanager.base import fail
 
 

@@ -20,8 +20,8 @@ from mlir.dialects import func
 
 from ...dialects import rlx
 from ...dialects.rlx_lir.ir_plan import has_plan
-from ...ir.walk import collect_ops, is_op
 from ...ir.shapes import shape_of
+from ...ir.walk import collect_ops, is_op
 from ...passmanager.base import RlxPass
 
 

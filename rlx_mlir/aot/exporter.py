@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Optional, Sequence, Union
 
 from mlir import ir
+from mlir.dialects import func, llvm
 
 from ..driver import Compilation
 from ..ir.diagnostics import CompileError
@@ -134,7 +135,7 @@ def _check_calling_convention(lowered: ir.Module, records: list, target: str) ->
     what the loader passes (a result tied to an input must have been updated in its buffer)."""
     arity = {}
     for op in lowered.body.operations:
-        if op.operation.name == "llvm.func" and len(op.regions[0].blocks):
+        if isinstance(op, llvm.LLVMFuncOp) and len(op.regions[0].blocks):
             arity[ir.StringAttr(op.attributes["sym_name"]).value] = len(op.regions[0].blocks[0].arguments)
     for function in records:
         tied = sum(output["tied"] is not None for output in function["outputs"])
@@ -193,7 +194,7 @@ def export(
         names = functions or [
             ir.StringAttr(op.sym_name).value
             for op in parsed.body.operations
-            if op.operation.name == "func.func" and not op.is_external and "sym_visibility" not in op.attributes
+            if isinstance(op, func.FuncOp) and not op.is_external and "sym_visibility" not in op.attributes
         ]
         if not names:
             raise ValueError("the module has no public function to export")

@@ -9,6 +9,7 @@ from typing import Optional
 
 import numpy as np
 from mlir import ir
+from mlir.dialects import func
 
 from ..ir import dtypes
 from ..ir.attrs import NAME_ATTR, PARAM_ATTR, TIED_ATTR
@@ -56,7 +57,7 @@ def _spec(
 
 def find_function(module: ir.Module, entry: Optional[str]):
     """The `func.func` named `entry`, or the only public function when entry is None."""
-    functions = [op for op in module.body.operations if op.operation.name == "func.func"]
+    functions = [op for op in module.body.operations if isinstance(op, func.FuncOp)]
     if entry is None:
         public = [f for f in functions if not f.is_external and "sym_visibility" not in f.attributes]
         if len(public) != 1:

@@ -31,6 +31,7 @@ from typing import Callable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 from mlir import ir
+from mlir.dialects import func
 
 from ..dims.dynamic import DimError, argument_dims, bind_function, check_binding, function_symbols, is_dynamic
 from ..dims.expr import DimExpr, format_dims
@@ -38,6 +39,7 @@ from ..dims.variants import ModelVariant
 from ..driver import Compilation
 from ..ir.attrs import NAME_ATTR
 from ..ir.diagnostics import CompileError
+from ..ir.walk import is_op
 from .abi import Parameters
 from .signature import find_function
 
@@ -224,7 +226,7 @@ class SpecializingExecutable:
 def _function_named(module: ir.Operation, name: str) -> ir.Operation:
     for op in module.regions[0].blocks[0].operations:
         op = op.operation
-        if op.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == name:
+        if is_op(op, func.FuncOp) and ir.StringAttr(op.attributes["sym_name"]).value == name:
             return op
     raise ValueError(f"no function '@{name}' in the module")
 

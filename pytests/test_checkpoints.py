@@ -443,10 +443,15 @@ def test_hf_missing_files_are_rejected_clearly(tmp_path):
         load_hf(tmp_path / "empty")
 
 
-def test_readme_example_runs(tmp_path, monkeypatch):
+def readme_examples() -> list[str]:
+    """The python blocks of the README's "Loading checkpoints" section, in order."""
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    section = readme.split("## Loading checkpoints", 1)[1]
-    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    section = readme.split("## Loading checkpoints", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```python\n(.*?)```", section, re.S)
+
+
+def test_readme_example_runs(tmp_path, monkeypatch):
+    code = readme_examples()[0]
     monkeypatch.chdir(tmp_path)  # it writes tiny-llama/ in the working directory
     exec(compile(code, "README.md", "exec"), {})
     config, weights = load_hf(tmp_path / "tiny-llama")
@@ -552,3 +557,16 @@ def test_keep_quantized_options_are_checked(tmp_path):
 def test_bad_quant_configs_are_rejected_clearly(quant_spec, message):
     with pytest.raises(ValueError, match=message):
         dataclasses.replace(SMALL, quant=quant_spec)
+
+
+def test_readme_keep_quantized_example_runs(tmp_path, monkeypatch, capsys):
+    """The second block continues the first (it loads the tiny-llama/ directory the first writes)."""
+    first, second = readme_examples()[:2]
+    monkeypatch.chdir(tmp_path)
+    exec(compile(first, "README.md", "exec"), {})
+    namespace = {}
+    exec(compile(second, "README.md", "exec"), namespace)
+    assert capsys.readouterr().out.splitlines()[1] == "q8_0 uint8 (64, 68)"
+    config, weights = namespace["config"], namespace["weights"]
+    assert config.quant == "q4_k" and weights["layers.1.down"].shape == (256, 2 * 144)
+    assert weights["layers.1.down"].dtype == np.uint8

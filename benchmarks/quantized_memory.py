@@ -6,7 +6,10 @@ projections stay packed, `rlx.dequant_matmul`) or `load_gguf(path)` (decoded to 
 prefill and a few greedy decode steps, and reports the process's peak RSS (ru_maxrss; it
 includes the Python interpreter, MLIR and the JIT-compiled code, which both variants share).
 
-    python benchmarks/quantized_memory.py [q4_k|q8_0 ...]
+    python benchmarks/quantized_memory.py [--large] [q4_k|q8_0 ...]
+
+`--large` runs an 8-layer, 2048-wide model (1.6 GiB of float32 weights) instead of the 4-layer,
+1024-wide one, so that the fixed cost of the process (interpreter, MLIR, the JIT) weighs less.
 """
 
 from __future__ import annotations
@@ -20,35 +23,37 @@ import time
 
 import numpy as np
 
-LAYERS, HIDDEN, HEADS, KV_HEADS, FFN, VOCAB = 4, 1024, 16, 4, 2816, 4096
+# layers, hidden, heads, kv heads, ffn, vocab
+SIZES = {"mid": (4, 1024, 16, 4, 2816, 4096), "large": (8, 2048, 16, 4, 5632, 8192)}
 
 
-def write_model(path: str, scheme: str) -> None:
+def write_model(path: str, scheme: str, size: str) -> None:
     import gguf
 
     from rlx_mlir import quant
+    layers, hidden, heads, kv_heads, ffn, vocab = SIZES[size]
     rng = np.random.default_rng(0)
     writer = gguf.GGUFWriter(path, "llama")
-    for method, value in dict(add_block_count=LAYERS, add_context_length=256, add_embedding_length=HIDDEN,
-                              add_feed_forward_length=FFN, add_head_count=HEADS, add_head_count_kv=KV_HEADS,
+    for method, value in dict(add_block_count=layers, add_context_length=256, add_embedding_length=hidden,
+                              add_feed_forward_length=ffn, add_head_count=heads, add_head_count_kv=kv_heads,
                               add_rope_freq_base=10000.0, add_layer_norm_rms_eps=1e-5).items():
         getattr(writer, method)(value)
-    head_dim = HIDDEN // HEADS
+    head_dim = hidden // heads
 
     def packed(name, out, inp):
         w = (rng.standard_normal((out, inp)) / np.sqrt(inp)).astype(np.float32)
         writer.add_tensor(name, quant.quantize(w, scheme), raw_dtype=gguf.GGMLQuantizationType[scheme.upper()])
 
-    writer.add_tensor("token_embd.weight", rng.standard_normal((VOCAB, HIDDEN)).astype(np.float32))
-    for i in range(LAYERS):
+    writer.add_tensor("token_embd.weight", rng.standard_normal((vocab, hidden)).astype(np.float32))
+    for i in range(layers):
         for norm in ("attn_norm", "ffn_norm"):
-            writer.add_tensor(f"blk.{i}.{norm}.weight", np.ones(HIDDEN, np.float32))
-        for name, out, inp in (("attn_q", HIDDEN, HIDDEN), ("attn_k", KV_HEADS * head_dim, HIDDEN),
-                               ("attn_v", KV_HEADS * head_dim, HIDDEN), ("attn_output", HIDDEN, HIDDEN),
-                               ("ffn_gate", FFN, HIDDEN), ("ffn_up", FFN, HIDDEN), ("ffn_down", HIDDEN, FFN)):
+            writer.add_tensor(f"blk.{i}.{norm}.weight", np.ones(hidden, np.float32))
+        for name, out, inp in (("attn_q", hidden, hidden), ("attn_k", kv_heads * head_dim, hidden),
+                               ("attn_v", kv_heads * head_dim, hidden), ("attn_output", hidden, hidden),
+                               ("ffn_gate", ffn, hidden), ("ffn_up", ffn, hidden), ("ffn_down", hidden, ffn)):
             packed(f"blk.{i}.{name}.weight", out, inp)
-    writer.add_tensor("output_norm.weight", np.ones(HIDDEN, np.float32))
-    packed("output.weight", VOCAB, HIDDEN)
+    writer.add_tensor("output_norm.weight", np.ones(hidden, np.float32))
+    packed("output.weight", vocab, hidden)
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
@@ -66,13 +71,14 @@ def run(path: str, keep_quantized: bool) -> None:
     print(f"{weight_bytes / 2**20:.1f} {peak:.1f} {time.perf_counter() - start:.1f} {' '.join(map(str, tokens))}")
 
 
-def main(schemes) -> None:
-    print(f"llama {LAYERS} layers, hidden {HIDDEN}, ffn {FFN}, vocab {VOCAB}: prefill 4 tokens + 3 decode steps")
+def main(schemes, size: str) -> None:
+    layers, hidden, _, _, ffn, vocab = SIZES[size]
+    print(f"llama {layers} layers, hidden {hidden}, ffn {ffn}, vocab {vocab}: prefill 4 tokens + 3 decode steps")
     print(f"{'weights':<14} {'weight MiB':>10} {'peak RSS MiB':>13} {'ratio':>6} {'s':>6}  tokens")
     with tempfile.TemporaryDirectory() as tmp:
         for scheme in schemes:
             path = os.path.join(tmp, f"{scheme}.gguf")
-            write_model(path, scheme)
+            write_model(path, scheme, size)
             rows = {}
             for label, keep in ((f"{scheme} packed", "1"), ("float32", "")):
                 out = subprocess.run([sys.executable, __file__, "--run", path, keep], check=True,
@@ -88,4 +94,5 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["--run"]:
         run(sys.argv[2], bool(sys.argv[3]) if len(sys.argv) > 3 else False)
     else:
-        main(sys.argv[1:] or ["q4_k", "q8_0"])
+        size = "large" if "--large" in sys.argv else "mid"
+        main([a for a in sys.argv[1:] if a != "--large"] or ["q4_k", "q8_0"], size)

@@ -533,6 +533,25 @@ def test_hf_quantize_keep_quantized_runs_packed(tmp_path):
     model = CachedLlama(config, weights, capacity=16)
     assert_same_model(model, CachedLlama(simulated_config, simulated, capacity=16))
     assert packed_params(model, 1)["layers.0.gate"] == (np.dtype(np.uint8), (128, 68))
+    # One step with a symbolic SEQ serves the prefill and the decode steps on the packed weights too.
+    assert_same_model(CachedLlama(config, weights, capacity=16, dynamic=True),
+                      CachedLlama(simulated_config, simulated, capacity=16))
+
+
+def test_gguf_keep_quantized_tied_lm_head_stays_packed(tmp_path):
+    """A Q8_0 embedding without `output`: the gather gets it decoded, the LM head its bytes."""
+    path = tmp_path / "tied.gguf"
+    types = (_mixed_types(SMALL, {n: "q8_0" for n, role in _GGUF_ROLES.items() if role in PROJECTIONS})
+             | {"token_embd.weight": "q8_0"})
+    write_gguf(path, SMALL, gguf_tensors(SMALL, hf_tensors(SMALL, seed=14), tied=True), types)
+    config, weights = load_gguf(path, keep_quantized=True)
+    dense_config, dense = load_gguf(path)
+    assert dict(config.quant) == dict.fromkeys(
+        [f"layers.{i}.{role}" for i in range(SMALL.layers) for role in PROJECTIONS] + ["lm_head"], "q8_0")
+    np.testing.assert_array_equal(weights["lm_head"], read_gguf(path).tensors["embed"].data)
+    np.testing.assert_array_equal(weights["embed"], dense["embed"])
+    assert weights["embed"].dtype == np.float32
+    assert_same_model(CachedLlama(config, weights, capacity=16), CachedLlama(dense_config, dense, capacity=16))
 
 
 def test_keep_quantized_options_are_checked(tmp_path):

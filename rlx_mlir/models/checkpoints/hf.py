@@ -97,16 +97,9 @@ def load_hf(path, *, quantize: str | None = None, keep_quantized: bool = False,
                     named[name] = quantize_weight(tensor, quantize, name, source)
                 else:
                     named[name] = simulate_quantization(tensor, quantize, name, source)
-    if keep_quantized:
-        config = _quantized_config(config, quantize, source)
+    if keep_quantized:  # every projection was quantised above, so their sizes fit the scheme's blocks
+        config = replace(config, quant=quantize)
     return config, builder_weights(config, named, source)
-
-
-def _quantized_config(config: LlamaConfig, scheme: str, source: str) -> LlamaConfig:
-    try:
-        return replace(config, quant=scheme)
-    except ValueError as e:  # an input size that is not a multiple of the scheme's block
-        raise CheckpointError(f"{source}: {e}") from None
 
 
 def _settings(directory: Path) -> dict:

@@ -237,6 +237,20 @@ def build_llama(c: LlamaConfig, name: str = "llama", *, dynamic: bool = False) -
     return g
 
 
-__all__ = ["DEQUANT_SCHEMES", "LAYER_PROJECTIONS", "LlamaConfig", "Tensor", "build_llama", "dequantize_weights", "lm_head",
-           "param_types", "project", "projection_names", "quant_schemes", "random_weights", "rope_tables",
-           "swiglu", "weight_shapes"]
+__all__ = [
+    "DEQUANT_SCHEMES",
+    "LAYER_PROJECTIONS",
+    "LlamaConfig",
+    "Tensor",
+    "build_llama",
+    "dequantize_weights",
+    "lm_head",
+    "param_types",
+    "project",
+    "projection_names",
+    "quant_schemes",
+    "random_weights",
+    "rope_tables",
+    "swiglu",
+    "weight_shapes",
+]

@@ -11,6 +11,7 @@ under rlx's own RoPE (halves), so agreement shows the loader undid the permutati
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -24,7 +25,7 @@ safetensors_numpy = pytest.importorskip("safetensors.numpy")
 from rlx_mlir import RlxError, quant  # noqa: E402
 from rlx_mlir.models.checkpoints import CheckpointError, QuantizedWeight, load_gguf, load_hf, read_gguf  # noqa: E402
 from rlx_mlir.models.generate import CachedLlama, generate  # noqa: E402
-from rlx_mlir.models.llama import LlamaConfig  # noqa: E402
+from rlx_mlir.models.llama import LlamaConfig, build_llama  # noqa: E402
 
 SMALL = LlamaConfig(layers=2, hidden=64, heads=4, kv_heads=2, head_dim=16, ffn=128, vocab=97,
                     rope_theta=10000.0, eps=1e-5)
@@ -245,8 +246,6 @@ def test_read_gguf_keeps_quantised_rows_packed_in_hf_order(tmp_path):
     k = checkpoint.tensors["layers.0.k"]
     np.testing.assert_array_equal(k.data, quant.quantize(hf["model.layers.0.self_attn.k_proj.weight"], "q4_k"))
     assert not checkpoint.tied_embeddings
-    with pytest.raises(NotImplementedError, match="keep_quantized=True needs a Llama built on rlx.dequant_matmul"):
-        load_gguf(path, keep_quantized=True)
 
 
 def test_gguf_runtime_fields_are_chosen_at_load(tmp_path):
@@ -444,11 +443,149 @@ def test_hf_missing_files_are_rejected_clearly(tmp_path):
         load_hf(tmp_path / "empty")
 
 
-def test_readme_example_runs(tmp_path, monkeypatch):
+def readme_examples() -> list[str]:
+    """The python blocks of the README's "Loading checkpoints" section, in order."""
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    section = readme.split("## Loading checkpoints", 1)[1]
-    code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    section = readme.split("## Loading checkpoints", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```python\n(.*?)```", section, re.S)
+
+
+def test_readme_example_runs(tmp_path, monkeypatch):
+    code = readme_examples()[0]
     monkeypatch.chdir(tmp_path)  # it writes tiny-llama/ in the working directory
     exec(compile(code, "README.md", "exec"), {})
     config, weights = load_hf(tmp_path / "tiny-llama")
     assert config.layers == 2 and weights["layers.1.down"].shape == (128, 64)
+
+
+# ----------------------------------------------------------------------------- packed (keep_quantized)
+
+# Q8_0 and Q4_K projections, a Q6_K LM head, one float projection (blk.1.attn_output stays F32) and a
+# quantised embedding (a gather: decoded at load).
+PACKED_TYPES = (_mixed_types(WIDE, {"attn_q": "q4_k", "attn_k": "q8_0", "attn_v": "q4_k", "ffn_gate": "q8_0",
+                                    "ffn_up": "q4_k", "ffn_down": "q8_0"})
+                | {"blk.0.attn_output.weight": "q4_k", "output.weight": "q6_k", "token_embd.weight": "q8_0"})
+
+
+def assert_same_model(quantised: CachedLlama, dense: CachedLlama, prompt=PROMPT, new_tokens=6):
+    """Prefill logits within 1e-4 (relative to their scale) and the same greedy tokens."""
+    got, want = quantised.forward(prompt[None]), dense.forward(prompt[None])
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
+    np.testing.assert_array_equal(generate(quantised, prompt, new_tokens), generate(dense, prompt, new_tokens))
+
+
+def packed_params(model: CachedLlama, seq: int) -> dict[str, tuple]:
+    """(dtype, shape) of each weight in the compiled signature of the step for `seq` new tokens."""
+    return {spec.name: (spec.dtype, spec.shape) for spec in model.step(seq).signature.inputs if spec.is_param}
+
+
+def test_gguf_keep_quantized_runs_like_the_dequantised_f32_model(tmp_path):
+    path = tmp_path / "packed.gguf"
+    write_gguf(path, WIDE, gguf_tensors(WIDE, hf_tensors(WIDE, seed=11)), PACKED_TYPES)
+    config, weights = load_gguf(path, keep_quantized=True)
+    expected = {f"layers.{i}.{role}": scheme for i in range(WIDE.layers)
+                for role, scheme in (("q", "q4_k"), ("k", "q8_0"), ("v", "q4_k"), ("gate", "q8_0"), ("up", "q4_k"),
+                                     ("down", "q8_0"))} | {"layers.0.o": "q4_k", "lm_head": "q6_k"}
+    assert dict(config.quant) == expected
+    dense_config, dense_weights = load_gguf(path)
+    assert dataclasses.replace(config, quant=None) == dense_config == WIDE
+    checkpoint = read_gguf(path)
+    for name, scheme in expected.items():  # the file's bytes (rows un-permuted), no transpose
+        np.testing.assert_array_equal(weights[name], checkpoint.tensors[name].data)
+        assert weights[name].dtype == np.uint8 and weights[name].shape == (
+            dense_weights[name].shape[1], quant.row_bytes(scheme, dense_weights[name].shape[0]))
+    assert weights["layers.1.o"].dtype == np.float32 and weights["embed"].dtype == np.float32
+
+    model = CachedLlama(config, weights, capacity=32)
+    assert_same_model(model, CachedLlama(dense_config, dense_weights, capacity=32))
+    # The compiled steps take the bytes: no float32 copy of a quantised weight is an argument.
+    for seq in (len(PROMPT), 1):
+        params = packed_params(model, seq)
+        for name in expected:
+            assert params[name] == (np.dtype(np.uint8), weights[name].shape)
+        assert params["layers.1.o"] == (np.dtype(np.float32), (256, 256))
+
+
+def test_quantised_model_ir_decodes_inside_dequant_matmul():
+    """Every quantised projection is an `rlx.dequant_matmul` on a `ui8` parameter; float ones stay matmuls."""
+    config = dataclasses.replace(WIDE, layers=1, quant={"layers.0.q": "q4_k", "layers.0.down": "q8_0",
+                                                        "lm_head": "q6_k"})
+    mir = str(build_llama(config).lower().module)
+    assert len(re.findall(r"rlx\.dequant_matmul", mir)) == 3
+    assert 'tensor<256x144xui8> {rlx.name = "layers.0.q", rlx.param}' in mir
+    assert 'tensor<256x272xui8> {rlx.name = "layers.0.down", rlx.param}' in mir
+    assert 'tensor<97x210xui8> {rlx.name = "lm_head", rlx.param}' in mir
+    assert 'tensor<256x128xf32> {rlx.name = "layers.0.k", rlx.param}' in mir
+    assert len(re.findall(r"rlx\.matmul\b", mir)) == 5  # k, v, o, gate and up
+
+
+def test_hf_quantize_keep_quantized_runs_packed(tmp_path):
+    hf = hf_tensors(SMALL, seed=12)
+    path = write_hf(tmp_path / "llama", SMALL, hf)
+    config, weights = load_hf(path, quantize="q8_0", keep_quantized=True)
+    assert config.quant == "q8_0"
+    q8 = gguf.GGMLQuantizationType.Q8_0
+    np.testing.assert_array_equal(weights["layers.1.down"],
+                                  gguf.quants.quantize(hf["model.layers.1.mlp.down_proj.weight"], q8))
+    np.testing.assert_array_equal(weights["lm_head"], gguf.quants.quantize(hf["lm_head.weight"], q8))
+    np.testing.assert_array_equal(weights["embed"], hf["model.embed_tokens.weight"])
+    simulated_config, simulated = load_hf(path, quantize="q8_0")  # the same numbers decoded at load
+    model = CachedLlama(config, weights, capacity=16)
+    assert_same_model(model, CachedLlama(simulated_config, simulated, capacity=16))
+    assert packed_params(model, 1)["layers.0.gate"] == (np.dtype(np.uint8), (128, 68))
+    # One step with a symbolic SEQ serves the prefill and the decode steps on the packed weights too.
+    assert_same_model(CachedLlama(config, weights, capacity=16, dynamic=True),
+                      CachedLlama(simulated_config, simulated, capacity=16))
+
+
+def test_gguf_keep_quantized_tied_lm_head_stays_packed(tmp_path):
+    """A Q8_0 embedding without `output`: the gather gets it decoded, the LM head its bytes."""
+    path = tmp_path / "tied.gguf"
+    types = (_mixed_types(SMALL, {n: "q8_0" for n, role in _GGUF_ROLES.items() if role in PROJECTIONS})
+             | {"token_embd.weight": "q8_0"})
+    write_gguf(path, SMALL, gguf_tensors(SMALL, hf_tensors(SMALL, seed=14), tied=True), types)
+    config, weights = load_gguf(path, keep_quantized=True)
+    dense_config, dense = load_gguf(path)
+    assert dict(config.quant) == dict.fromkeys(
+        [f"layers.{i}.{role}" for i in range(SMALL.layers) for role in PROJECTIONS] + ["lm_head"], "q8_0")
+    np.testing.assert_array_equal(weights["lm_head"], read_gguf(path).tensors["embed"].data)
+    np.testing.assert_array_equal(weights["embed"], dense["embed"])
+    assert weights["embed"].dtype == np.float32
+    assert_same_model(CachedLlama(config, weights, capacity=16), CachedLlama(dense_config, dense, capacity=16))
+
+
+def test_keep_quantized_options_are_checked(tmp_path):
+    path = write_hf(tmp_path / "llama", SMALL, hf_tensors(SMALL, seed=13))
+    with pytest.raises(CheckpointError, match=r"keep_quantized=True needs quantize= one of the schemes the model "
+                                              r"runs packed \(q4_0, q8_0, .*\), got quantize=None"):
+        load_hf(path, keep_quantized=True)
+    with pytest.raises(CheckpointError, match=r"got quantize='q8_k'"):
+        load_hf(path, quantize="q8_k", keep_quantized=True)
+    with pytest.raises(CheckpointError, match=r"cannot quantise 'lm_head' \[97, 64\] to q4_k: .*"
+                                              r"not a multiple of the block size 256"):
+        load_hf(path, quantize="q4_k", keep_quantized=True)
+
+
+@pytest.mark.parametrize("quant_spec, message", [
+    ({"layers.0.ln1": "q8_0"}, r"quant names 'layers\.0\.ln1', which is not a projection of this model"),
+    ({"embed": "q8_0"}, r"quant names 'embed', which is not a projection"),
+    ({"layers.0.q": "q8_k"}, r"quant: 'layers\.0\.q' has scheme 'q8_k'; rlx\.dequant_matmul decodes q4_0, q8_0"),
+    ("q4_k", r"quant: 'layers\.0\.q' has 64 inputs, not a multiple of the 256-weight blocks of q4_k"),
+    (3, r"quant must be None, a scheme name or a mapping of weight name to scheme, got 3"),
+])
+def test_bad_quant_configs_are_rejected_clearly(quant_spec, message):
+    with pytest.raises(ValueError, match=message):
+        dataclasses.replace(SMALL, quant=quant_spec)
+
+
+def test_readme_keep_quantized_example_runs(tmp_path, monkeypatch, capsys):
+    """The second block continues the first (it loads the tiny-llama/ directory the first writes)."""
+    first, second = readme_examples()[:2]
+    monkeypatch.chdir(tmp_path)
+    exec(compile(first, "README.md", "exec"), {})
+    namespace = {}
+    exec(compile(second, "README.md", "exec"), namespace)
+    assert capsys.readouterr().out.splitlines()[1] == "q8_0 uint8 (64, 68)"
+    config, weights = namespace["config"], namespace["weights"]
+    assert config.quant == "q4_k" and weights["layers.1.down"].shape == (256, 2 * 144)
+    assert weights["layers.1.down"].dtype == np.uint8

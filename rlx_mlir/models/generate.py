@@ -12,7 +12,9 @@ a prefill is compiled per prompt length (`build_llama_step(config, seq, ...)`
 with a static `seq`) and kept.  With `dynamic=True` one step with a symbolic
 `SEQ` is compiled once instead (`rlx_mlir.dims.variants`: each new length is
 specialised on first use).  Sampling runs in numpy on the last position's
-logits.
+logits.  A config with `quant` (`rlx_mlir.models.llama`) takes its quantised
+projections as packed `uint8` weights, as `load_gguf(path, keep_quantized=True)`
+returns them.
 """
 
 from __future__ import annotations

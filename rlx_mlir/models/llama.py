@@ -11,16 +11,39 @@ and LM head.  Weights are `[in, out]`.
 and `SEQ` (tokens `["BATCH", "SEQ"]`, RoPE rows narrowed to `SEQ` from a
 `max_seq`-row table): one `compile()` then runs any batch and any length up to
 `max_seq`, specialising each new shape on first use.
+
+Quantised weights: `LlamaConfig(quant=...)` names the projections kept in a GGUF
+block format, either one scheme for every projection and the LM head
+(`quant="q4_k"`) or a mapping from weight name to scheme (`{"layers.0.q":
+"q8_0", "lm_head": "q6_k", ...}`; a name not in it stays float32).  Such a
+weight is a `u8` parameter `[out, row_bytes]`: the packed bytes of `W [out, in]`
+exactly as GGUF stores them (`rlx_mlir.quant.quantize(w.T, scheme)` of a builder
+weight `w [in, out]`), and its projection is `rlx.dequant_matmul`, which decodes
+the blocks inside the contraction (the float32 weight is never built).  The
+embedding and the norms stay float32.
+
+    config = LlamaConfig(quant="q8_0")
+    weights = random_weights(config)        # projections packed (uint8), the rest float32
+    logits = build_llama(config).compile()(tokens=tokens, **weights)
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Union
 
 import numpy as np
 
+from .. import quant as quantisers
 from ..dialects import rlx
+from ..dialects.rlx.quant import GGUF_SCHEMES as DEQUANT_SCHEMES
 from ..frontend.builder import GraphModule, Tensor
+
+# The weights of a layer that are projections (`x @ w`), the ones that may be kept quantised.
+LAYER_PROJECTIONS = ("q", "k", "v", "o", "gate", "up", "down")
+
+QuantSpec = Union[str, Mapping[str, str], tuple, None]
 
 
 @dataclass(frozen=True)
@@ -38,6 +61,51 @@ class LlamaConfig:
     rope_theta: float = 10000.0
     eps: float = 1e-5
     policy: str = "direct"
+    # Projections kept quantised (see the module doc): None, one scheme for all, or weight name -> scheme.
+    # A mapping is stored as a sorted tuple of (name, scheme) pairs, so the config stays hashable.
+    quant: QuantSpec = None
+
+    def __post_init__(self):
+        if isinstance(self.quant, Mapping):
+            object.__setattr__(self, "quant", tuple(sorted(self.quant.items())))
+        quant_schemes(self)  # checks names, schemes and block sizes
+
+
+def projection_names(c: LlamaConfig) -> list[str]:
+    """Every weight that is a projection: each layer's q, k, v, o, gate, up, down, then the LM head."""
+    return [f"layers.{i}.{w}" for i in range(c.layers) for w in LAYER_PROJECTIONS] + ["lm_head"]
+
+
+def quant_schemes(c: LlamaConfig) -> dict[str, str]:
+    """Weight name -> GGUF scheme for the projections `c.quant` keeps quantised (empty: an f32 model).
+
+    ValueError for a name that is not a projection, a scheme `rlx.dequant_matmul` does not
+    decode, or an input size that is not a multiple of the scheme's block.
+    """
+    if c.quant is None:
+        return {}
+    if isinstance(c.quant, str):
+        schemes = dict.fromkeys(projection_names(c), c.quant)
+    else:
+        try:
+            schemes = dict(c.quant)
+        except (TypeError, ValueError):
+            raise ValueError(f"quant must be None, a scheme name or a mapping of weight name to scheme, "
+                             f"got {c.quant!r}") from None
+    projections = set(projection_names(c))
+    shapes = weight_shapes(c)
+    for name, scheme in schemes.items():
+        if name not in projections:
+            raise ValueError(f"quant names '{name}', which is not a projection of this model "
+                             "(layers.{i}.q/k/v/o/gate/up/down or lm_head)")
+        if scheme not in DEQUANT_SCHEMES:
+            raise ValueError(f"quant: '{name}' has scheme {scheme!r}; rlx.dequant_matmul decodes "
+                             f"{', '.join(DEQUANT_SCHEMES)}")
+        k, block = shapes[name][0], DEQUANT_SCHEMES[scheme].block
+        if k % block:
+            raise ValueError(f"quant: '{name}' has {k} inputs, not a multiple of the {block}-weight blocks "
+                             f"of {scheme}")
+    return schemes
 
 
 def rope_tables(seq: int, head_dim: int, theta: float) -> tuple[np.ndarray, np.ndarray]:
@@ -66,8 +134,31 @@ def weight_shapes(c: LlamaConfig) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
+def param_types(c: LlamaConfig) -> dict[str, tuple[tuple[int, ...], str]]:
+    """Each parameter's (shape, dtype) as the model takes it: `weight_shapes` in f32, except the
+    quantised projections, `u8 [out, row_bytes]`."""
+    schemes = quant_schemes(c)
+    types = {}
+    for name, shape in weight_shapes(c).items():
+        if name in schemes:
+            k, n = shape
+            types[name] = ((n, DEQUANT_SCHEMES[schemes[name]].row_bytes(k)), "u8")
+        else:
+            types[name] = (shape, "f32")
+    return types
+
+
+def dequantize_weights(c: LlamaConfig, weights: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The float32 weights (`[in, out]`) of the f32 model that computes what `c`'s quantised one does."""
+    schemes = quant_schemes(c)
+    shapes = weight_shapes(c)
+    return {name: quantisers.dequantize(w, schemes[name], shapes[name][::-1]).T.copy() if name in schemes
+            else np.asarray(w, np.float32) for name, w in weights.items()}
+
+
 def random_weights(c: LlamaConfig, seed: int = 0) -> dict[str, np.ndarray]:
-    """Weights scaled like a trained model's (fan-in), norm gains near 1."""
+    """Weights scaled like a trained model's (fan-in), norm gains near 1; the projections that
+    `c.quant` names quantised (packed `uint8 [out, row_bytes]`)."""
     rng = np.random.default_rng(seed)
     weights = {}
     for name, shape in weight_shapes(c).items():
@@ -75,7 +166,39 @@ def random_weights(c: LlamaConfig, seed: int = 0) -> dict[str, np.ndarray]:
             weights[name] = (1.0 + 0.1 * rng.standard_normal(shape)).astype(np.float32)
         else:
             weights[name] = (rng.standard_normal(shape) / np.sqrt(shape[0])).astype(np.float32)
+    for name, scheme in quant_schemes(c).items():
+        weights[name] = quantisers.quantize(weights[name].T, scheme)
     return weights
+
+
+def project(g: GraphModule, x: Tensor, w: Tensor, scheme: str | None) -> Tensor:
+    """`x @ w` (MIR `rlx.matmul`, `w [in, out]`) or, with a scheme, `rlx.dequant_matmul` on packed `w`."""
+    return g.op(rlx.MatmulOp, x, w) if scheme is None else g.dequant_matmul(x, w, scheme)
+
+
+def swiglu(g: GraphModule, x: Tensor, params: Mapping[str, Tensor], schemes: Mapping[str, str], p: str) -> Tensor:
+    """The SwiGLU FFN of layer prefix `p`: HIR `swiglu_ffn` in f32, three projections when any is quantised."""
+    if not any(p + w in schemes for w in ("gate", "up", "down")):
+        return g.swiglu_ffn(x, params[p + "up"], params[p + "gate"], params[p + "down"])
+    up = project(g, x, params[p + "up"], schemes.get(p + "up"))
+    gate = project(g, x, params[p + "gate"], schemes.get(p + "gate"))
+    return project(g, up * g.op(rlx.SiluOp, gate), params[p + "down"], schemes.get(p + "down"))
+
+
+def lm_head(g: GraphModule, x: Tensor, w: Tensor, scheme: str | None) -> Tensor:
+    return g.linear(x, w) if scheme is None else g.dequant_linear(x, w, scheme)
+
+
+def _quantized_decoder_block(g, c: LlamaConfig, x, params, schemes, p: str, zeros, cos, sin) -> Tensor:
+    """`llama_decoder_block`'s computation (its HIR expansion) with some projections quantised."""
+    normed = g.rms_norm(x, params[p + "ln1"], zeros, eps=c.eps)
+    q, k, v = (project(g, normed, params[p + w], schemes.get(p + w)) for w in ("q", "k", "v"))
+    q = g.rope(q, cos, sin, c.head_dim)
+    k = g.rope(k, cos, sin, c.head_dim)
+    attended = g.attention(q, k, v, num_heads=c.heads, head_dim=c.head_dim, mask_kind="causal")
+    projected = project(g, attended, params[p + "o"], schemes.get(p + "o"))
+    normed2 = g.residual_rms_norm(projected, x, params[p + "ln2"], zeros, eps=c.eps)
+    return (x + projected) + swiglu(g, normed2, params, schemes, p)
 
 
 def build_llama(c: LlamaConfig, name: str = "llama", *, dynamic: bool = False) -> GraphModule:
@@ -88,7 +211,8 @@ def build_llama(c: LlamaConfig, name: str = "llama", *, dynamic: bool = False) -
         tokens = g.input("tokens", ("BATCH", "SEQ"), "i64")
     else:
         tokens = g.input("tokens", (c.batch, c.seq), "i64")
-    params = {n: g.param(n, shape) for n, shape in weight_shapes(c).items()}
+    params = {n: g.param(n, shape, dtype) for n, (shape, dtype) in param_types(c).items()}
+    schemes = quant_schemes(c)
     if dynamic:
         tables = (g.constant(t) for t in rope_tables(c.max_seq, c.head_dim, c.rope_theta))
         cos, sin = (g.named("rope", lambda t=t: g.op(rlx.NarrowOp, t, axis=0, start=0, len="SEQ")) for t in tables)
@@ -98,15 +222,35 @@ def build_llama(c: LlamaConfig, name: str = "llama", *, dynamic: bool = False) -
     x = g.named("embed", lambda: g.op(rlx.GatherOp, params["embed"], tokens, axis=0))
     for i in range(c.layers):
         p = f"layers.{i}."
+        if any(p + w in schemes for w in LAYER_PROJECTIONS):
+            x = g.named(f"layers.{i}", lambda x=x, p=p: _quantized_decoder_block(
+                g, c, x, params, schemes, p, zeros, cos, sin))
+            continue
         x = g.named(f"layers.{i}", lambda x=x, p=p: g.llama_decoder_block(
             x, params[p + "ln1"], zeros, params[p + "q"], params[p + "k"], params[p + "v"], params[p + "o"],
             params[p + "ln2"], zeros, params[p + "gate"], params[p + "up"], params[p + "down"], cos, sin,
             num_heads=c.heads, head_dim=c.head_dim, num_kv_heads=c.kv_heads, eps=c.eps, mask_kind="causal",
         ))
     x = g.named("norm", lambda: g.rms_norm(x, params["norm"], zeros, eps=c.eps))
-    logits = g.named("lm_head", lambda: g.linear(x, params["lm_head"]))
+    logits = g.named("lm_head", lambda: lm_head(g, x, params["lm_head"], schemes.get("lm_head")))
     g.set_outputs(logits)
     return g
 
 
-__all__ = ["LlamaConfig", "Tensor", "build_llama", "random_weights", "rope_tables", "weight_shapes"]
+__all__ = [
+    "DEQUANT_SCHEMES",
+    "LAYER_PROJECTIONS",
+    "LlamaConfig",
+    "Tensor",
+    "build_llama",
+    "dequantize_weights",
+    "lm_head",
+    "param_types",
+    "project",
+    "projection_names",
+    "quant_schemes",
+    "random_weights",
+    "rope_tables",
+    "swiglu",
+    "weight_shapes",
+]

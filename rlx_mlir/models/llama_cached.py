@@ -18,6 +18,8 @@ positions `pos + s` (`rlx.rope_at` on tables of `capacity` rows), the new keys
 and values written into the caches, causal grouped-query attention of the new
 queries over the cache (`rlx.cached_attention`), output projection and
 residual, RMSNorm, SwiGLU and residual; then the final norm and the LM head.
+The projections `config.quant` names take packed `u8` weights and run as
+`rlx.dequant_matmul` (`rlx_mlir.models.llama`'s module doc).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from mlir.dialects import func
 from ..dialects import rlx
 from ..frontend.builder import GraphModule
 from ..ir.attrs import TIED_ATTR
-from .llama import LlamaConfig, rope_tables, weight_shapes
+from .llama import LlamaConfig, lm_head, param_types, project, quant_schemes, rope_tables, swiglu
 
 
 def cache_names(c: LlamaConfig) -> list[str]:
@@ -53,7 +55,8 @@ def build_llama_step(c: LlamaConfig, seq: int | str, capacity: int, name: str = 
     tokens = g.input("tokens", (c.batch, seq), "i64")
     pos = g.input("pos", (), "i64")
     caches = {n: g.input(n, cache_shape(c, capacity)) for n in cache_names(c)}
-    params = {n: g.param(n, shape) for n, shape in weight_shapes(c).items()}
+    params = {n: g.param(n, shape, dtype) for n, (shape, dtype) in param_types(c).items()}
+    schemes = quant_schemes(c)
     cos, sin = (g.constant(t) for t in rope_tables(capacity, c.head_dim, c.rope_theta))
     zeros = g.constant(np.zeros(c.hidden, np.float32))  # RLX norms carry a beta
     x = g.named("embed", lambda: g.op(rlx.GatherOp, params["embed"], tokens, axis=0))
@@ -63,21 +66,21 @@ def build_llama_step(c: LlamaConfig, seq: int | str, capacity: int, name: str = 
 
         def layer(x=x, p=p):
             normed = g.rms_norm(x, params[p + "ln1"], zeros, eps=c.eps)
-            q, k, v = (g.op(rlx.MatmulOp, normed, params[p + w]) for w in ("q", "k", "v"))
+            q, k, v = (project(g, normed, params[p + w], schemes.get(p + w)) for w in ("q", "k", "v"))
             q = g.op(rlx.RopeAtOp, q, cos, sin, pos, head_dim=c.head_dim, n_rot=c.head_dim)
             k = g.op(rlx.RopeAtOp, k, cos, sin, pos, head_dim=c.head_dim, n_rot=c.head_dim)
             k_cache = g.op(rlx.KvCacheWriteOp, caches[p + "k_cache"], k, pos)
             v_cache = g.op(rlx.KvCacheWriteOp, caches[p + "v_cache"], v, pos)
             attended = g.op(rlx.CachedAttentionOp, q, k_cache, v_cache, pos, num_heads=c.heads, head_dim=c.head_dim)
-            projected = g.op(rlx.MatmulOp, attended, params[p + "o"])
+            projected = project(g, attended, params[p + "o"], schemes.get(p + "o"))
             normed2 = g.residual_rms_norm(projected, x, params[p + "ln2"], zeros, eps=c.eps)
-            ffn = g.swiglu_ffn(normed2, params[p + "up"], params[p + "gate"], params[p + "down"])
+            ffn = swiglu(g, normed2, params, schemes, p)
             return (x + projected) + ffn, k_cache, v_cache
 
         x, k_cache, v_cache = g.named(f"layers.{i}", layer)
         updated += [k_cache, v_cache]
     x = g.named("norm", lambda: g.rms_norm(x, params["norm"], zeros, eps=c.eps))
-    logits = g.named("lm_head", lambda: g.linear(x, params["lm_head"]))
+    logits = g.named("lm_head", lambda: lm_head(g, x, params["lm_head"], schemes.get("lm_head")))
     g.set_outputs([logits, *updated])
     _tie_results(g, first_cache_argument=2, count=len(updated))
     return g

@@ -25,20 +25,22 @@ rotates halves (`rlx.rope`, NeoX form, as HF), so the loader undoes that permuta
 (`unpermute_rope_rows`); it only reorders rows, so quantised rows move as bytes, undecoded.
 
 `read_gguf(path)` stops before decoding: the projections stay `QuantizedWeight`s (packed bytes
-of `W [out, in]`, rows already un-permuted), for a model built on `rlx.dequant_matmul` once that
-op exists.  `load_gguf(..., keep_quantized=True)` is reserved for that model and raises
-`NotImplementedError` today.
+of `W [out, in]`, rows already un-permuted).  `load_gguf(path, keep_quantized=True)` hands them
+to the model packed: the config's `quant` names every projection (and the LM head) stored in a
+scheme `rlx.dequant_matmul` decodes (Q4_0, Q8_0, Q2_K..Q6_K), and their weights are those bytes
+(`uint8 [out, row_bytes]`); the model never builds their float32 copy.  The embedding (a gather),
+the norms and any Q8_K projection are decoded to float32 as usual.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..llama import LlamaConfig
+from ..llama import DEQUANT_SCHEMES, LlamaConfig, projection_names
 from .weights import CheckpointError, QuantizedWeight, builder_weights, dequantize_weight, make_config
 
 # GGUF tensor types decoded by rlx_mlir.quant, by their gguf.GGMLQuantizationType name.
@@ -131,19 +133,21 @@ def read_gguf(path, **runtime) -> GgufCheckpoint:
 
 
 def load_gguf(path, *, keep_quantized: bool = False, **runtime) -> tuple[LlamaConfig, dict[str, np.ndarray]]:
-    """`(config, weights)` of a Llama GGUF file for `build_llama` / `CachedLlama`, every tensor float32.
+    """`(config, weights)` of a Llama GGUF file for `build_llama` / `CachedLlama`.
 
-    `runtime` sets LlamaConfig's batch, seq, max_seq or policy.  `keep_quantized=True` (hand the
-    projections over packed, for `rlx.dequant_matmul`) is not available yet: NotImplementedError.
+    Every tensor float32 by default; `keep_quantized=True` keeps the quantised projections packed
+    (the config's `quant` says which; see the module doc).  `runtime` sets LlamaConfig's batch,
+    seq, max_seq or policy.
     """
-    if keep_quantized:
-        raise NotImplementedError(
-            "keep_quantized=True needs a Llama built on rlx.dequant_matmul, which this build does not have yet; "
-            "load_gguf(path) decodes the weights to float32, and read_gguf(path) returns them still packed"
-        )
     checkpoint = read_gguf(path, **runtime)
-    floats = {name: dequantize_weight(t, name) for name, t in checkpoint.tensors.items()}
-    return checkpoint.config, builder_weights(checkpoint.config, floats, os.fspath(path))
+    config, tensors = checkpoint.config, checkpoint.tensors
+    if keep_quantized:
+        kept = {name: tensors[name].scheme for name in projection_names(config)
+                if isinstance(tensors.get(name), QuantizedWeight) and tensors[name].scheme in DEQUANT_SCHEMES}
+        config = replace(config, quant=kept or None)
+    else:
+        tensors = {name: dequantize_weight(t, name) for name, t in tensors.items()}
+    return config, builder_weights(config, tensors, os.fspath(path))
 
 
 def _open(path):

@@ -21,8 +21,11 @@ buffers old checkpoints carry.
 
 `quantize="q8_0"` (any GGUF scheme of `rlx_mlir.quant`) quantises every projection and the LM
 head along its input dimension and decodes it again at load: a *simulation* of running the
-model on quantised weights (same numbers, float32 storage and speed) until the model is built on
-`rlx.dequant_matmul`.  The embedding and the norms stay as stored.
+model on quantised weights (same numbers, float32 storage and speed).  With
+`keep_quantized=True` the quantised projections stay packed instead (`uint8 [out, row_bytes]`)
+and the config's `quant` is the scheme: the model runs them through `rlx.dequant_matmul`
+(q4_0, q8_0, q2_k..q6_k), same numbers, a quarter (q8_0) to an eighth (q4_k) of the memory.
+The embedding and the norms stay as stored.
 """
 
 from __future__ import annotations
@@ -31,12 +34,20 @@ import json
 import os
 import re
 import struct
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
-from ..llama import LlamaConfig
-from .weights import CheckpointError, builder_weights, check_quantize_option, make_config, simulate_quantization
+from ..llama import DEQUANT_SCHEMES, LlamaConfig
+from .weights import (
+    CheckpointError,
+    builder_weights,
+    check_quantize_option,
+    make_config,
+    quantize_weight,
+    simulate_quantization,
+)
 
 _LAYER_TENSORS = {"input_layernorm": "ln1", "self_attn.q_proj": "q", "self_attn.k_proj": "k",
                   "self_attn.v_proj": "v", "self_attn.o_proj": "o", "post_attention_layernorm": "ln2",
@@ -48,13 +59,20 @@ _UNSUPPORTED_FAMILIES = {
 }
 
 
-def load_hf(path, *, quantize: str | None = None, **runtime) -> tuple[LlamaConfig, dict[str, np.ndarray]]:
+def load_hf(path, *, quantize: str | None = None, keep_quantized: bool = False,
+            **runtime) -> tuple[LlamaConfig, dict[str, np.ndarray]]:
     """`(config, weights)` of a Hugging Face Llama checkpoint directory for `build_llama` / `CachedLlama`.
 
-    `quantize` names a GGUF scheme simulated at load (see the module doc); `runtime` sets
-    LlamaConfig's batch, seq, max_seq or policy.
+    `quantize` names a GGUF scheme the projections are quantised to at load, simulated in float32
+    or, with `keep_quantized`, kept packed (see the module doc); `runtime` sets LlamaConfig's
+    batch, seq, max_seq or policy.
     """
     check_quantize_option(quantize)
+    if keep_quantized and quantize not in DEQUANT_SCHEMES:
+        raise CheckpointError(
+            f"keep_quantized=True needs quantize= one of the schemes the model runs packed "
+            f"({', '.join(DEQUANT_SCHEMES)}), got quantize={quantize!r}"
+        )
     directory = Path(path)
     source = os.fspath(path)
     if not directory.is_dir():
@@ -75,7 +93,12 @@ def load_hf(path, *, quantize: str | None = None, **runtime) -> tuple[LlamaConfi
     if quantize is not None:
         for name, tensor in named.items():
             if tensor.ndim == 2 and name != "embed":
-                named[name] = simulate_quantization(tensor, quantize, name, source)
+                if keep_quantized:
+                    named[name] = quantize_weight(tensor, quantize, name, source)
+                else:
+                    named[name] = simulate_quantization(tensor, quantize, name, source)
+    if keep_quantized:  # every projection was quantised above, so their sizes fit the scheme's blocks
+        config = replace(config, quant=quantize)
     return config, builder_weights(config, named, source)
 
 

@@ -9,7 +9,9 @@ every name present and every shape checked against the config.
 
 A projection may also arrive still quantised, as a `QuantizedWeight` (the packed GGUF bytes
 `uint8 [out, row_bytes]` of `W [out, in]`, blocks along `in`): `dequantize_weight` decodes it
-with `rlx_mlir.quant`.
+with `rlx_mlir.quant`.  For a config whose `quant` keeps that projection quantised,
+`builder_weights` hands the bytes over as they are (`uint8 [out, row_bytes]`, the layout the
+model's `u8` parameter takes: GGUF's `[out, in]` rows, no transpose).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import numpy as np
 
 from ... import quant
 from ...errors import RlxError
-from ..llama import LlamaConfig, weight_shapes
+from ..llama import LlamaConfig, param_types, quant_schemes, weight_shapes
 
 # LlamaConfig fields a caller chooses at load time; the others come from the checkpoint.
 RUNTIME_FIELDS = ("batch", "seq", "max_seq", "policy")
@@ -101,9 +103,15 @@ def builder_weights(config: LlamaConfig, tensors: dict[str, np.ndarray], source:
     if extra:
         raise CheckpointError(f"{source}: tensor(s) for {', '.join(extra)}, which the config ({_describe(config)}) "
                               "does not have")
+    schemes = quant_schemes(config)
+    types = param_types(config)
     weights = {}
     for name, shape in expected.items():
         tensor = tensors[name]
+        if name in schemes:
+            weights[name] = _packed(tensor, name, schemes[name], shape[::-1], types[name][0], source)
+            continue
+        tensor = dequantize_weight(tensor, name)
         # Projections are [out, in] in checkpoints and [in, out] in the builder; the embedding is [vocab, hidden] in both.
         transposed = len(shape) == 2 and name != "embed"
         stored = shape[::-1] if transposed else shape
@@ -114,6 +122,27 @@ def builder_weights(config: LlamaConfig, tensors: dict[str, np.ndarray], source:
             )
         weights[name] = np.ascontiguousarray(tensor.T if transposed else tensor, dtype=np.float32)
     return weights
+
+
+def _packed(tensor, name: str, scheme: str, logical: tuple, packed: tuple, source: str) -> np.ndarray:
+    """The bytes of a projection the model keeps quantised, checked against the scheme and shape it needs."""
+    if not isinstance(tensor, QuantizedWeight) or tensor.scheme != scheme:
+        given = tensor.scheme if isinstance(tensor, QuantizedWeight) else "float"
+        raise CheckpointError(f"{source}: tensor for '{name}' is {given}; the config keeps it quantised as {scheme}")
+    if tuple(tensor.shape) != logical or tuple(tensor.data.shape) != packed:
+        raise CheckpointError(
+            f"{source}: tensor for '{name}' has shape {list(tensor.shape)} ({list(tensor.data.shape)} bytes); "
+            f"the config needs {list(logical)} ({list(packed)} bytes of {scheme})"
+        )
+    return np.ascontiguousarray(tensor.data, dtype=np.uint8)
+
+
+def quantize_weight(w: np.ndarray, scheme: str, name: str, source: str) -> QuantizedWeight:
+    """`W [out, in]` quantised to `scheme` along `in`, kept packed."""
+    try:
+        return QuantizedWeight(scheme, quant.quantize(w, scheme), tuple(w.shape))
+    except quant.QuantError as e:
+        raise CheckpointError(f"{source}: cannot quantise '{name}' {list(w.shape)} to {scheme}: {e}") from None
 
 
 def _describe(c: LlamaConfig) -> str:
@@ -129,5 +158,6 @@ __all__ = [
     "check_quantize_option",
     "dequantize_weight",
     "make_config",
+    "quantize_weight",
     "simulate_quantization",
 ]

@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Callable
 
 from mlir import ir
-from mlir.dialects import arith, linalg, tensor, vector
+from mlir.dialects import arith, linalg, scf, tensor, vector
 
 from ...dialects import rlx
 from ...dialects.rlx.quant import GGUF_SCHEMES
@@ -248,36 +248,51 @@ def _lower_dequant_matmul(op) -> ir.Value:
     m = 1
     for size in x_shape[:-1]:
         m *= size
+    blocks = k // scheme.block
     f32 = ir.F32Type.get()
-    x = lb.reshape(op.x, ir.RankedTensorType.get([m, k // scheme.block, subblocks, per_subblock], f32))
-    d = [ir.AffineDimExpr.get(i) for i in range(4)]  # (n, b, s, m)
+    x = lb.reshape(op.x, ir.RankedTensorType.get([m, blocks, subblocks, per_subblock], f32))
+    d0, d1 = ir.AffineDimExpr.get(0), ir.AffineDimExpr.get(1)  # (n, m)
     zero = ir.AffineConstantExpr.get(0)
-    # x and w are inputs read at a sub-block's / block's first element: the body reads them through
-    # tensor.extract, but as operands they show the op's size (rlx-parallelize-linalg leaves small
-    # ops serial) and that a chunk of rows n reads rows n of w.  LLVM drops the unused loads.
+    # x and w are inputs read at a row's first element: the body reads them through tensor.extract
+    # and vector.transfer_read, but as operands they show the op's size (rlx-parallelize-linalg
+    # leaves small ops serial) and that a chunk of rows n reads rows n of w.  LLVM drops the loads.
     maps = [
-        ir.AffineMap.get(4, 0, [d[3], d[1], d[2], zero]),  # x[m, b, s, 0]: the sub-block's first element
-        ir.AffineMap.get(4, 0, [d[0], d[1] * scheme.block_bytes]),  # w[n, first byte of block b]
-        ir.AffineMap.get(4, 0, [d[0], d[3]]),  # the product, [N, M]
+        ir.AffineMap.get(2, 0, [d1, zero, zero, zero]),  # x[m, 0, 0, 0]: the row's first element
+        ir.AffineMap.get(2, 0, [d0, zero]),  # w[n, 0]: the weight row's first byte
+        ir.AffineMap.get(2, 0, [d0, d1]),  # the product, [N, M]
     ]
-    iterators = [lb.PARALLEL, lb.REDUCTION, lb.REDUCTION, lb.PARALLEL]
     decode = _DECODERS[scheme.name]
     fast = ir.Attribute.parse("#arith.fastmath<reassoc,contract>")
-
     lanes = _Lanes(per_subblock)
     x_identity = ir.AffineMapAttr.get(ir.AffineMap.get(4, 0, [ir.AffineDimExpr.get(3)]))
     in_bounds = ir.ArrayAttr.get([ir.BoolAttr.get(True)])
 
-    def body(_x_first: ir.Value, _w_first: ir.Value, acc: ir.Value) -> ir.Value:
-        n_index, b, s, m_index = (linalg.IndexOp(dim).result for dim in range(4))
+    def accumulate(n_index: ir.Value, m_index: ir.Value, b: ir.Value, s: ir.Value, sums: ir.Value) -> ir.Value:
+        """`sums + x[m, b, s, :] * weights of sub-block s of block b of row n`, lane-wise."""
         weights = decode(_Block(op.w, n_index, b, scheme.block_bytes), s, lanes)
         xs = vector.TransferReadOp(
             lanes.f32, x, [m_index, b, s, _index(0)], x_identity, arith.constant(f32, 0.0), in_bounds
         ).result
-        products = arith.mulf(xs, weights, fastmath=fast)
-        return vector.ReductionOp(f32, vector.CombiningKind.ADD, products, acc=acc, fastmath=fast).result
+        return vector.FMAOp(xs, weights, sums).result
 
-    product = lb.generic([x, op.w], lb.zeros([n, m], f32), maps, iterators, body)
+    def body(_x_first: ir.Value, _w_first: ir.Value, init: ir.Value) -> ir.Value:
+        n_index, m_index = linalg.IndexOp(0).result, linalg.IndexOp(1).result
+        zeros = arith.constant(lanes.f32, ir.DenseElementsAttr.get_splat(lanes.f32, ir.FloatAttr.get(f32, 0.0)))
+        over_blocks = scf.ForOp(_index(0), _index(blocks), _index(1), [zeros])
+        with ir.InsertionPoint(over_blocks.body):
+            b, sums = over_blocks.induction_variable, over_blocks.inner_iter_args[0]
+            if subblocks == 1:
+                sums = accumulate(n_index, m_index, b, _index(0), sums)
+            else:
+                over_subblocks = scf.ForOp(_index(0), _index(subblocks), _index(1), [sums])
+                with ir.InsertionPoint(over_subblocks.body):
+                    s, inner = over_subblocks.induction_variable, over_subblocks.inner_iter_args[0]
+                    scf.YieldOp([accumulate(n_index, m_index, b, s, inner)])
+                sums = over_subblocks.results[0]
+            scf.YieldOp([sums])
+        return vector.ReductionOp(f32, vector.CombiningKind.ADD, over_blocks.results[0], acc=init, fastmath=fast).result
+
+    product = lb.generic([x, op.w], lb.zeros([n, m], f32), maps, [lb.PARALLEL, lb.PARALLEL], body)
     if m > 1:  # [N, M] -> [M, N]; with one row the two layouts are the same bytes (a reshape)
         product = linalg.transpose(product, outs=[lb.empty([m, n], f32)], permutation=[1, 0]).results[0]
     return lb.reshape(product, op.result.type)

@@ -15,7 +15,9 @@ quantised rows against `x @ quant.dequantize(w_q).T` in float64, within the f32 
 `|x| @ |W|.T * K * eps`.  Timing: one warm-up call each, then `--repeat` rounds; a round calls
 every contender once, in turn, with a short pause between contenders (so one library's spinning
 worker threads do not eat into the next one's time), so slow drifts of a shared machine hit all
-contenders alike.  Best and median per contender; the ratios are the rlx f32 (and numpy) best
+contenders alike, and no contender finds its weight still in the cache from its own previous call
+(the f32 weight, 64 MB, passes in between), as in a model, whose layers each read their weights
+once per token.  Best and median per contender; the ratios are the rlx f32 (and numpy) best
 time over the contender's best time: above 1 means faster than f32.  The "1 thread" rows run in
 a child process started with OPENBLAS_NUM_THREADS=1 and compile rlx with threads=1; the "all"
 rows use every core for both.
@@ -90,13 +92,13 @@ def bench(threads: int, repeat: int) -> None:
         x = rng.standard_normal((m, K)).astype(np.float32)
         contenders = {}  # name -> (call, weight bytes)
         out = {name: np.empty((m, N), np.float32) for name in ("numpy f32", "rlx f32", *SCHEMES)}
-        contenders["numpy f32"] = (lambda o=out["numpy f32"]: np.matmul(x, w_t, out=o), w_t.nbytes)
+        contenders["numpy f32"] = (lambda x=x, o=out["numpy f32"]: np.matmul(x, w_t, out=o), w_t.nbytes)
         exe = rlx_mlir.compile(_module(m, "f32"), "f", threads=threads)
-        contenders["rlx f32"] = (lambda exe=exe, o=out["rlx f32"]: exe(x, w_t, out=o), w_t.nbytes)
+        contenders["rlx f32"] = (lambda x=x, exe=exe, o=out["rlx f32"]: exe(x, w_t, out=o), w_t.nbytes)
         for scheme in SCHEMES:
             w_q = packed[scheme]
             exe = rlx_mlir.compile(_module(m, scheme, w_q.shape[1]), "f", threads=threads)
-            contenders[f"rlx {scheme}"] = (lambda exe=exe, w_q=w_q, o=out[scheme]: exe(x, w_q, out=o), w_q.nbytes)
+            contenders[f"rlx {scheme}"] = (lambda x=x, exe=exe, w_q=w_q, o=out[scheme]: exe(x, w_q, out=o), w_q.nbytes)
         # Numerics first: every contender once, then each against its own reference.
         for call, _ in contenders.values():
             call()

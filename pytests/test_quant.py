@@ -85,6 +85,23 @@ def test_dequant_matmul_matches_gguf(scheme, k, n):
         np.testing.assert_array_less(np.abs(out - expected), bound, err_msg=f"{scheme} M={x.shape[0]} K={k} N={n}")
 
 
+@pytest.mark.parametrize("m", [12, 16])
+@pytest.mark.parametrize("scheme", ["q8_0", "q4_k", "q6_k"])
+def test_dequant_matmul_blocked_rows_and_k(scheme, m):
+    """Shapes that make the kernel tile x's rows (4 or 8 per step, several tiles), cut K into chunks
+    whose partial sums add up (K = 1024: 2 chunks for Q8_0 and Q4_K with 8-row tiles) and the
+    weight's rows into panels (N = 72: 2 panels of 36)."""
+    k, n = 1024, 72
+    rng = np.random.default_rng([m, *scheme.encode()])
+    w = random_blocks(scheme, n, k, rng)
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    g = GraphModule.mir("blocked")
+    g.set_outputs(g.dequant_matmul(g.input("x", (m, k)), g.param("w", w.shape, "u8"), scheme))
+    out = g.compile()(x=x, w=w)
+    expected, bound = reference(x, w, scheme)
+    np.testing.assert_array_less(np.abs(out - expected), bound, err_msg=f"{scheme} M={m}")
+
+
 def test_dequant_matmul_known_block():
     """One hand-made Q8_0 block: d = 0.5 and codes -3, 0, 1, ..., so the weight row is known exactly."""
     codes = np.arange(-3, 29, dtype=np.int8)

@@ -1,29 +1,42 @@
-// rlx.dequant_matmul lowers to one linalg.generic over (n, block, sub-block, m) whose body reads
-// what the sub-block shares (scales, mins) from the weight's bytes as scalars (tensor.extract), its
-// codes as one vector of bytes (vector.transfer_read), decodes them lane-wise and sums x * weight
-// with vector.reduction into the product: no f32 copy of the weight.  x and w are also inputs (at
-// their first elements) so the op shows its size; the product is [N, M], transposed at the end
-// (reshaped when M = 1).  ui8 tensors and vectors become i8 holding the same bits; the decoders
-// read them unsigned.
+// rlx.dequant_matmul lowers to one linalg.generic over (row panel p of the weight, chunk c of K,
+// tile r of x's rows, row i of the panel) whose body sums x[rows of the tile, chunk] * weight row
+// p * panel + i in one vector accumulator per row of the tile: an scf.for over the chunk's blocks
+// (and one over the sub-blocks of a block) reads what a sub-block shares (scales, mins) from the
+// weight's bytes as scalars (tensor.extract), its codes as one vector of bytes
+// (vector.transfer_read), decodes them lane-wise once and adds x * weight with vector.fma per
+// row; one vector.reduction per accumulator at the end adds into the partial sum of the earlier
+// chunks.  No f32 copy of the weight.  x and w are also inputs (at a body's first elements) so the
+// op shows its size; the products [N / panel, M / tile, panel] are put together and transposed
+// into [M, N] at the end (reshaped when M = 1).  ui8 tensors and vectors become i8 holding the
+// same bits; the decoders read them unsigned.
 // RUN: rlx-opt %s --rlx-mir-to-linalg | FileCheck %s
 
-// CHECK-DAG: #[[X_MAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d3, d1, d2, 0)>
-// CHECK-DAG: #[[Q4_0_BLOCK:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1 * 18)>
-// CHECK-DAG: #[[OUT_MAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3)>
+// CHECK-DAG: #[[X_MAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d1, 0, 0, 0)>
+// CHECK-DAG: #[[W_MAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0 * 5 + d3, d1 * 36)>
+// CHECK-DAG: #[[OUT_MAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
 
-// Q4_0: x viewed as [M, K/32, 2 nibble halves, 16]; d is the f16 at bytes 0-1 of the block, the
-// codes the nibbles (selected by the half) of bytes 2..17.
+// Q4_0: x viewed as [M, K chunks, 32-blocks of a chunk, 2 nibble halves, 16]; d is the f16 at bytes 0-1 of the block, the
+// codes the nibbles (selected by the half) of bytes 2..17.  M = 3: row tiles of 1, K in one chunk
+// of 2 blocks, N = 5 in one panel.
 // CHECK-LABEL: func.func @q4_0
 // CHECK-SAME: %[[X:.*]]: tensor<3x64xf32>, %[[W:.*]]: tensor<5x36xi8>) -> tensor<3x5xf32>
-// CHECK: %[[XV:.*]] = tensor.expand_shape %{{.*}} output_shape [3, 2, 2, 16] : tensor<192xf32> into tensor<3x2x2x16xf32>
-// CHECK: %[[ACC:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<5x3xf32>)
-// CHECK: %[[PRODUCT:.*]] = linalg.generic {indexing_maps = [#[[X_MAP]], #[[Q4_0_BLOCK]], #[[OUT_MAP]]], iterator_types = ["parallel", "reduction", "reduction", "parallel"]}
-// CHECK-SAME: ins(%[[XV]], %[[W]] : tensor<3x2x2x16xf32>, tensor<5x36xi8>) outs(%[[ACC]] : tensor<5x3xf32>)
+// CHECK: %[[XV:.*]] = tensor.expand_shape %{{.*}} output_shape [3, 1, 2, 2, 16] : tensor<192xf32> into tensor<3x1x2x2x16xf32>
+// CHECK: %[[ACC:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x3x5xf32>)
+// CHECK: %[[PRODUCT:.*]] = linalg.generic {indexing_maps = [#[[X_MAP]], #[[W_MAP]], #[[OUT_MAP]]], iterator_types = ["parallel", "reduction", "parallel", "parallel"]}
+// CHECK-SAME: ins(%[[XV]], %[[W]] : tensor<3x1x2x2x16xf32>, tensor<5x36xi8>) outs(%[[ACC]] : tensor<1x3x5xf32>)
 // CHECK: ^bb0(%{{.*}}: f32, %{{.*}}: i8, %[[OUT:.*]]: f32):
-// CHECK: %[[N:.*]] = linalg.index 0 : index
-// CHECK: %[[B:.*]] = linalg.index 1 : index
-// CHECK: %[[S:.*]] = linalg.index 2 : index
-// CHECK: %[[M:.*]] = linalg.index 3 : index
+// CHECK: %[[P:.*]] = linalg.index 0 : index
+// CHECK: %[[C:.*]] = linalg.index 1 : index
+// CHECK: %[[ROWTILE:.*]] = linalg.index 2 : index
+// CHECK: %[[I:.*]] = linalg.index 3 : index
+// CHECK: %[[PANEL:.*]] = arith.muli %[[P]], %c5{{(_[0-9]+)?}} : index
+// CHECK: %[[N:.*]] = arith.addi %[[PANEL]], %[[I]] : index
+// CHECK: %[[FIRST_ROW:.*]] = arith.muli %[[ROWTILE]], %c1{{(_[0-9]+)?}} : index
+// CHECK: %[[ZEROS:.*]] = arith.constant dense<0.000000e+00> : vector<16xf32>
+// CHECK: %[[SUMS:.*]] = scf.for %[[BC:.*]] = %{{.*}} to %c2 step %{{.*}} iter_args(%[[BSUMS:.*]] = %[[ZEROS]]) -> (vector<16xf32>)
+// CHECK: %[[BLOCK_SUMS:.*]] = scf.for %[[S:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[SSUMS:.*]] = %[[BSUMS]]) -> (vector<16xf32>)
+// CHECK: %[[CHUNK_START:.*]] = arith.muli %[[C]], %c2{{(_[0-9]+)?}} : index
+// CHECK: %[[B:.*]] = arith.addi %[[CHUNK_START]], %[[BC]] : index
 // CHECK: %[[BASE:.*]] = arith.muli %[[B]], %c18 : index
 // CHECK: tensor.extract %[[W]][%[[N]], %{{.*}}] : tensor<5x36xi8>
 // CHECK: arith.extui %{{.*}} : i8 to i32
@@ -37,12 +50,15 @@
 // CHECK: %[[DS:.*]] = vector.broadcast %[[D]] : f32 to vector<16xf32>
 // CHECK: %[[CODES:.*]] = arith.sitofp %{{.*}} : vector<16xi32> to vector<16xf32>
 // CHECK: %[[WEIGHTS:.*]] = arith.mulf %[[DS]], %[[CODES]] : vector<16xf32>
-// CHECK: %[[XS:.*]] = vector.transfer_read %[[XV]][%[[M]], %[[B]], %[[S]], %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<3x2x2x16xf32>, vector<16xf32>
-// CHECK: %[[P:.*]] = arith.mulf %[[XS]], %[[WEIGHTS]] fastmath<reassoc,contract> : vector<16xf32>
-// CHECK: %[[R:.*]] = vector.reduction <add>, %[[P]], %[[OUT]] fastmath<reassoc,contract> : vector<16xf32> into f32
+// CHECK: %[[ROW:.*]] = arith.addi %[[FIRST_ROW]], %{{.*}} : index
+// CHECK: %[[XS:.*]] = vector.transfer_read %[[XV]][%[[ROW]], %[[C]], %[[BC]], %[[S]], %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<3x1x2x2x16xf32>, vector<16xf32>
+// CHECK: %[[NEXT:.*]] = vector.fma %[[XS]], %[[WEIGHTS]], %[[SSUMS]] : vector<16xf32>
+// CHECK: scf.yield %[[NEXT]] : vector<16xf32>
+// CHECK: scf.yield %[[BLOCK_SUMS]] : vector<16xf32>
+// CHECK: %[[R:.*]] = vector.reduction <add>, %[[SUMS]], %[[OUT]] fastmath<reassoc,contract> : vector<16xf32> into f32
 // CHECK: linalg.yield %[[R]] : f32
-// CHECK: %[[T:.*]] = linalg.transpose ins(%[[PRODUCT]] : tensor<5x3xf32>) outs(%{{.*}} : tensor<3x5xf32>) permutation = [1, 0]
-// CHECK: return %[[T]]
+// CHECK: linalg.transpose ins(%[[PRODUCT]] : tensor<1x3x5xf32>) outs(%{{.*}} : tensor<3x1x5xf32>) permutation = [1, 0, 2]
+// CHECK: return
 // CHECK-NOT: tensor<5x64xf32>
 func.func @q4_0(%x: tensor<3x64xf32>, %w: tensor<5x36xui8>) -> tensor<3x5xf32> {
   %0 = "rlx.dequant_matmul"(%x, %w) {scheme = "q4_0"} : (tensor<3x64xf32>, tensor<5x36xui8>) -> tensor<3x5xf32>
@@ -51,29 +67,55 @@ func.func @q4_0(%x: tensor<3x64xf32>, %w: tensor<5x36xui8>) -> tensor<3x5xf32> {
 
 // CHECK-LABEL: func.func @q4_k_rank1
 // CHECK-SAME: tensor<7x288xi8>
-// CHECK: tensor.expand_shape %{{.*}} output_shape [1, 2, 8, 32] : tensor<512xf32> into tensor<1x2x8x32xf32>
+// CHECK: tensor.expand_shape %{{.*}} output_shape [1, 1, 2, 8, 32] : tensor<512xf32> into tensor<1x1x2x8x32xf32>
 // CHECK: linalg.generic
-// CHECK-SAME: ins(%{{.*}}, %{{.*}} : tensor<1x2x8x32xf32>, tensor<7x288xi8>) outs(%{{.*}} : tensor<7x1xf32>)
+// CHECK-SAME: ins(%{{.*}}, %{{.*}} : tensor<1x1x2x8x32xf32>, tensor<7x288xi8>) outs(%{{.*}} : tensor<1x1x7xf32>)
 // CHECK: arith.muli %{{.*}}, %c144 : index
 // CHECK: arith.andi %{{.*}}, %c63_i32 : i32
 // CHECK: arith.select
 // CHECK: vector.transfer_read %{{.*}} : tensor<7x288xi8>, vector<32xi8>
 // CHECK: arith.subf %{{.*}} : vector<32xf32>
+// CHECK: vector.fma %{{.*}} : vector<32xf32>
 // CHECK: vector.reduction <add>
 // CHECK: linalg.yield
 // CHECK-NOT: linalg.transpose
-// CHECK: tensor.collapse_shape %{{.*}} : tensor<7x1xf32> into tensor<7xf32>
+// CHECK: tensor.collapse_shape %{{.*}} : tensor<1x1x7xf32> into tensor<7xf32>
 func.func @q4_k_rank1(%x: tensor<512xf32>, %w: tensor<7x288xui8>) -> tensor<7xf32> {
   %0 = "rlx.dequant_matmul"(%x, %w) {scheme = "q4_k"} : (tensor<512xf32>, tensor<7x288xui8>) -> tensor<7xf32>
   return %0 : tensor<7xf32>
 }
 
+// Q8_0: one sub-block per block, so one scf.for (over the blocks), no loop over sub-blocks.
 // CHECK-LABEL: func.func @q8_0
+// CHECK: scf.for %{{.*}} iter_args(%{{.*}}) -> (vector<32xf32>)
+// CHECK-NOT: scf.for
 // CHECK: vector.transfer_read %{{.*}} : tensor<2x34xi8>, vector<32xi8>
 // CHECK: arith.extsi %{{.*}} : vector<32xi8> to vector<32xi32>
+// CHECK: vector.fma %{{.*}} : vector<32xf32>
+// CHECK: vector.reduction <add>
 func.func @q8_0(%x: tensor<1x32xf32>, %w: tensor<2x34xui8>) -> tensor<1x2xf32> {
   %0 = "rlx.dequant_matmul"(%x, %w) {scheme = "q8_0"} : (tensor<1x32xf32>, tensor<2x34xui8>) -> tensor<1x2xf32>
   return %0 : tensor<1x2xf32>
+}
+
+// M = 16: two tiles of 8 rows; a decoded sub-block feeds 8 accumulators (8 vector.fma).  K = 1024
+// (32 Q8_0 blocks) in 2 chunks of 16 blocks (8 rows x 512 f32 of x: 16 KiB), N = 72 in 2 panels of
+// 36 rows.  The 8 products [2, 2, 36] go into [2, 2, 36, 8], transposed to [2 row tiles, 8, 2, 36].
+// CHECK-LABEL: func.func @q8_0_rows
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #{{.*}}, #[[OUT_MAP]], #[[OUT_MAP]], #[[OUT_MAP]], #[[OUT_MAP]], #[[OUT_MAP]], #[[OUT_MAP]], #[[OUT_MAP]], #[[OUT_MAP]]], iterator_types = ["parallel", "reduction", "parallel", "parallel"]}
+// CHECK-SAME: ins(%{{.*}}, %{{.*}} : tensor<16x2x16x1x32xf32>, tensor<72x1088xi8>)
+// CHECK: scf.for %{{.*}} iter_args({{.*}}) -> (vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>)
+// CHECK: vector.transfer_read %{{.*}} : tensor<72x1088xi8>, vector<32xi8>
+// CHECK-COUNT-8: vector.fma %{{.*}} : vector<32xf32>
+// CHECK-NOT: vector.fma
+// CHECK-COUNT-8: vector.reduction <add>
+// CHECK: linalg.yield
+// CHECK-SAME: f32, f32, f32, f32, f32, f32, f32, f32
+// CHECK-COUNT-8: tensor.insert_slice %{{.*}}[0, 0, 0, {{[0-7]}}] [2, 2, 36, 1] [1, 1, 1, 1] : tensor<2x2x36xf32> into tensor<2x2x36x8xf32>
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<2x2x36x8xf32>) outs(%{{.*}} : tensor<2x8x2x36xf32>) permutation = [1, 3, 0, 2]
+func.func @q8_0_rows(%x: tensor<16x1024xf32>, %w: tensor<72x1088xui8>) -> tensor<16x72xf32> {
+  %0 = "rlx.dequant_matmul"(%x, %w) {scheme = "q8_0"} : (tensor<16x1024xf32>, tensor<72x1088xui8>) -> tensor<16x72xf32>
+  return %0 : tensor<16x72xf32>
 }
 
 // Casts of unsigned bytes zero-extend (uitofp, extui); to bytes, floats truncate unsigned (fptoui).

@@ -1,22 +1,31 @@
 """Lowering of `rlx.dequant_matmul`: the blocks are decoded inside the contraction.
 
-One `linalg.generic` over `(n, b, s, m)`: output column `n`, block `b` of the weight row,
-sub-block `s` of the block (the weights that share a scale: 32 for Q4_K / Q5_K, 16 for Q2_K /
-Q3_K / Q6_K; Q4_0 uses its two nibble halves, Q8_0 one sub-block) and row `m` of `x`.  Its body
-reads what the sub-block shares (scales, mins) from `w` as scalars (`tensor.extract` at
+One `linalg.generic` over `(p, c, r, i)`: panel `p` of the weight's rows (`PANEL_ROWS` at most)
+and row `i` in it (output column `n = p * panel + i`), chunk `c` of K (a run of blocks) and tile
+`r` of x's rows (`tile` rows: 8, 4, 2 or 1, whichever divides M).  Its body walks the chunk's
+blocks `b` and their sub-blocks `s` (the weights that share a scale: 32 for Q4_K / Q5_K, 16 for
+Q2_K / Q3_K / Q6_K; Q4_0 uses its two nibble halves, Q8_0 one sub-block) in `scf.for` loops:
+it reads what the sub-block shares (scales, mins) from `w` as scalars (`tensor.extract` at
 `[n, b * block_bytes + offset]`), the sub-block's codes as one vector of bytes per byte array
 (`vector.transfer_read`), decodes all its weights lane-wise (nibble and bit unpacking, scales
-broadcast), multiplies by the vector of `x[m, b, s, :]` and adds the `vector.reduction` of the
-products (`fastmath<reassoc,contract>`) into the product `[N, M]`, in f32.  No f32 copy of the
-weight is materialised.  The byte decoding follows the layouts in `rlx.dequant_matmul`'s
-description (ggml's `dequantize_row_*`).
+broadcast) once, and adds `x[row, b, s, :] * weights` (`vector.fma`) into one vector accumulator
+per row of the tile (loop-carried values, so they stay in registers).  One `vector.reduction` per
+accumulator at the end of the chunk adds into the partial product.  No f32 copy of the weight is
+materialised.  The byte decoding follows the layouts in `rlx.dequant_matmul`'s description
+(ggml's `dequantize_row_*`).
 
-Loop order: `n` outermost is the loop rlx-parallelize-linalg splits, so threads share out the
-weight's rows (the product is `[N, M]`, transposed at the end, for its dims to lead the loops as
-that pass expects); `m` inside `(b, s)` reads a sub-block's scales once for all rows.  The sum
-over a sub-block is explicit vector code rather than a reduction loop of the generic: a
-generic's innermost reduction accumulates through memory (a load and store of the product per
-weight), which LLVM neither keeps in a register nor vectorizes.
+Why this shape:
+- a horizontal reduction per sub-block into a scalar sum (the first version) chains every block
+  through that scalar: LLVM cannot overlap the blocks, and Q8_0 (a reduction per 32 weights) ran
+  at a tenth of its memory bandwidth; vector accumulators leave one reduction per output;
+- a decoded sub-block is multiplied into `tile` rows, so with M rows each weight is decoded
+  M / tile times (8 rows of 32 lanes take 16 AVX-512 registers);
+- with several row tiles, K is cut into chunks of at most `X_TILE_BYTES` of a tile's x (which
+  stays in L1 while the panel's rows pass) and the rows into panels (whose chunk of bytes stays in
+  L2 while the row tiles pass): otherwise every weight row streams all of x from L2 / L3;
+- `p` outermost is the loop rlx-parallelize-linalg splits, so threads share out the weight's
+  row panels; the products `[N / panel, M / tile, panel]` (one per row of the tile) are put
+  together and transposed into `[M, N]` at the end (a reshape when M = 1).
 """
 
 from __future__ import annotations
@@ -24,7 +33,7 @@ from __future__ import annotations
 from typing import Callable
 
 from mlir import ir
-from mlir.dialects import arith, linalg, tensor, vector
+from mlir.dialects import arith, linalg, scf, tensor, vector
 
 from ...dialects import rlx
 from ...dialects.rlx.quant import GGUF_SCHEMES
@@ -240,6 +249,21 @@ _DECODERS: dict[str, Decoder] = {
 }
 
 
+# Rows of x per body: the largest that divides M.  Each decoded sub-block is multiplied into that
+# many rows' accumulators (8 rows x 32 lanes: 16 AVX-512 registers), so a weight row is decoded
+# M / tile times instead of M times.
+ROW_TILES = (8, 4, 2, 1)
+# The slice of K one body sums over is at most X_TILE_BYTES of a tile's rows of x (they stay in L1
+# while the body runs for every weight row of a panel), and a panel at most PANEL_ROWS weight rows
+# (their slices stay in L2 while the bodies run for every row tile).
+X_TILE_BYTES = 16 * 1024
+PANEL_ROWS = 64
+
+
+def _largest_divisor(extent: int, limit: int) -> int:
+    return max(d for d in range(1, min(extent, max(limit, 1)) + 1) if extent % d == 0)
+
+
 def _lower_dequant_matmul(op) -> ir.Value:
     scheme = GGUF_SCHEMES[op.scheme]
     subblocks, per_subblock = _SUBBLOCKS[scheme.name]
@@ -248,39 +272,101 @@ def _lower_dequant_matmul(op) -> ir.Value:
     m = 1
     for size in x_shape[:-1]:
         m *= size
+    tile = next(t for t in ROW_TILES if m % t == 0)
+    blocks = k // scheme.block
+    chunk = blocks  # blocks per body: all of K, unless x has several row tiles to keep in L1 in turn
+    if m > tile:
+        limit = max(1, X_TILE_BYTES // (4 * tile * scheme.block))
+        chunk = _largest_divisor(blocks, limit)
+        if 4 * chunk < min(limit, blocks):  # no divisor near the limit: a sum per few blocks costs more
+            chunk = blocks
+    panel = _largest_divisor(n, PANEL_ROWS)
     f32 = ir.F32Type.get()
-    x = lb.reshape(op.x, ir.RankedTensorType.get([m, k // scheme.block, subblocks, per_subblock], f32))
-    d = [ir.AffineDimExpr.get(i) for i in range(4)]  # (n, b, s, m)
+    # x viewed as [M, K chunk, block of the chunk, sub-block, weight of the sub-block]
+    x = lb.reshape(op.x, ir.RankedTensorType.get([m, blocks // chunk, chunk, subblocks, per_subblock], f32))
+    # Loops (panel p, K chunk c, row tile r, weight row i of the panel): weight row n = p * panel + i.
+    p, c, r, i = (ir.AffineDimExpr.get(d) for d in range(4))
     zero = ir.AffineConstantExpr.get(0)
-    # x and w are inputs read at a sub-block's / block's first element: the body reads them through
-    # tensor.extract, but as operands they show the op's size (rlx-parallelize-linalg leaves small
-    # ops serial) and that a chunk of rows n reads rows n of w.  LLVM drops the unused loads.
+    # x and w are inputs read at a body's first element: the body reads them through tensor.extract
+    # and vector.transfer_read, but as operands they show the op's size (rlx-parallelize-linalg
+    # leaves small ops serial) and that a chunk of panels reads their rows of w.  LLVM drops the
+    # unused loads.  One result [N / panel, M / tile, panel] per row of the tile.
     maps = [
-        ir.AffineMap.get(4, 0, [d[3], d[1], d[2], zero]),  # x[m, b, s, 0]: the sub-block's first element
-        ir.AffineMap.get(4, 0, [d[0], d[1] * scheme.block_bytes]),  # w[n, first byte of block b]
-        ir.AffineMap.get(4, 0, [d[0], d[3]]),  # the product, [N, M]
-    ]
-    iterators = [lb.PARALLEL, lb.REDUCTION, lb.REDUCTION, lb.PARALLEL]
+        ir.AffineMap.get(4, 0, [r * tile, c, zero, zero, zero]),  # x[first row of the tile, chunk c, 0, 0, 0]
+        ir.AffineMap.get(4, 0, [p * panel + i, c * (chunk * scheme.block_bytes)]),  # w[n, first byte]
+    ] + [ir.AffineMap.get(4, 0, [p, r, i])] * tile
     decode = _DECODERS[scheme.name]
     fast = ir.Attribute.parse("#arith.fastmath<reassoc,contract>")
-
     lanes = _Lanes(per_subblock)
-    x_identity = ir.AffineMapAttr.get(ir.AffineMap.get(4, 0, [ir.AffineDimExpr.get(3)]))
+    x_identity = ir.AffineMapAttr.get(ir.AffineMap.get(5, 0, [ir.AffineDimExpr.get(4)]))
     in_bounds = ir.ArrayAttr.get([ir.BoolAttr.get(True)])
 
-    def body(_x_first: ir.Value, _w_first: ir.Value, acc: ir.Value) -> ir.Value:
-        n_index, b, s, m_index = (linalg.IndexOp(dim).result for dim in range(4))
+    def accumulate(n_index: ir.Value, first_row: ir.Value, c: ir.Value, bc: ir.Value, s: ir.Value, sums: list) -> list:
+        """`sums[t] + x[first_row + t, c, bc, s, :] * weights of sub-block s of block b = c * chunk + bc
+        of row n`, lane-wise."""
+        b = _idx(_mul(c, chunk), bc)
         weights = decode(_Block(op.w, n_index, b, scheme.block_bytes), s, lanes)
-        xs = vector.TransferReadOp(
-            lanes.f32, x, [m_index, b, s, _index(0)], x_identity, arith.constant(f32, 0.0), in_bounds
-        ).result
-        products = arith.mulf(xs, weights, fastmath=fast)
-        return vector.ReductionOp(f32, vector.CombiningKind.ADD, products, acc=acc, fastmath=fast).result
+        updated = []
+        for t, partial in enumerate(sums):
+            xs = vector.TransferReadOp(
+                lanes.f32, x, [_idx(first_row, t), c, bc, s, _index(0)], x_identity, arith.constant(f32, 0.0), in_bounds
+            ).result
+            updated.append(vector.FMAOp(xs, weights, partial).result)
+        return updated
 
-    product = lb.generic([x, op.w], lb.zeros([n, m], f32), maps, iterators, body)
-    if m > 1:  # [N, M] -> [M, N]; with one row the two layouts are the same bytes (a reshape)
-        product = linalg.transpose(product, outs=[lb.empty([m, n], f32)], permutation=[1, 0]).results[0]
+    def body(*args: ir.Value) -> list:
+        partials = args[2:]  # the sums over the previous K chunks
+        p_index, c_index, r_index, i_index = (linalg.IndexOp(d).result for d in range(4))
+        n_index, first_row = _idx(_mul(p_index, panel), i_index), _mul(r_index, tile)
+        zeros = arith.constant(lanes.f32, ir.DenseElementsAttr.get_splat(lanes.f32, ir.FloatAttr.get(f32, 0.0)))
+        over_blocks = scf.ForOp(_index(0), _index(chunk), _index(1), [zeros] * tile)
+        with ir.InsertionPoint(over_blocks.body):
+            bc, sums = over_blocks.induction_variable, list(over_blocks.inner_iter_args)
+            if subblocks == 1:
+                sums = accumulate(n_index, first_row, c_index, bc, _index(0), sums)
+            else:
+                over_subblocks = scf.ForOp(_index(0), _index(subblocks), _index(1), sums)
+                with ir.InsertionPoint(over_subblocks.body):
+                    s = over_subblocks.induction_variable
+                    scf.YieldOp(accumulate(n_index, first_row, c_index, bc, s, list(over_subblocks.inner_iter_args)))
+                sums = list(over_subblocks.results)
+            scf.YieldOp(sums)
+        return [
+            vector.ReductionOp(f32, vector.CombiningKind.ADD, total, acc=partial, fastmath=fast).result
+            for total, partial in zip(over_blocks.results, partials)
+        ]
+
+    shape = [n // panel, m // tile, panel]
+    iterators = [lb.PARALLEL, lb.REDUCTION, lb.PARALLEL, lb.PARALLEL]
+    products = _generic([x, op.w], [lb.zeros(shape, f32) for _ in range(tile)], maps, iterators, body)
+    # Row t of row tile r is row r * tile + t: [N / panel, M / tile, panel] x tile -> [M, N].
+    product = products[0]
+    if tile > 1:
+        product = lb.empty([*shape, tile], f32)
+        for t, part in enumerate(products):
+            product = tensor.insert_slice(part, product, [], [], [], [0, 0, 0, t], [*shape, 1], [1, 1, 1, 1])
+    if m > 1:  # with one row, [N / panel, 1, panel] is already the bytes of [1, N]
+        permutation = [1, 3, 0, 2] if tile > 1 else [1, 0, 2]
+        target = [shape[1], tile, shape[0], panel] if tile > 1 else [shape[1], shape[0], panel]
+        product = linalg.transpose(product, outs=[lb.empty(target, f32)], permutation=permutation).results[0]
     return lb.reshape(product, op.result.type)
+
+
+def _generic(inputs, inits, indexing_maps, iterator_types, body) -> list:
+    """A linalg.generic with several results; `body(*input_elements, *out_elements)` returns the yields."""
+    iterators = [ir.Attribute.parse(f"#linalg.iterator_type<{kind}>") for kind in iterator_types]
+    op = linalg.GenericOp(
+        result_tensors=[init.type for init in inits],
+        inputs=list(inputs),
+        outputs=list(inits),
+        indexing_maps=ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in indexing_maps]),
+        iterator_types=ir.ArrayAttr.get(iterators),
+    )
+    element_types = [ir.ShapedType(v.type).element_type for v in (*inputs, *inits)]
+    block = op.regions[0].blocks.append(*element_types)
+    with ir.InsertionPoint(block):
+        linalg.YieldOp(body(*block.arguments))
+    return list(op.results)
 
 
 LOWERINGS: dict[type, Callable] = {

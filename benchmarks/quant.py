@@ -1,0 +1,192 @@
+"""Quantised-weight benchmark: `rlx.dequant_matmul` (GGUF Q4_K, Q8_0) against the f32 matmul, one table.
+
+    python benchmarks/quant.py            # about 2 minutes on 2 cores
+    python benchmarks/quant.py --quick    # 3 timed calls per contender
+
+Cases (issue 15, "Performance"): the GEMV of a decode step, M = 1, K = N = 4096, and the GEMM
+of a prefill, M = 128, same weight shape.  Contenders, on the same x and the same weight:
+
+- numpy f32: `np.matmul(x, W.T, out=)` (OpenBLAS; W.T made contiguous once, outside the timing);
+- rlx f32: `rlx.matmul` compiled by `rlx_mlir.compile` (the packed, tiled f32 kernels);
+- rlx q4_k, rlx q8_0: `rlx.dequant_matmul` on `quant.quantize(W, scheme)`'s bytes.
+
+Before any timing every rlx result is checked against numpy: the f32 rows against `x @ W.T`, the
+quantised rows against `x @ quant.dequantize(w_q).T` in float64, within the f32 rounding bound
+`|x| @ |W|.T * K * eps`.  Timing: one warm-up call each, then `--repeat` rounds; a round calls
+every contender once, in turn, with a short pause between contenders (so one library's spinning
+worker threads do not eat into the next one's time), so slow drifts of a shared machine hit all
+contenders alike, and no contender finds its weight still in the cache from its own previous call
+(the f32 weight, 64 MB, passes in between), as in a model, whose layers each read their weights
+once per token.  Best and median per contender; the ratios are the rlx f32 (and numpy) best
+time over the contender's best time: above 1 means faster than f32.  The "1 thread" rows run in
+a child process started with OPENBLAS_NUM_THREADS=1 and compile rlx with threads=1; the "all"
+rows use every core for both.
+
+llama.cpp (the `llama-cpp-python` package) is optional; without it the benchmark prints one line
+saying that its column is skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+K = N = 4096
+ROWS = (1, 128)  # M: the GEMV of a decode step, the GEMM of a prefill
+SCHEMES = ("q4_k", "q8_0")
+
+
+def pause() -> None:
+    time.sleep(0.05)  # let the previous contender's worker threads go to sleep
+
+
+def emit(**row) -> None:
+    print("ROW " + json.dumps(row), flush=True)
+
+
+def _module(m: int, scheme: str, row_bytes: int = 0) -> str:
+    """`@f(x, w)`: `rlx.matmul` with w f32 [K, N], or `rlx.dequant_matmul` with w ui8 [N, row_bytes]."""
+    x, y = f"tensor<{m}x{K}xf32>", f"tensor<{m}x{N}xf32>"
+    if scheme == "f32":
+        w = f"tensor<{K}x{N}xf32>"
+        op = f'"rlx.matmul"(%x, %w) : ({x}, {w}) -> {y}'
+    else:
+        w = f"tensor<{N}x{row_bytes}xui8>"
+        op = f'"rlx.dequant_matmul"(%x, %w) {{scheme = "{scheme}"}} : ({x}, {w}) -> {y}'
+    return f"func.func @f(%x: {x}, %w: {w}) -> {y} {{\n  %y = {op}\n  return %y : {y}\n}}\n"
+
+
+def _check(name: str, out, x, w_float) -> None:
+    """`out` against `x @ w_float.T` in float64, within the f32 rounding bound."""
+    import numpy as np
+
+    x64, w64 = x.astype(np.float64), w_float.astype(np.float64)
+    expected = x64 @ w64.T
+    bound = (np.abs(x64) @ np.abs(w64).T) * (K * np.finfo(np.float32).eps) + 1e-30
+    error = np.abs(out - expected)
+    if not (error < bound).all():
+        worst = np.unravel_index(np.argmax(error / bound), error.shape)
+        raise SystemExit(f"{name} is wrong: at {worst} {out[worst]} vs {expected[worst]} (bound {bound[worst]:.3g})")
+
+
+def bench(threads: int, repeat: int) -> None:
+    import numpy as np
+
+    import rlx_mlir
+    from rlx_mlir import quant
+
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((N, K)).astype(np.float32)
+    w_t = np.ascontiguousarray(w.T)  # [K, N]: numpy's and rlx.matmul's B
+    packed = {scheme: quant.quantize(w, scheme) for scheme in SCHEMES}
+    decoded = {scheme: quant.dequantize(packed[scheme], scheme, (N, K)) for scheme in SCHEMES}
+    for m in ROWS:
+        x = rng.standard_normal((m, K)).astype(np.float32)
+        contenders = {}  # name -> (call, weight bytes)
+        out = {name: np.empty((m, N), np.float32) for name in ("numpy f32", "rlx f32", *SCHEMES)}
+        contenders["numpy f32"] = (lambda x=x, o=out["numpy f32"]: np.matmul(x, w_t, out=o), w_t.nbytes)
+        exe = rlx_mlir.compile(_module(m, "f32"), "f", threads=threads)
+        contenders["rlx f32"] = (lambda x=x, exe=exe, o=out["rlx f32"]: exe(x, w_t, out=o), w_t.nbytes)
+        for scheme in SCHEMES:
+            w_q = packed[scheme]
+            exe = rlx_mlir.compile(_module(m, scheme, w_q.shape[1]), "f", threads=threads)
+            contenders[f"rlx {scheme}"] = (lambda x=x, exe=exe, w_q=w_q, o=out[scheme]: exe(x, w_q, out=o), w_q.nbytes)
+        # Numerics first: every contender once, then each against its own reference.
+        for call, _ in contenders.values():
+            call()
+        _check("numpy f32", out["numpy f32"], x, w)
+        _check("rlx f32", out["rlx f32"], x, w)
+        for scheme in SCHEMES:
+            _check(f"rlx {scheme}", out[scheme], x, decoded[scheme])
+        times = {name: [] for name in contenders}
+        for _ in range(repeat):  # interleaved rounds
+            for name, (call, _) in contenders.items():
+                pause()
+                start = time.perf_counter()
+                call()
+                times[name].append(time.perf_counter() - start)
+        for name, (_, weight_bytes) in contenders.items():
+            ordered = sorted(times[name])
+            emit(case=f"{'GEMV' if m == 1 else 'GEMM'} M={m}, K=N={K}", m=m, threads=threads, contender=name,
+                 best=ordered[0], median=ordered[len(ordered) // 2], weight_bytes=weight_bytes)
+
+
+# --- the parent: one child per thread setting, one table ---------------------------------------
+
+
+def run_child(threads: int, args) -> list[dict]:
+    env = dict(os.environ)
+    if threads == 1:
+        env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    command = [sys.executable, __file__, "--child", "--threads", str(threads), "--repeat", str(args.repeat)]
+    result = subprocess.run(command, env=env, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.stderr.write(result.stdout + result.stderr)
+        raise SystemExit(f"benchmark child with {threads} thread(s) failed")
+    return [json.loads(line[4:]) for line in result.stdout.splitlines() if line.startswith("ROW ")]
+
+
+def table(rows: list[dict]) -> str:
+    lines = [
+        "| case | threads | contender | weight MB | ms (best / median) | weight GB/s (best) "
+        "| speed-up vs rlx f32 (best) | vs numpy f32 (best) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    reference = {(r["m"], r["threads"], r["contender"]): r["best"] for r in rows}
+    for row in rows:
+        key = (row["m"], row["threads"])
+        threads = "1" if row["threads"] == 1 else f"all ({row['threads']})"
+        rlx_f32, numpy_f32 = reference[(*key, "rlx f32")], reference[(*key, "numpy f32")]
+        lines.append(
+            f"| {row['case']} | {threads} | {row['contender']} | {row['weight_bytes'] / 1e6:.1f} "
+            f"| {row['best'] * 1e3:.2f} / {row['median'] * 1e3:.2f} | {row['weight_bytes'] / row['best'] / 1e9:.1f} "
+            f"| {rlx_f32 / row['best']:.2f}x | {numpy_f32 / row['best']:.2f}x |"
+        )
+    return "\n".join(lines)
+
+
+def llama_cpp_line() -> str:
+    try:
+        import llama_cpp  # noqa: F401
+    except ImportError:
+        return "llama.cpp column: skipped (the llama-cpp-python package is not installed)"
+    return ("llama.cpp column: skipped (llama-cpp-python is installed, but it runs whole GGUF models, "
+            "not one matmul; the model-level comparison is not part of this benchmark yet)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=9, help="timed rounds (default 9)")
+    parser.add_argument("--quick", action="store_true", help="3 timed rounds")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--threads", type=int, default=0, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.quick:
+        args.repeat = 3
+    if args.child:
+        bench(args.threads, args.repeat)
+        return
+    from rlx_mlir.targets.cpu import default_threads
+
+    cores = default_threads()
+    rows = run_child(1, args) + (run_child(cores, args) if cores > 1 else [])
+    order = ["numpy f32", "rlx f32", *(f"rlx {s}" for s in SCHEMES)]
+    rows.sort(key=lambda r: (r["m"], r["threads"], order.index(r["contender"])))
+    import numpy
+
+    print(f"# rlx-mlir quantised-weight benchmark: {platform.processor() or platform.machine()}, {cores} cores, "
+          f"numpy {numpy.__version__}, Python {platform.python_version()}, {args.repeat} interleaved rounds")
+    print(table(rows))
+    print(llama_cpp_line())
+
+
+if __name__ == "__main__":
+    main()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+import numpy as np
 from mlir import ir
 from mlir.dialects import arith, builtin
 
@@ -104,8 +105,6 @@ def _retype_constant(op: ir.Operation) -> None:
     if isinstance(attr, ir.IntegerAttr):
         op.attributes["value"] = ir.IntegerAttr.get(new_type, ir.IntegerAttr(attr).value)
         return
-    import numpy as np  # only for the (rare) unsigned dense constant
-
     dense = ir.DenseIntElementsAttr(attr)
     if dense.is_splat:
         splat = ir.IntegerAttr(dense.get_splat_value()).value

@@ -77,19 +77,30 @@ def generic(
     body: Callable[..., ir.Value],
 ) -> ir.Value:
     """A single-result linalg.generic; `body(*input_elements, out_element)` returns the yield."""
+    return generic_results(inputs, [init], indexing_maps, iterator_types, lambda *args: [body(*args)])[0]
+
+
+def generic_results(
+    inputs: Sequence[ir.Value],
+    inits: Sequence[ir.Value],
+    indexing_maps: Sequence[ir.AffineMap],
+    iterator_types: Sequence[str],
+    body: Callable[..., Sequence[ir.Value]],
+) -> list[ir.Value]:
+    """A linalg.generic with one result per init; `body(*input_elements, *out_elements)` returns the yields."""
     iterators = [ir.Attribute.parse(f"#linalg.iterator_type<{kind}>") for kind in iterator_types]
     op = linalg.GenericOp(
-        result_tensors=[init.type],
+        result_tensors=[init.type for init in inits],
         inputs=list(inputs),
-        outputs=[init],
+        outputs=list(inits),
         indexing_maps=ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in indexing_maps]),
         iterator_types=ir.ArrayAttr.get(iterators),
     )
-    element_types = [ir.ShapedType(v.type).element_type for v in (*inputs, init)]
+    element_types = [ir.ShapedType(v.type).element_type for v in (*inputs, *inits)]
     block = op.regions[0].blocks.append(*element_types)
     with ir.InsertionPoint(block):
-        linalg.YieldOp([body(*block.arguments)])
-    return op.result
+        linalg.YieldOp(list(body(*block.arguments)))
+    return list(op.results)
 
 
 def elementwise(

@@ -54,7 +54,7 @@ class _Block:
 
     def __init__(self, w: ir.Value, n: ir.Value, b: ir.Value, block_bytes: int):
         self.w, self.n = w, n
-        self.base = arith.muli(b, _index(block_bytes))
+        self.base = arith.muli(b, lb.index_constant(block_bytes))
 
     def byte(self, offset: ir.Value, signed: bool = False) -> ir.Value:
         """The byte at `offset` (an index) in the block, as an i32 (zero- or sign-extended)."""
@@ -76,14 +76,10 @@ class _Block:
 
     def f16(self, offset: int) -> ir.Value:
         """The little-endian f16 at byte `offset`, as an f32."""
-        low, high = self.byte(_index(offset)), self.byte(_index(offset + 1))
+        low, high = self.byte(lb.index_constant(offset)), self.byte(lb.index_constant(offset + 1))
         bits = arith.ori(low, arith.shli(high, _c32(8)))
         half = arith.bitcast(ir.F16Type.get(), arith.trunci(ir.IntegerType.get_signless(16), bits))
         return arith.extf(ir.F32Type.get(), half)
-
-
-def _index(value: int) -> ir.Value:
-    return arith.constant(ir.IndexType.get(), value)
 
 
 def _c32(value: int) -> ir.Value:
@@ -107,21 +103,21 @@ def _idx(*terms) -> ir.Value:
     """The sum of index `terms`; an int term is a constant."""
     total = None
     for term in terms:
-        value = _index(term) if isinstance(term, int) else term
+        value = lb.index_constant(term) if isinstance(term, int) else term
         total = value if total is None else arith.addi(total, value)
     return total
 
 
 def _mul(value: ir.Value, factor: int) -> ir.Value:
-    return arith.muli(value, _index(factor))
+    return arith.muli(value, lb.index_constant(factor))
 
 
 def _div(value: ir.Value, divisor: int) -> ir.Value:
-    return arith.divui(value, _index(divisor))
+    return arith.divui(value, lb.index_constant(divisor))
 
 
 def _rem(value: ir.Value, divisor: int) -> ir.Value:
-    return arith.remui(value, _index(divisor))
+    return arith.remui(value, lb.index_constant(divisor))
 
 
 # --- per scheme: the f32 weights of sub-block s of a block ---------------------------------
@@ -160,11 +156,11 @@ Decoder = Callable[["_Block", ir.Value, _Lanes], ir.Value]
 
 def _q4_0(block: _Block, s: ir.Value, v: _Lanes) -> ir.Value:
     d, shift = block.f16(0), _as_i32(_mul(s, 4))
-    return v.affine(d, arith.subi(v.bits(block.bytes(_index(2), v.count), shift, 15), v.const(8)))
+    return v.affine(d, arith.subi(v.bits(block.bytes(lb.index_constant(2), v.count), shift, 15), v.const(8)))
 
 
 def _q8_0(block: _Block, s: ir.Value, v: _Lanes) -> ir.Value:
-    return v.affine(block.f16(0), block.bytes(_index(2), v.count, signed=True))
+    return v.affine(block.f16(0), block.bytes(lb.index_constant(2), v.count, signed=True))
 
 
 def _q2_q3_layout(s: ir.Value, qs_offset: int) -> tuple[ir.Value, ir.Value, ir.Value, ir.Value]:
@@ -199,7 +195,7 @@ def _k_scale_min(block: _Block, s: ir.Value) -> tuple[ir.Value, ir.Value]:
     a = block.byte(_idx(4, s))  # scales[s]
     b = block.byte(_idx(8, s))  # scales[s + 4]
     c = block.byte(_idx(4, _rem(s, 4)))  # scales[s - 4] when s >= 4 (in bounds always)
-    low = arith.cmpi(arith.CmpIPredicate.ult, s, _index(4))
+    low = arith.cmpi(arith.CmpIPredicate.ult, s, lb.index_constant(4))
     six, four = _c32(6), _c32(4)
     scale_low, min_low = arith.andi(a, _c32(63)), arith.andi(b, _c32(63))
     scale_high = arith.ori(arith.andi(b, _c32(15)), arith.shli(arith.shrui(c, six), four))
@@ -216,7 +212,7 @@ def _q4_q5_k(block: _Block, s: ir.Value, v: _Lanes, qs_offset: int, qh_offset) -
     codes = block.bytes(_idx(qs_offset, _mul(_div(s, 2), 32)), v.count)
     code = v.bits(codes, _as_i32(_mul(_rem(s, 2), 4)), 15)
     if qh_offset is not None:
-        high = v.bits(block.bytes(_index(qh_offset), v.count), _as_i32(s), 1)
+        high = v.bits(block.bytes(lb.index_constant(qh_offset), v.count), _as_i32(s), 1)
         code = arith.ori(code, arith.shli(high, v.const(4)))
     return v.affine(scale, code, minimum)
 
@@ -309,7 +305,7 @@ def _lower_dequant_matmul(op) -> ir.Value:
         updated = []
         for t, partial in enumerate(sums):
             xs = vector.TransferReadOp(
-                lanes.f32, x, [_idx(first_row, t), c, bc, s, _index(0)], x_identity, arith.constant(f32, 0.0), in_bounds
+                lanes.f32, x, [_idx(first_row, t), c, bc, s, lb.index_constant(0)], x_identity, arith.constant(f32, 0.0), in_bounds
             ).result
             updated.append(vector.FMAOp(xs, weights, partial).result)
         return updated
@@ -319,13 +315,13 @@ def _lower_dequant_matmul(op) -> ir.Value:
         p_index, c_index, r_index, i_index = (linalg.IndexOp(d).result for d in range(4))
         n_index, first_row = _idx(_mul(p_index, panel), i_index), _mul(r_index, tile)
         zeros = arith.constant(lanes.f32, ir.DenseElementsAttr.get_splat(lanes.f32, ir.FloatAttr.get(f32, 0.0)))
-        over_blocks = scf.ForOp(_index(0), _index(chunk), _index(1), [zeros] * tile)
+        over_blocks = scf.ForOp(lb.index_constant(0), lb.index_constant(chunk), lb.index_constant(1), [zeros] * tile)
         with ir.InsertionPoint(over_blocks.body):
             bc, sums = over_blocks.induction_variable, list(over_blocks.inner_iter_args)
             if subblocks == 1:
-                sums = accumulate(n_index, first_row, c_index, bc, _index(0), sums)
+                sums = accumulate(n_index, first_row, c_index, bc, lb.index_constant(0), sums)
             else:
-                over_subblocks = scf.ForOp(_index(0), _index(subblocks), _index(1), sums)
+                over_subblocks = scf.ForOp(lb.index_constant(0), lb.index_constant(subblocks), lb.index_constant(1), sums)
                 with ir.InsertionPoint(over_subblocks.body):
                     s = over_subblocks.induction_variable
                     scf.YieldOp(accumulate(n_index, first_row, c_index, bc, s, list(over_subblocks.inner_iter_args)))
@@ -338,7 +334,7 @@ def _lower_dequant_matmul(op) -> ir.Value:
 
     shape = [n // panel, m // tile, panel]
     iterators = [lb.PARALLEL, lb.REDUCTION, lb.PARALLEL, lb.PARALLEL]
-    products = _generic([x, op.w], [lb.zeros(shape, f32) for _ in range(tile)], maps, iterators, body)
+    products = lb.generic_results([x, op.w], [lb.zeros(shape, f32) for _ in range(tile)], maps, iterators, body)
     # Row t of row tile r is row r * tile + t: [N / panel, M / tile, panel] x tile -> [M, N].
     product = products[0]
     if tile > 1:
@@ -350,23 +346,6 @@ def _lower_dequant_matmul(op) -> ir.Value:
         target = [shape[1], tile, shape[0], panel] if tile > 1 else [shape[1], shape[0], panel]
         product = linalg.transpose(product, outs=[lb.empty(target, f32)], permutation=permutation).results[0]
     return lb.reshape(product, op.result.type)
-
-
-def _generic(inputs, inits, indexing_maps, iterator_types, body) -> list:
-    """A linalg.generic with several results; `body(*input_elements, *out_elements)` returns the yields."""
-    iterators = [ir.Attribute.parse(f"#linalg.iterator_type<{kind}>") for kind in iterator_types]
-    op = linalg.GenericOp(
-        result_tensors=[init.type for init in inits],
-        inputs=list(inputs),
-        outputs=list(inits),
-        indexing_maps=ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in indexing_maps]),
-        iterator_types=ir.ArrayAttr.get(iterators),
-    )
-    element_types = [ir.ShapedType(v.type).element_type for v in (*inputs, *inits)]
-    block = op.regions[0].blocks.append(*element_types)
-    with ir.InsertionPoint(block):
-        linalg.YieldOp(body(*block.arguments))
-    return list(op.results)
 
 
 LOWERINGS: dict[type, Callable] = {

@@ -43,27 +43,6 @@ def _reduce(value: ir.Value, dims: Sequence[int], init: ir.Value, combine: Calla
     return op.results[0]
 
 
-def _generic(
-    inputs: Sequence[ir.Value],
-    inits: Sequence[ir.Value],
-    maps: Sequence[ir.AffineMap],
-    iterators: Sequence[str],
-    body: Callable[..., Sequence[ir.Value]],
-) -> list[ir.Value]:
-    """A linalg.generic with several outputs; `body(*input_elements, *out_elements)` returns the yields."""
-    op = linalg.GenericOp(
-        result_tensors=[v.type for v in inits],
-        inputs=list(inputs),
-        outputs=list(inits),
-        indexing_maps=ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
-        iterator_types=ir.ArrayAttr.get([ir.Attribute.parse(f"#linalg.iterator_type<{k}>") for k in iterators]),
-    )
-    block = op.regions[0].blocks.append(*[_element(v) for v in (*inputs, *inits)])
-    with ir.InsertionPoint(block):
-        linalg.YieldOp(list(body(*block.arguments)))
-    return list(op.results)
-
-
 def _identity(rank: int) -> ir.AffineMap:
     return ir.AffineMap.get_identity(rank)
 
@@ -76,7 +55,7 @@ def _drop_dims(rank: int, dims: Sequence[int]) -> ir.AffineMap:
 def _map_elements(inputs: Sequence[ir.Value], maps: Sequence[ir.AffineMap], out_shape, element, body) -> ir.Value:
     """A parallel generic over `out_shape` producing `element`s; `body(*input_elements)`."""
     rank = len(out_shape)
-    return _generic(
+    return lb.generic_results(
         inputs,
         [lb.empty(out_shape, element)],
         [*maps, _identity(rank)],
@@ -228,7 +207,7 @@ def _lower_argmax(op) -> ir.Value:
         )
         return [arith.select(take, value, best), arith.select(take, position, best_index)]
 
-    _, indices = _generic(
+    _, indices = lb.generic_results(
         [x],
         [_filled(reduced, f32, -math.inf), _filled(reduced, i64, 0)],
         [_identity(rank), row, row],

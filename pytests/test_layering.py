@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "rlx_mlir"
 
 LAYERS: list[set[str]] = [
-    {"errors"},
+    {"errors", "progress"},
     {"ir", "targets"},
     {"dsl", "lir", "quant"},
     {"dims"},

@@ -35,6 +35,7 @@ from typing import Optional, Sequence, Union
 
 from mlir import ir
 
+from . import progress
 from .dialects import verifier
 from .dialects.context import make_context
 from .ir.diagnostics import CompileError, DiagnosticCollector
@@ -88,9 +89,10 @@ class Compilation:
         the RLX verifier; CompileError with the diagnostics otherwise."""
         filename = filename or self.filename
         self.sources[filename] = text
-        if verify:
-            return parse_verified(text, filename, self.context, self.diagnostics)
-        return parse_source(text, filename, self.context, self.diagnostics)
+        with progress.stage(f"parse {filename}" + (" and verify" if verify else "")):
+            if verify:
+                return parse_verified(text, filename, self.context, self.diagnostics)
+            return parse_source(text, filename, self.context, self.diagnostics)
 
     def run(self, module: Union[ir.Module, ir.Operation], pipeline: Pipeline, summary: str, **printing) -> None:
         """Runs `pipeline` (pipeline text, a pass or pipeline, or a list of them and upstream text)
@@ -101,7 +103,8 @@ class Compilation:
         directory = self._reproducer_directory()
         before = operation.get_asm(enable_debug_info=True) if directory is not None else None
         try:
-            build_pass_manager(elements, self.context, **printing).run(operation)
+            with progress.stage(stage_name(pipeline)):
+                build_pass_manager(elements, self.context, **printing).run(operation)
         except ir.MLIRError:
             if directory is not None:
                 try:
@@ -131,6 +134,15 @@ def _elements(pipeline: Pipeline) -> list[Element]:
     for item in pipeline:
         flat += [item] if isinstance(item, str) else expand(item)
     return flat
+
+
+def stage_name(pipeline: Pipeline) -> str:
+    """What a progress line calls running `pipeline`: its pass or pipeline names, options left out."""
+    if isinstance(pipeline, str):
+        return pipeline.strip().split("{", 1)[0].removeprefix(ANCHOR + "(")
+    items = [pipeline] if isinstance(pipeline, Configurable) else list(pipeline)
+    names = [item.name if isinstance(item, Configurable) else item.split("{", 1)[0] for item in items]
+    return ", ".join(names) if len(names) <= 3 else f"{', '.join(names[:3])}, ... ({len(names)} passes)"
 
 
 def pipeline_text(pipeline: Pipeline) -> str:

@@ -33,6 +33,7 @@ from typing import Optional, Sequence, Union
 from mlir import ir
 from mlir.dialects import func, llvm
 
+from .. import progress
 from ..driver import Compilation
 from ..ir.diagnostics import CompileError
 from ..pipelines.lower_to_llvm import LowerToLLVM
@@ -66,7 +67,8 @@ def _runtime_candidates(target: str) -> list[Path]:
 
 def _run(command: Sequence[str], what: str) -> None:
     try:
-        done = subprocess.run(list(command), capture_output=True, text=True)
+        with progress.stage(what):
+            done = subprocess.run(list(command), capture_output=True, text=True)
     except OSError as error:
         raise CompileError(f"{what} failed: cannot run '{command[0]}': {error.strerror or error}") from None
     if done.returncode != 0:

@@ -23,6 +23,7 @@ from typing import Optional
 
 import numpy as np
 
+from .. import progress as progress_log
 from .llama import LlamaConfig
 from .llama_cached import build_llama_step, cache_names, cache_shape
 
@@ -115,14 +116,24 @@ def sample(logits: np.ndarray, rng: Optional[np.random.Generator], *, temperatur
 
 
 def generate(model: CachedLlama, prompt_ids, max_new_tokens: int, *, temperature: float = 0.0,
-             top_k: Optional[int] = None, top_p: Optional[float] = None, seed: Optional[int] = None) -> np.ndarray:
+             top_k: Optional[int] = None, top_p: Optional[float] = None, seed: Optional[int] = None,
+             progress: bool = False) -> np.ndarray:
     """The `max_new_tokens` tokens generated after `prompt_ids` (`[S]` or `[batch, S]`, same rank back).
 
     Empties the model's caches, runs the prompt as one prefill, then one decode
     step per further token, each fed the token just chosen by `sample`
     (greedy by default; `temperature > 0` samples, with `top_k` / `top_p`
-    filtering and a generator seeded by `seed`).
+    filtering and a generator seeded by `seed`). With `progress`, the compile stages of the
+    steps compiled on the way (the first call's prefill and decode steps) and their times are
+    printed on stderr (rlx_mlir/progress.py).
     """
+    with progress_log.reporting(progress):
+        return _generate(model, prompt_ids, max_new_tokens, temperature=temperature, top_k=top_k, top_p=top_p,
+                         seed=seed)
+
+
+def _generate(model: CachedLlama, prompt_ids, max_new_tokens: int, *, temperature: float,
+              top_k: Optional[int], top_p: Optional[float], seed: Optional[int]) -> np.ndarray:
     prompt = np.asarray(prompt_ids, dtype=np.int64)
     flat = prompt.ndim == 1
     prompt = prompt[None, :] if flat else prompt

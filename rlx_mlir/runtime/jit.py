@@ -16,6 +16,7 @@ import numpy as np
 from mlir import ir
 from mlir.execution_engine import ExecutionEngine
 
+from .. import progress as progress_log
 from ..driver import Compilation
 from ..ir.diagnostics import CompileError
 from ..ir.walk import collect_ops
@@ -78,6 +79,7 @@ def compile(
     cache: bool = True,
     isolate: bool = False,
     max_variants: int = DEFAULT_MAX_VARIANTS,
+    progress: bool = False,
 ) -> Executable:
     """Compiles `entry` of an MLIR module (text or ir.Module) and returns a callable.
 
@@ -100,9 +102,19 @@ def compile(
     gives a `SpecializingExecutable` that compiles each binding on first use and
     keeps the `max_variants` most recently used of them.
 
+    With `progress`, each compile stage and its time is printed on stderr as it runs
+    (`RLX_VERBOSE=1` does the same for every compile; rlx_mlir/progress.py).
+
     Raises CompileError (with MLIR diagnostics) when the module does not parse,
     verify or lower, and ValueError for an unknown target or entry or a bad option.
     """
+    with progress_log.reporting(options.check_flag("progress", progress)):
+        return _compile(module, entry, target, opt_level=opt_level, filename=filename, plan=plan, threads=threads,
+                        matmul_kernels=matmul_kernels, cache=cache, isolate=isolate, max_variants=max_variants)
+
+
+def _compile(module, entry, target, *, opt_level, filename, plan, threads, matmul_kernels, cache, isolate,
+             max_variants) -> Executable:
     if target not in TARGETS:
         raise ValueError(f"unknown target '{target}'; available: {', '.join(TARGETS)}")
     if not isinstance(module, (str, ir.Module)):
@@ -173,7 +185,8 @@ def _compile_text(
                     libraries.append(openmp_library())
                 except OSError as error:  # missing, or not a loadable OpenMP runtime
                     raise CompileError(str(error)) from None
-            engine = ExecutionEngine(parsed, opt_level=opt_level, shared_libs=libraries)
+            with progress_log.stage(f"LLVM code generation (-O{opt_level})"):
+                engine = ExecutionEngine(parsed, opt_level=opt_level, shared_libs=libraries)
         except RuntimeError as error:
             raise CompileError(f"the LLVM JIT could not compile the module: {error}") from None
         return Executable(engine, signature, parsed, job.context)

@@ -280,6 +280,77 @@ module {
       irdl.operands(input: %0)
       irdl.results(result: %1)
     }
+    irdl.operation @softplus {
+      %0 = irdl.base "!builtin.tensor" 
+      %1 = irdl.base "!builtin.tensor" 
+      irdl.operands(input: %0)
+      irdl.results(result: %1)
+    }
+    irdl.operation @sin {
+      %0 = irdl.base "!builtin.tensor" 
+      %1 = irdl.base "!builtin.tensor" 
+      irdl.operands(input: %0)
+      irdl.results(result: %1)
+    }
+    irdl.operation @cos {
+      %0 = irdl.base "!builtin.tensor" 
+      %1 = irdl.base "!builtin.tensor" 
+      irdl.operands(input: %0)
+      irdl.results(result: %1)
+    }
+    irdl.operation @floor {
+      %0 = irdl.base "!builtin.tensor" 
+      %1 = irdl.base "!builtin.tensor" 
+      irdl.operands(input: %0)
+      irdl.results(result: %1)
+    }
+    irdl.operation @round {
+      %0 = irdl.base "!builtin.tensor" 
+      %1 = irdl.base "!builtin.tensor" 
+      irdl.operands(input: %0)
+      irdl.results(result: %1)
+    }
+    irdl.operation @clamp {
+      %0 = irdl.base "!builtin.tensor" 
+      %1 = irdl.base "!builtin.tensor" 
+      irdl.operands(input: %0)
+      irdl.results(result: %1)
+    }
+    irdl.operation @bitwise_and {
+      %0 = irdl.base "!builtin.tensor" 
+      %1 = irdl.base "!builtin.tensor" 
+      %2 = irdl.base "!builtin.tensor" 
+      irdl.operands(lhs: %0, rhs: %1)
+      irdl.results(result: %2)
+    }
+    irdl.operation @bitwise_or {
+      %0 = irdl.base "!builtin.tensor" 
+      %1 = irdl.base "!builtin.tensor" 
+      %2 = irdl.base "!builtin.tensor" 
+      irdl.operands(lhs: %0, rhs: %1)
+      irdl.results(result: %2)
+    }
+    irdl.operation @bitwise_xor {
+      %0 = irdl.base "!builtin.tensor" 
+      %1 = irdl.base "!builtin.tensor" 
+      %2 = irdl.base "!builtin.tensor" 
+      irdl.operands(lhs: %0, rhs: %1)
+      irdl.results(result: %2)
+    }
+    irdl.operation @shift_left {
+      %0 = irdl.base "!builtin.tensor" 
+      %1 = irdl.base "!builtin.tensor" 
+      %2 = irdl.base "!builtin.tensor" 
+      irdl.operands(lhs: %0, rhs: %1)
+      irdl.results(result: %2)
+    }
+    irdl.operation @shift_right {
+      %0 = irdl.base "!builtin.tensor" 
+      %1 = irdl.base "!builtin.tensor" 
+      %2 = irdl.base "!builtin.tensor" 
+      irdl.operands(lhs: %0, rhs: %1)
+      irdl.results(result: %2)
+    }
     irdl.operation @compare {
       %0 = irdl.base "!builtin.tensor" 
       %1 = irdl.base "!builtin.tensor" 

@@ -119,3 +119,43 @@ func.func @abs_integer(%a: tensor<4xi32>) -> tensor<4xi32> {
   %0 = "rlx.abs"(%a) : (tensor<4xi32>) -> tensor<4xi32>
   return %0 : tensor<4xi32>
 }
+
+// -----
+
+func.func @clamp_bounds(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'rlx.clamp' op min (2) must not exceed max (1)}}
+  %0 = "rlx.clamp"(%x) {min = 2.0 : f32, max = 1.0 : f32} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @clamp_unbounded(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'rlx.clamp' op needs at least one of the attributes 'min' and 'max'}}
+  %0 = "rlx.clamp"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @shift_float(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'rlx.shift_right' op operand 'lhs' must be a ranked tensor of i8, ui8, i32 or i64, but got tensor<4xf32>}}
+  %0 = "rlx.shift_right"(%a, %a) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @and_mixed(%a: tensor<4xui8>, %b: tensor<4xi8>) -> tensor<4xui8> {
+  // expected-error @+1 {{'rlx.bitwise_and' op requires operands of one element type, got ui8, i8}}
+  %0 = "rlx.bitwise_and"(%a, %b) : (tensor<4xui8>, tensor<4xi8>) -> tensor<4xui8>
+  return %0 : tensor<4xui8>
+}
+
+// -----
+
+func.func @softplus_int(%a: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{'rlx.softplus' op operand 'input' must be a ranked tensor of f32, f16 or bf16, but got tensor<4xi32>}}
+  %0 = "rlx.softplus"(%a) : (tensor<4xi32>) -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}

@@ -101,9 +101,12 @@ UNARY = {
     "log": (np.log, lambda x, e: 1.0 / (x - e)),
     "sqrt": (np.sqrt, lambda x, e: 0.5 / np.sqrt(x - e)),
     "rsqrt": (lambda x: 1.0 / np.sqrt(x), lambda x, e: 0.5 * (x - e) ** -1.5),
+    "softplus": (lambda x: np.logaddexp(0.0, x), lambda x, e: 1.0),
+    "sin": (np.sin, lambda x, e: 1.0),
+    "cos": (np.cos, lambda x, e: 1.0),
 }
 # Inline polynomials (rlx-approximate-math): <= 1 ulp for exp/log, <= 5e-7 absolute for tanh/erf.
-UNARY_ABSOLUTE = {"tanh": 2e-6, "sigmoid": 2e-6, "silu": 2e-6, "gelu": 2e-6, "gelu_approx": 2e-6, "log": 1e-6}
+UNARY_ABSOLUTE = {"softplus": 2e-6, "sin": 1e-6, "cos": 1e-6, "tanh": 2e-6, "sigmoid": 2e-6, "silu": 2e-6, "gelu": 2e-6, "gelu_approx": 2e-6, "log": 1e-6}
 POSITIVE_DOMAIN = ("log", "sqrt", "rsqrt")
 
 

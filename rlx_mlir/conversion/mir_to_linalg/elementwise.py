@@ -11,6 +11,7 @@ from mlir.dialects import math as mmath
 
 from ...dialects import rlx
 from . import builders as lb
+from .unsigned import is_unsigned, to_signless, to_unsigned
 
 # --- scalar formulas ------------------------------------------------------------
 
@@ -32,6 +33,22 @@ def _gelu_approx(x: ir.Value) -> ir.Value:
     return arith.mulf(arith.mulf(lb.constant_like(x, 0.5), x), arith.addf(lb.constant_like(x, 1.0), t))
 
 
+def _log1p(u: ir.Value) -> ir.Value:
+    """log(1 + u) accurate for tiny u (Goldberg: log(w) * u / (w - 1) with w = 1 + u rounded; u where w
+    rounds to 1). MLIR's math.log1p lowers to log(1 + u), which gives 0 for u below 6e-8."""
+    one = lb.constant_like(u, 1.0)
+    w = arith.addf(one, u)
+    scaled = arith.divf(arith.mulf(mmath.log(w), u), arith.subf(w, one))
+    return arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, w, one), u, scaled)
+
+
+def _softplus(x: ir.Value) -> ir.Value:
+    """max(x, 0) + log1p(exp(-|x|)): log(1 + exp(x)) without overflow (x itself for large x) and with
+    full relative accuracy for very negative x (exp(x))."""
+    positive = arith.maximumf(x, lb.constant_like(x, 0.0))
+    return arith.addf(positive, _log1p(mmath.exp(arith.negf(mmath.absf(x)))))
+
+
 ACTIVATIONS: dict[type, Callable[[ir.Value], ir.Value]] = {
     rlx.ReluOp: lambda x: arith.maximumf(x, lb.constant_like(x, 0.0)),
     rlx.GeluOp: _gelu,
@@ -45,6 +62,11 @@ ACTIVATIONS: dict[type, Callable[[ir.Value], ir.Value]] = {
     rlx.RsqrtOp: mmath.rsqrt,
     rlx.NegOp: arith.negf,
     rlx.AbsOp: mmath.absf,
+    rlx.SoftplusOp: _softplus,
+    rlx.SinOp: mmath.sin,
+    rlx.CosOp: mmath.cos,
+    rlx.FloorOp: mmath.floor,
+    rlx.RoundOp: mmath.roundeven,
 }
 
 BINARIES: dict[type, Callable[[ir.Value, ir.Value], ir.Value]] = {
@@ -70,6 +92,59 @@ def _lower_binary(op) -> ir.Value:
     return lb.elementwise(
         [op.lhs, op.rhs], op.result.type, lambda a, b: lb.narrow(fn(lb.widen(a), lb.widen(b)), element)
     )
+
+
+def _lower_clamp(op) -> ir.Value:
+    low, high = op.min, op.max
+    element = ir.RankedTensorType(op.result.type).element_type
+
+    def clamp(x: ir.Value) -> ir.Value:
+        x = lb.widen(x)
+        if low is not None:
+            x = arith.maximumf(x, lb.constant_like(x, low))
+        if high is not None:
+            x = arith.minimumf(x, lb.constant_like(x, high))
+        return lb.narrow(x, element)
+
+    return lb.elementwise([op.input], op.result.type, clamp)
+
+
+def _shift_amount_in_range(amount: ir.Value) -> ir.Value:
+    """amount < width, comparing unsigned: a negative amount is out of range too (as numpy)."""
+    width = arith.constant(amount.type, ir.IntegerType(amount.type).width)
+    return arith.cmpi(arith.CmpIPredicate.ult, amount, width)
+
+
+def _shift_left(a: ir.Value, b: ir.Value, unsigned: bool) -> ir.Value:
+    return arith.select(_shift_amount_in_range(b), arith.shli(a, b), arith.constant(a.type, 0))
+
+
+def _shift_right(a: ir.Value, b: ir.Value, unsigned: bool) -> ir.Value:
+    if unsigned:
+        return arith.select(_shift_amount_in_range(b), arith.shrui(a, b), arith.constant(a.type, 0))
+    # An arithmetic shift by width - 1 gives what any larger amount would: 0 or -1.
+    last = arith.constant(b.type, ir.IntegerType(b.type).width - 1)
+    return arith.shrsi(a, arith.select(_shift_amount_in_range(b), b, last))
+
+
+BITWISE: dict[type, Callable[[ir.Value, ir.Value, bool], ir.Value]] = {
+    rlx.BitwiseAndOp: lambda a, b, unsigned: arith.andi(a, b),
+    rlx.BitwiseOrOp: lambda a, b, unsigned: arith.ori(a, b),
+    rlx.BitwiseXorOp: lambda a, b, unsigned: arith.xori(a, b),
+    rlx.ShiftLeftOp: _shift_left,
+    rlx.ShiftRightOp: _shift_right,
+}
+
+
+def _lower_bitwise(op) -> ir.Value:
+    fn = BITWISE[type(op)]
+    element = ir.RankedTensorType(op.result.type).element_type
+    unsigned = is_unsigned(element)
+
+    def body(a: ir.Value, b: ir.Value) -> ir.Value:
+        return to_unsigned(fn(to_signless(a), to_signless(b), unsigned), element)
+
+    return lb.elementwise([op.lhs, op.rhs], op.result.type, body)
 
 
 _FLOAT_PREDICATES = {"eq": "OEQ", "ne": "UNE", "lt": "OLT", "le": "OLE", "gt": "OGT", "ge": "OGE"}
@@ -98,6 +173,8 @@ def _lower_where(op) -> ir.Value:
 LOWERINGS: dict[type, Callable] = {
     **{cls: _lower_activation for cls in ACTIVATIONS},
     **{cls: _lower_binary for cls in BINARIES},
+    **{cls: _lower_bitwise for cls in BITWISE},
+    rlx.ClampOp: _lower_clamp,
     rlx.CompareOp: _lower_compare,
     rlx.WhereOp: _lower_where,
 }

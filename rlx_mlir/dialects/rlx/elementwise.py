@@ -7,6 +7,7 @@ from mlir import ir
 from ...dsl import (
     BoolTensor,
     Elementwise,
+    F32Attr,
     FloatTensor,
     Pure,
     StrEnumAttr,
@@ -93,6 +94,68 @@ SqrtOp = _activation("SqrtOp", "sqrt", "sqrt(x)")
 RsqrtOp = _activation("RsqrtOp", "rsqrt", "1 / sqrt(x)")
 NegOp = _activation("NegOp", "neg", "-x")
 AbsOp = _activation("AbsOp", "abs", "|x|")
+SoftplusOp = _activation(
+    "SoftplusOp", "softplus", "log(1 + exp(x)), computed as max(x, 0) + log1p(exp(-|x|)) so that it never overflows"
+)
+SinOp = _activation("SinOp", "sin", "sin(x)")
+CosOp = _activation("CosOp", "cos", "cos(x)")
+FloorOp = _activation("FloorOp", "floor", "floor(x)")
+RoundOp = _activation("RoundOp", "round", "x rounded to the nearest integer, halves to even (numpy.round)")
+
+
+class ClampOp(Rlx.Operation, name="clamp", traits=[Pure, Elementwise]):
+    """Elementwise `min(max(x, min), max)` (numpy's `clip`); an absent bound does not clamp.
+
+    NaN stays NaN. The bounds are given in f32 and compared in f32 for f16 and bf16 inputs.
+    """
+
+    input = operand(FloatTensor, "the tensor to clamp")
+    min = attribute(F32Attr, "the lower bound; absent means none", optional=True)
+    max = attribute(F32Attr, "the upper bound; absent means none", optional=True)
+    result = result(FloatTensor, "same type as the input")
+
+    @classmethod
+    def infer_result_type(cls, input: ir.Type, min=None, max=None) -> ir.Type:
+        if min is None and max is None:
+            raise VerifyError("needs at least one of the attributes 'min' and 'max'")
+        if min is not None and max is not None and not min <= max:
+            raise VerifyError(f"min ({min:g}) must not exceed max ({max:g})")
+        return input
+
+
+# --- integer bitwise ops ---------------------------------------------------------------
+
+BitsTensor = TensorOf(("i8", "ui8", "i32", "i64"))
+
+
+class _Bitwise(Rlx.Operation, traits=[Pure, Elementwise]):
+    lhs = operand(BitsTensor, "first operand")
+    rhs = operand(BitsTensor, "second operand, same element type")
+    result = result(BitsTensor, "the NumPy broadcast of both operand shapes, the operands' element type")
+
+    @classmethod
+    def infer_result_type(cls, lhs: ir.Type, rhs: ir.Type) -> ir.Type:
+        element = same_element_type(lhs, rhs)
+        return ir.RankedTensorType.get(broadcast_all(lhs, rhs), element)
+
+
+def _bitwise(class_name: str, op_name: str, formula: str) -> type:
+    doc = (
+        f"Elementwise integer `{formula}` with NumPy broadcasting (for unpacking packed codes).\n\n"
+        "Operands share an integer element type: i8, ui8, i32 or i64. A shift by a negative amount or by "
+        "the element width or more gives what shifting one bit at a time would: 0, or -1 for an "
+        "arithmetic right shift of a negative value."
+    )
+    return type(class_name, (_Bitwise,), {"__doc__": doc, "__module__": __name__}, name=op_name)
+
+
+BitwiseAndOp = _bitwise("BitwiseAndOp", "bitwise_and", "lhs & rhs")
+BitwiseOrOp = _bitwise("BitwiseOrOp", "bitwise_or", "lhs | rhs")
+BitwiseXorOp = _bitwise("BitwiseXorOp", "bitwise_xor", "lhs ^ rhs")
+ShiftLeftOp = _bitwise("ShiftLeftOp", "shift_left", "lhs << rhs")
+ShiftRightOp = _bitwise(
+    "ShiftRightOp", "shift_right", "lhs >> rhs (arithmetic for signed types, logical for ui8, as numpy)"
+)
 
 
 # --- comparison and select ------------------------------------------------------------

@@ -12,11 +12,20 @@ Importing this package, `load` and running a model import nothing from MLIR:
 from .loader import Function, ManifestError, Model, cuda_device_error, load, manifest_path
 
 
-def export(*args, **kwargs):
-    """Compiles a module into a shared object plus manifest; see `rlx_mlir.aot.exporter.export`."""
-    from .exporter import export as _export
+def __getattr__(name: str):
+    # `export` needs MLIR: imported on first use, as the function itself (so that `help(aot.export)`
+    # shows its real signature and docstring).
+    if name == "export":
+        from .exporter import export
 
-    return _export(*args, **kwargs)
+        globals()["export"] = export
+        return export
+    raise AttributeError(f"module 'rlx_mlir.aot' has no attribute '{name}'")
 
 
-__all__ = ["Function", "ManifestError", "Model", "cuda_device_error", "export", "load", "manifest_path"]
+def __dir__():
+    return sorted({*globals(), "export"})
+
+
+# `export` is left out of `__all__` so that `from rlx_mlir.aot import *` stays free of MLIR.
+__all__ = ["Function", "ManifestError", "Model", "cuda_device_error", "load", "manifest_path"]

@@ -36,7 +36,7 @@ from ..dims.dynamic import DimError, bind_module, dims_attr, function_symbols, i
 from ..dims.expr import DimExpr, format_dims
 from ..dims.variants import ModelVariant
 from ..driver import Compilation
-from ..dsl import element_type_from_name
+from ..dsl import VerifyError, element_type_from_name
 from ..errors import RlxError
 from ..ir import dtypes
 from ..ir.attrs import DIMS_ATTR, FUSION_POLICY_ATTR, NAME_ATTR, PARAM_ATTR
@@ -50,6 +50,25 @@ STAGES = ("hir", "mir", "lir")
 # The RLX dtypes `constant` infers from a numpy array's dtype; not float64 (numpy's default for
 # floats), which must be asked for with dtype="f64".
 _INFERRED_DTYPES = ("f32", "f16", "i8", "ui8", "i32", "i64", "i1")
+
+
+def _verify_or_erase(op) -> None:
+    """Runs `op`'s verifier; on failure removes the op from the block and raises VerifyError."""
+    verify = getattr(op, "verify_invariants", None)
+    if verify is None:
+        return
+    try:
+        verify()
+    except VerifyError:
+        op.operation.erase()
+        raise
+
+
+def _infers_result_types(op_class: type) -> bool:
+    """Whether `op_class`'s builder infers its result types (else it takes `result_type(s)`)."""
+    if len(getattr(op_class, "_result_defs", ())) > 1:
+        return hasattr(op_class, "infer_result_types")
+    return hasattr(op_class, "infer_result_type")
 
 
 class BuildError(RlxError, ValueError):
@@ -227,9 +246,47 @@ class GraphModule:
 
     # -- emitting ops ----------------------------------------------------------------------
 
-    def op(self, op_class: type, *operands: Tensor, out_shape: Optional[Sequence[int]] = None, **attributes) -> Tensor:
-        """Any MIR op, e.g. `g.op(rlx.SoftmaxOp, x, axis=-1)`; in an HIR module this is RLX's escape hatch."""
-        return self._emit(op_class, operands, attributes, out_shape)
+    def op(self, op_class: type, *operands: Optional[Tensor], out_shape: Optional[Sequence[int]] = None,
+           out_dtype: Optional[str] = None, **attributes) -> Union[Tensor, tuple]:
+        """Any MIR op, e.g. `g.op(rlx.SoftmaxOp, x, axis=-1)`; in an HIR module this is RLX's escape hatch.
+
+        Operands are Tensors (None for an absent optional operand), attributes are Python values
+        (ints, floats, strings, tuples for arrays). An op whose result type is inferred needs nothing
+        more; `out_shape` then checks the inferred shape. An op that takes its result type instead
+        (`rlx.reshape`, `rlx.cast`, `rlx.constant`-like ops) gets it from `out_shape` (default: the
+        first operand's shape) and `out_dtype` (a dtype name such as "f32", "i32", "u8"; default: the
+        first operand's): `g.op(rlx.ReshapeOp, x, out_shape=(2, 4, 40))`, `g.op(rlx.CastOp, x,
+        out_dtype="i32")`. An op with several results returns a tuple of all of them.
+        """
+        results = max(1, len(getattr(op_class, "_result_defs", ())))
+        if out_dtype is not None or not _infers_result_types(op_class):
+            attributes = self._result_type_keywords(op_class, operands, attributes, out_shape, out_dtype, results)
+        return self._emit(op_class, operands, attributes, out_shape, results)
+
+    def _result_type_keywords(self, op_class, operands, attributes, out_shape, out_dtype, results: int) -> dict:
+        """`attributes` with `result_type` made from `out_shape` / `out_dtype` (and the first operand)."""
+        name = op_class.OPERATION_NAME
+        if "result_type" in attributes or "result_types" in attributes:
+            if out_dtype is not None:
+                raise BuildError(f"{name}: give result_type or out_dtype, not both")
+            return attributes
+        if results != 1:
+            raise BuildError(f"{name} has {results} results and does not infer their types: pass result_types=[...]")
+        first = next((t for t in operands if isinstance(t, Tensor)), None)
+        shape = out_shape if out_shape is not None else (first.shape if first is not None else None)
+        dtype = out_dtype if out_dtype is not None else (first.dtype if first is not None else None)
+        if shape is None or dtype is None:
+            raise BuildError(f"{name} does not infer its result type and has no operand to take it from: "
+                             f"pass out_shape= and out_dtype=")
+        if any(isinstance(d, (str, DimExpr)) for d in shape):
+            return attributes  # symbolic shapes: the dynamic builder makes the type from out_shape
+        try:
+            with self.context, ir.Location.unknown():
+                element = element_type_from_name(dtype)
+                type_ = ir.RankedTensorType.get([int(d) for d in shape], element)
+        except (ValueError, TypeError) as error:
+            raise BuildError(f"{name}: {error}") from None
+        return {**attributes, "result_type": type_}
 
     hir_mir = op  # RLX's name for the escape hatch
 
@@ -253,11 +310,13 @@ class GraphModule:
             return self._emit_symbolic(op_class, operands, attributes, out_shape, results)
         try:
             with self.context, self._location(), ir.InsertionPoint(self._block):
-                if results == 1:
+                if results == 1 or "result_types" in keywords or not hasattr(op_class, "build"):
                     op = op_class(*values, **keywords)
                 else:
                     op = op_class.build(*values, **keywords)
-        except (ValueError, TypeError) as error:
+                if "result_type" in keywords or "result_types" in keywords:
+                    _verify_or_erase(op)  # a given result type is checked now, not at compile time
+        except (ValueError, TypeError, VerifyError) as error:
             where = f"block '{self._block_name()}': " if self._block_name() else ""
             raise BuildError(f"{where}{error}") from None
         outputs = [Tensor(self, r) for r in op.operation.results]

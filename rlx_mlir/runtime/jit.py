@@ -48,6 +48,9 @@ class Executable:
                                     [spec.tied_input for spec in signature.outputs])
         self._function = CFunction(address, self._interface.buffer_shapes, packed=True)
 
+    def __repr__(self) -> str:
+        return f"<rlx_mlir.Executable {self.signature!r}>"
+
     @property
     def llvm_ir(self) -> str:
         """The compiled module in the LLVM dialect (printed on demand)."""

@@ -29,6 +29,11 @@ class TensorSpec:
     def describe(self) -> str:
         return f"{self.mlir_type} (numpy {self.dtype.name} {list(self.shape)})"
 
+    def __repr__(self) -> str:
+        marks = (["param"] if self.is_param else []) + ([f"in place of input #{self.tied_input}"]
+                                                         if self.tied_input is not None else [])
+        return f"{self.name}: {self.mlir_type}" + (f" ({', '.join(marks)})" if marks else "")
+
 
 @dataclass(frozen=True)
 class Signature:
@@ -36,6 +41,11 @@ class Signature:
     inputs: tuple[TensorSpec, ...]
     outputs: tuple[TensorSpec, ...]
     named_inputs: bool  # True when every argument carries an `rlx.name`
+
+    def __repr__(self) -> str:
+        inputs = ", ".join(map(repr, self.inputs))
+        outputs = ", ".join(map(repr, self.outputs))
+        return f"@{self.entry}({inputs}) -> ({outputs})"
 
 
 def numpy_dtype(element: ir.Type, where: str) -> np.dtype:

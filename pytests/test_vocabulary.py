@@ -23,7 +23,7 @@ def test_element_type_table_agrees_with_numpy_and_mlir(name):
         if entry.buildable:
             assert str(element_type_from_name(name)) == name
     if entry.numpy is not None:
-        assert np.dtype(entry.numpy).itemsize == entry.bytes  # i1 is stored as one byte, like numpy's bool
+        assert np.dtype(dtypes.load_numpy_dtype(entry.numpy, name)).itemsize == entry.bytes  # i1 is stored as one byte, like numpy's bool
         assert dtypes.from_numpy(entry.numpy) is entry
     else:
         with pytest.raises(ValueError, match=f"^constant: element type {name} has no numpy equivalent$"):

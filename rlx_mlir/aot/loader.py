@@ -49,7 +49,7 @@ from typing import Optional
 import numpy as np
 
 from ..errors import RlxError
-from ..ir.dtypes import NUMPY_NAMES
+from ..ir.dtypes import NUMPY_NAMES, from_numpy, load_numpy_dtype
 from ..runtime.abi import IN_PLACE_LOADER, CFunction, Interface
 from ..runtime.cuda_driver import CudaRuntime, DeviceFunction, cuda_device_error
 from ..targets import TARGETS  # MLIR-free
@@ -140,7 +140,7 @@ def _check_spec(entry, where: str, output: bool, inputs: list) -> None:
     count = 1
     for size in entry["shape"]:
         count *= size
-    if count * np.dtype(entry["dtype"]).itemsize > _MAX_BYTES:
+    if count * from_numpy(entry["dtype"]).bytes > _MAX_BYTES:
         _fail(f"{where}.shape", f"{entry['shape']} {entry['dtype']} is too large")
     tied = entry.get("tied")
     if tied is not None:
@@ -233,7 +233,7 @@ class Spec:
     def __init__(self, entry: dict):
         self.name: str = entry["name"]
         self.shape: tuple[int, ...] = tuple(entry["shape"])
-        self.dtype = np.dtype(entry["dtype"])
+        self.dtype = np.dtype(load_numpy_dtype(entry["dtype"], entry["name"]))
         self.is_param: bool = bool(entry.get("param", False))
         self.tied: Optional[int] = entry.get("tied")
 

@@ -49,7 +49,7 @@ from .inspection import summarize
 STAGES = ("hir", "mir", "lir")
 # The RLX dtypes `constant` infers from a numpy array's dtype; not float64 (numpy's default for
 # floats), which must be asked for with dtype="f64".
-_INFERRED_DTYPES = ("f32", "f16", "i8", "ui8", "i32", "i64", "i1")
+_INFERRED_DTYPES = ("f32", "f16", "bf16", "i8", "ui8", "i32", "i64", "i1")
 
 
 def _verify_or_erase(op) -> None:

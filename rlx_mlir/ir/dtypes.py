@@ -13,6 +13,7 @@ are lowered (they treat them as unsigned).
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 from typing import Optional
 
@@ -20,7 +21,7 @@ from typing import Optional
 @dataclass(frozen=True)
 class ElementType:
     name: str  # the MLIR spelling: "f32", "i1"
-    numpy: Optional[str]  # the numpy dtype name, or None where numpy has none (bf16)
+    numpy: Optional[str]  # the numpy dtype name (bfloat16: numpy's once the ml_dtypes package is imported)
     bytes: int
     is_float: bool
     buildable: bool  # a dtype name the builder and `rlx.constant` accept
@@ -31,7 +32,7 @@ ELEMENT_TYPES: dict[str, ElementType] = {
     for t in (
         ElementType("f32", "float32", 4, True, True),
         ElementType("f16", "float16", 2, True, True),
-        ElementType("bf16", None, 2, True, True),
+        ElementType("bf16", "bfloat16", 2, True, True),
         ElementType("f64", "float64", 8, True, True),
         ElementType("i1", "bool", 1, False, True),
         ElementType("i8", "int8", 1, False, True),
@@ -46,7 +47,10 @@ ELEMENT_TYPES: dict[str, ElementType] = {
 ALIASES = {"u8": "ui8"}
 
 BUILDABLE = tuple(name for name, t in ELEMENT_TYPES.items() if t.buildable)
-# numpy dtype names of the element types arrays can carry across the ABI (all but bf16).
+# numpy dtypes that a package defines (registering the name with numpy when imported).
+NUMPY_EXTENSIONS = {"bfloat16": "ml_dtypes"}
+
+# numpy dtype names of the element types arrays can carry across the ABI.
 NUMPY_NAMES = tuple(t.numpy for t in ELEMENT_TYPES.values() if t.numpy)
 _BY_NUMPY = {t.numpy: t for t in ELEMENT_TYPES.values() if t.numpy}
 
@@ -62,11 +66,25 @@ def from_numpy(dtype_name: str) -> Optional[ElementType]:
 
 
 def numpy_name(name: str, where: str) -> str:
-    """The numpy dtype name of the element type spelled `name`; ValueError naming `where` if numpy has none."""
+    """The numpy dtype name of the element type spelled `name`, known to numpy when this returns
+    (bf16: `bfloat16` of the ml_dtypes package); ValueError naming `where` if numpy has none."""
     entry = ELEMENT_TYPES.get(name)
     if entry is None or entry.numpy is None:
         raise ValueError(f"{where}: element type {name} has no numpy equivalent")
-    return entry.numpy
+    return load_numpy_dtype(entry.numpy, where)
+
+
+def load_numpy_dtype(numpy_name: str, where: str) -> str:
+    """`numpy_name`, after importing the package that defines it for numpy (ml_dtypes for bfloat16);
+    ValueError naming `where` and the package when it is not installed."""
+    package = NUMPY_EXTENSIONS.get(numpy_name)
+    if package is not None:
+        try:
+            importlib.import_module(package)
+        except ImportError:
+            raise ValueError(f"{where}: {numpy_name} arrays need the {package} package "
+                             f"(pip install {package}), which defines numpy's {numpy_name}") from None
+    return numpy_name
 
 
 def byte_width(name: str) -> int:

@@ -90,3 +90,17 @@ def test_every_deliberate_exception_is_an_rlx_error():
         g.input("x", (2, -1))
     with pytest.raises(rlx_mlir.RlxError):
         rlx_mlir.compile("func.func @f( {")
+
+
+def test_a_dynamic_dimension_says_what_to_do(tmp_path):
+    g = GraphModule.mir("f")
+    x = g.input("x", ("BATCH", 8))
+    g.set_outputs([x + x])
+    with pytest.raises(ValueError, match=r"cannot be compiled as it is: give it a size first.*rlx-bind-dims"):
+        aot.export(str(g), tmp_path / "f.so")
+    plain = """func.func @f(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      %0 = "rlx.neg"(%x) : (tensor<?x4xf32>) -> tensor<?x4xf32>
+      return %0 : tensor<?x4xf32>
+    }"""
+    with pytest.raises(ValueError, match=r"tensor<\?x4xf32>\) cannot be compiled.*`rlx.dims`"):
+        rlx_mlir.compile(plain)

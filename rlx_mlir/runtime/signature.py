@@ -58,7 +58,13 @@ def _spec(
     if not isinstance(type_, ir.RankedTensorType):
         raise ValueError(f"{where}: only ranked tensors cross the numpy boundary, got {type_}")
     if not type_.has_static_shape:
-        raise ValueError(f"{where}: dynamic dimensions are not supported at the numpy boundary yet ({type_})")
+        raise ValueError(
+            f"{where}: a dynamic dimension ({type_}) cannot be compiled as it is: give it a size first. "
+            "Name its symbol in the argument's `rlx.dims` (the builder's `g.input(name, (\"BATCH\", 8))` does) "
+            "and compile() specialises each size on first use; or bind the sizes before compiling or exporting "
+            "(`GraphModule.bind_dims({...})`, the pass `rlx-bind-dims{BATCH=1}`, `rlx-run --bind BATCH=1`); "
+            "an AOT library is exported per binding"
+        )
     position = position_of(location) if location is not None else None
     return TensorSpec(
         name, tuple(type_.shape), numpy_dtype(type_.element_type, where), str(type_), position, is_param

@@ -72,12 +72,13 @@ def gdn_inputs(b, s, h, n, rng):
 
 
 def ssm_module(b: int, s: int, h: int, n: int) -> str:
-    xs, a_, bc = _type((b, s, h)), _type((h, n)), _type((b, s, n))
+    xs, a_, bc, st = _type((b, s, h)), _type((h, n)), _type((b, s, n)), _type((b, h, n))
+    segments = "operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0>"  # no d, z or initial state
     return (
         f"func.func @f(%x: {xs}, %d: {xs}, %a: {a_}, %b: {bc}, %c: {bc}) -> {xs} {{\n"
-        f'  %0 = "rlx.selective_scan"(%x, %d, %a, %b, %c) {{state_size = {n}}} : '
-        f"({xs}, {xs}, {a_}, {bc}, {bc}) -> {xs}\n"
-        f"  return %0 : {xs}\n}}\n"
+        f'  %0:2 = "rlx.selective_scan"(%x, %d, %a, %b, %c) {{state_size = {n}, {segments}}} : '
+        f"({xs}, {xs}, {a_}, {bc}, {bc}) -> ({xs}, {st})\n"
+        f"  return %0#0 : {xs}\n}}\n"
     )
 
 

@@ -464,11 +464,15 @@ module {
       %2 = irdl.base "!builtin.tensor" 
       %3 = irdl.base "!builtin.tensor" 
       %4 = irdl.base "!builtin.tensor" 
-      %5 = irdl.base "#builtin.integer" 
+      %5 = irdl.base "!builtin.tensor" 
       %6 = irdl.base "!builtin.tensor" 
-      irdl.operands(x: %0, delta: %1, a: %2, b_in: %3, c: %4)
-      irdl.attributes {"state_size" = %5}
-      irdl.results(result: %6)
+      %7 = irdl.base "!builtin.tensor" 
+      %8 = irdl.base "#builtin.integer" 
+      %9 = irdl.base "!builtin.tensor" 
+      %10 = irdl.base "!builtin.tensor" 
+      irdl.operands(x: %0, delta: %1, a: %2, b_in: %3, c: %4, d: optional %5, z: optional %6, state: optional %7)
+      irdl.attributes {"state_size" = %8}
+      irdl.results(y: %9, final_state: %10)
     }
     irdl.operation @gated_delta_net {
       %0 = irdl.base "!builtin.tensor" 

@@ -65,6 +65,29 @@ def module_text(op: str, operand_shapes, result_shapes, dtype: str, attrs: str) 
     )
 
 
+def selective_scan_text(x_shape, n: int, dtype: str, attrs: str = "", optional=(), return_state: bool = False) -> str:
+    """`func.func @f(x, delta, a, b_in, c, <optional...>)` applying `rlx.selective_scan` (two results, the
+    operand segments spelled out); returns `y`, and with `return_state` also the final state.
+    `optional`: the names among "d", "z", "state" given, in that order."""
+    b, s, h = x_shape
+    shapes = [x_shape, x_shape, (h, n), (b, s, n), (b, s, n)]
+    extra = {"d": (h,), "z": (b, s, h), "state": (b, h, n)}
+    shapes += [extra[name] for name in ("d", "z", "state") if name in optional]
+    types = [ttype(shape, dtype) for shape in shapes]
+    segments = ", ".join(["1"] * 5 + ["1" if name in optional else "0" for name in ("d", "z", "state")])
+    y, st = ttype(x_shape, dtype), ttype((b, h, n), dtype)
+    params = ", ".join(f"%a{i}: {t}" for i, t in enumerate(types))
+    args = ", ".join(f"%a{i}" for i in range(len(types)))
+    attrs = f"state_size = {n}, operandSegmentSizes = array<i32: {segments}>" + (f", {attrs}" if attrs else "")
+    returned = f"%0#0, %0#1 : {y}, {st}" if return_state else f"%0#0 : {y}"
+    return (
+        f"func.func @f({params}) -> {'(' + y + ', ' + st + ')' if return_state else y} {{\n"
+        f'  %0:2 = "rlx.selective_scan"({args}) {{{attrs}}} : ({", ".join(types)}) -> ({y}, {st})\n'
+        f"  return {returned}\n"
+        f"}}\n"
+    )
+
+
 def with_output_rounding(bound: np.ndarray, expected: np.ndarray, dtype: str) -> np.ndarray:
     if dtype == "f16":
         return bound + F16_ULP_REL * np.abs(expected) + F16_TINY
@@ -146,9 +169,7 @@ SELECTIVE_SCAN_RUNS = [(s, "f32") for s in SELECTIVE_SCAN_CASES] + [(s, "f16") f
 def test_selective_scan(shape, dtype):
     batch, length, channels, n = shape
     inputs = selective_scan_inputs(rng_for("ssm", shape, dtype), batch, length, channels, n, dtype)
-    text = module_text(
-        "selective_scan", [v.shape for v in inputs], [(batch, length, channels)], dtype, f"state_size = {n}"
-    )
+    text = selective_scan_text((batch, length, channels), n, dtype)
     actual = compiled(text)(*inputs)
     assert actual.dtype == NP[dtype]
     expected, bound = reference_selective_scan(*inputs)
@@ -158,7 +179,7 @@ def test_selective_scan(shape, dtype):
 def test_selective_scan_long_sequence_decays():
     """256 steps with strong decay: the state stays bounded and matches the reference (no drift)."""
     inputs = selective_scan_inputs(rng_for("ssm-long"), 1, 256, 4, 8, "f32")
-    text = module_text("selective_scan", [v.shape for v in inputs], [(1, 256, 4)], "f32", "state_size = 8")
+    text = selective_scan_text((1, 256, 4), 8, "f32")
     expected, bound = reference_selective_scan(*inputs)
     assert_within(compiled(text)(*inputs), expected, bound, "selective_scan long")
 
@@ -169,7 +190,7 @@ def test_selective_scan_wide_range_of_decays():
     x, _, _, b_in, c = selective_scan_inputs(rng, 2, 3, 6, 5, "f32")
     delta = rng.uniform(0.01, 10.0, x.shape).astype(np.float32)
     a = rng.uniform(-10.0, 0.5, (6, 5)).astype(np.float32)
-    text = module_text("selective_scan", [x.shape, delta.shape, a.shape, b_in.shape, c.shape], [x.shape], "f32", "state_size = 5")
+    text = selective_scan_text(x.shape, 5, "f32")
     expected, bound = reference_selective_scan(x, delta, a, b_in, c)
     assert_within(compiled(text)(x, delta, a, b_in, c), expected, bound, "selective_scan wide decays")
 
@@ -418,11 +439,11 @@ def test_python_builders_infer_types_and_reject_bad_shapes():
                 assert [r.type for r in explicit.results] == [qkv, st]
                 with pytest.raises(ValueError, match=r"'rlx.gated_delta_net' op q head dim 4 \(q \[1, 3, 2, 4\]\) differs from state_size 8"):
                     rlx.GatedDeltaNetOp.build(q, k, v, g, beta, state_size=8)
-                with pytest.raises(ValueError, match=r"state has shape \[1, 3, 5\], expected \[b, h, n, n\] = \[1, 2, 4, 4\]"):
+                with pytest.raises(ValueError, match=r"state has shape \[1, 3, 5\], expected \[b, hv, dv, dk\] \(state_layout v_k\) = \[1, 2, 4, 4\]"):
                     rlx.GatedDeltaNetOp.build(q, k, v, g, beta, state=x, state_size=4)
 
                 ssm = rlx.SelectiveScanOp(x, x, a, b_in, b_in, 2)
-                assert ssm.result.type == xs
+                assert ssm.y.type == xs and ssm.final_state.type == T(1, 5, 2)
                 with pytest.raises(ValueError, match=r"'rlx.selective_scan' op a has shape \[5, 2\], expected \[h, n\] = \[5, 3\]"):
                     rlx.SelectiveScanOp(x, x, a, b_in, b_in, 3)
 
@@ -430,7 +451,7 @@ def test_python_builders_infer_types_and_reject_bad_shapes():
                 assert conv.result.type == xs
                 with pytest.raises(ValueError, match=r"'rlx.depthwise_conv1d_causal' op kernel_size must be positive, got 0"):
                     rlx.DepthwiseConv1dCausalOp(x, w, pad, 0)
-                return gdn.results[0], gdn.results[1], stateless.results[1], ssm.result, conv.result
+                return gdn.results[0], gdn.results[1], stateless.results[1], ssm.y, conv.result
 
     exe = rlx_compile(module, entry="f")
     rng = rng_for("builders")

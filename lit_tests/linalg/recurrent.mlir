@@ -27,6 +27,9 @@
 // CHECK-DAG: #[[ID4:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 // CHECK-DAG: #[[BHI:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
 // CHECK-DAG: #[[BH:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1)>
+// grouped heads: value head h reads key head h floordiv (hv / hk).
+// CHECK-DAG: #[[GROUP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 floordiv 2, d3)>
+// CHECK-DAG: #[[GROUP3:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 floordiv 2)>
 
 // CHECK-LABEL: func.func @conv
 // CHECK-SAME: (%[[X:.*]]: tensor<2x5x3xf32>, %[[WT:.*]]: tensor<3x1x1x4xf32>, %[[PAD:.*]]: tensor<2x3x3xf32>)
@@ -101,8 +104,8 @@ func.func @conv_k1_f16(%x: tensor<1x4x2xf16>, %w: tensor<2x1x1x1xf16>, %p: tenso
 // BUF-NOT: memref.alloc
 // BUF: scf.yield %[[ST]], %[[Y]] : memref<2x4x3xf32>, memref<2x5x3xf32>
 func.func @selective_scan(%x: tensor<2x5x3xf32>, %d: tensor<2x5x3xf32>, %a: tensor<3x4xf32>, %b: tensor<2x5x4xf32>, %c: tensor<2x5x4xf32>) -> tensor<2x5x3xf32> {
-  %0 = "rlx.selective_scan"(%x, %d, %a, %b, %c) {state_size = 4} : (tensor<2x5x3xf32>, tensor<2x5x3xf32>, tensor<3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>) -> tensor<2x5x3xf32>
-  return %0 : tensor<2x5x3xf32>
+  %0:2 = "rlx.selective_scan"(%x, %d, %a, %b, %c) {state_size = 4, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0>} : (tensor<2x5x3xf32>, tensor<2x5x3xf32>, tensor<3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>) -> (tensor<2x5x3xf32>, tensor<2x3x4xf32>)
+  return %0#0 : tensor<2x5x3xf32>
 }
 
 // bf16: the state and output stay f32 inside the loop, rounded once after it.
@@ -117,8 +120,8 @@ func.func @selective_scan(%x: tensor<2x5x3xf32>, %d: tensor<2x5x3xf32>, %a: tens
 // CHECK: arith.truncf %{{.*}} : f32 to bf16
 // CHECK: return %[[R]]
 func.func @selective_scan_bf16(%x: tensor<1x1x1xbf16>, %a: tensor<1x2xbf16>, %b: tensor<1x1x2xbf16>) -> tensor<1x1x1xbf16> {
-  %0 = "rlx.selective_scan"(%x, %x, %a, %b, %b) {state_size = 2} : (tensor<1x1x1xbf16>, tensor<1x1x1xbf16>, tensor<1x2xbf16>, tensor<1x1x2xbf16>, tensor<1x1x2xbf16>) -> tensor<1x1x1xbf16>
-  return %0 : tensor<1x1x1xbf16>
+  %0:2 = "rlx.selective_scan"(%x, %x, %a, %b, %b) {state_size = 2, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0>} : (tensor<1x1x1xbf16>, tensor<1x1x1xbf16>, tensor<1x2xbf16>, tensor<1x1x2xbf16>, tensor<1x1x2xbf16>) -> (tensor<1x1x1xbf16>, tensor<1x1x2xbf16>)
+  return %0#0 : tensor<1x1x1xbf16>
 }
 
 // With an initial state: alpha = exp(g) once, the state transposed in once and out once.
@@ -192,4 +195,43 @@ func.func @gated_delta_net_state(%q: tensor<2x5x3x4xf32>, %k: tensor<2x5x3x4xf32
 func.func @gated_delta_net_f16(%q: tensor<1x6x2x8xf16>, %g: tensor<1x6x2xf16>) -> (tensor<1x6x2x8xf16>, tensor<1x2x8x8xf16>) {
   %0:2 = "rlx.gated_delta_net"(%q, %q, %q, %g, %g) {state_size = 8} : (tensor<1x6x2x8xf16>, tensor<1x6x2x8xf16>, tensor<1x6x2x8xf16>, tensor<1x6x2xf16>, tensor<1x6x2xf16>) -> (tensor<1x6x2x8xf16>, tensor<1x2x8x8xf16>)
   return %0#0, %0#1 : tensor<1x6x2x8xf16>, tensor<1x2x8x8xf16>
+}
+
+// Mamba's kernel options: softplus(delta) once before the loop, the initial state [b, h, n]
+// transposed in once, the final state transposed back once, and one generic after the loop for
+// y + d * x gated by silu(z).
+// CHECK-LABEL: func.func @selective_scan_options
+// CHECK-SAME: (%[[X:[^:]*]]: tensor<2x5x3xf32>, %[[DL:[^:]*]]: tensor<2x5x3xf32>, %{{.*}}: tensor<3x4xf32>, %{{.*}}: tensor<2x5x4xf32>, %{{.*}}: tensor<2x5x4xf32>, %[[SKIP:[^:]*]]: tensor<3xf32>, %[[Z:[^:]*]]: tensor<2x5x3xf32>, %[[S:[^:]*]]: tensor<2x3x4xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[DL]] : tensor<2x5x3xf32>)
+// CHECK: math.log
+// CHECK: %[[S0:.*]] = linalg.generic {{.*}} ins(%[[S]] : tensor<2x3x4xf32>) outs(%{{.*}} : tensor<2x4x3xf32>)
+// CHECK: %[[LOOP:.*]]:2 = scf.for {{.*}} iter_args(%{{.*}} = %[[S0]], %{{.*}} = %{{.*}}) -> (tensor<2x4x3xf32>, tensor<2x5x3xf32>)
+// CHECK: %[[Y:.*]] = linalg.generic {{.*}} ins(%[[LOOP]]#1, %[[X]], %[[SKIP]], %[[Z]] : tensor<2x5x3xf32>, tensor<2x5x3xf32>, tensor<3xf32>, tensor<2x5x3xf32>)
+// CHECK: ^bb0(%[[YE:.*]]: f32, %[[XE:.*]]: f32, %[[DE:.*]]: f32, %[[ZE:.*]]: f32, %{{.*}}: f32):
+// CHECK: %[[DX:.*]] = arith.mulf %[[DE]], %[[XE]] : f32
+// CHECK: %[[YD:.*]] = arith.addf %[[YE]], %[[DX]] : f32
+// CHECK: math.exp
+// CHECK: %[[SILU:.*]] = arith.mulf %[[ZE]], %{{.*}} : f32
+// CHECK: arith.mulf %[[YD]], %[[SILU]] : f32
+// CHECK: %[[FINAL:.*]] = linalg.generic {{.*}} ins(%[[LOOP]]#0 : tensor<2x4x3xf32>) outs(%{{.*}} : tensor<2x3x4xf32>)
+// CHECK: return %[[Y]], %[[FINAL]]
+func.func @selective_scan_options(%x: tensor<2x5x3xf32>, %dl: tensor<2x5x3xf32>, %a: tensor<3x4xf32>, %b: tensor<2x5x4xf32>, %c: tensor<2x5x4xf32>, %d: tensor<3xf32>, %z: tensor<2x5x3xf32>, %s: tensor<2x3x4xf32>) -> (tensor<2x5x3xf32>, tensor<2x3x4xf32>) {
+  %0:2 = "rlx.selective_scan"(%x, %dl, %a, %b, %c, %d, %z, %s) {state_size = 4, delta_softplus = true, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 1>} : (tensor<2x5x3xf32>, tensor<2x5x3xf32>, tensor<3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x4xf32>, tensor<3xf32>, tensor<2x5x3xf32>, tensor<2x3x4xf32>) -> (tensor<2x5x3xf32>, tensor<2x3x4xf32>)
+  return %0#0, %0#1 : tensor<2x5x3xf32>, tensor<2x3x4xf32>
+}
+
+// Qwen3-Next's gated DeltaNet: 4 value heads reading 2 key heads (head floordiv 2), dk = 4 != dv = 6,
+// q and k L2-normalised once before the loop, and the HF/FLA state layout [b, hv, dk, dv], which is
+// the loop's own: no transposition in or out.
+// CHECK-LABEL: func.func @gated_delta_net_grouped
+// CHECK-SAME: (%[[Q:[^:]*]]: tensor<1x3x2x4xf32>, %[[K:[^:]*]]: tensor<1x3x2x4xf32>, %{{.*}}: tensor<1x3x4x6xf32>, %{{.*}}: tensor<1x3x4xf32>, %{{.*}}: tensor<1x3x4xf32>, %[[S:[^:]*]]: tensor<1x4x4x6xf32>)
+// CHECK: %[[QSQ:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[Q]] : tensor<1x3x2x4xf32>)
+// CHECK: %[[QN:.*]] = linalg.generic {indexing_maps = [#[[GROUP]], #[[GROUP3]], #{{.*}}], {{.*}}} ins(%[[Q]], %[[QSQ]] : tensor<1x3x2x4xf32>, tensor<1x3x2xf32>) outs(%{{.*}} : tensor<1x3x4x4xf32>)
+// CHECK: math.rsqrt
+// CHECK: ins(%[[K]], %{{.*}} : tensor<1x3x2x4xf32>, tensor<1x3x2xf32>) outs(%{{.*}} : tensor<1x3x4x4xf32>)
+// CHECK: %[[LOOP:.*]]:3 = scf.for {{.*}} iter_args(%{{.*}} = %[[S]], {{.*}}) -> (tensor<1x4x4x6xf32>, tensor<1x3x4x6xf32>, tensor<1x4x6xf32>)
+// CHECK: return %[[LOOP]]#1, %[[LOOP]]#0 : tensor<1x3x4x6xf32>, tensor<1x4x4x6xf32>
+func.func @gated_delta_net_grouped(%q: tensor<1x3x2x4xf32>, %k: tensor<1x3x2x4xf32>, %v: tensor<1x3x4x6xf32>, %g: tensor<1x3x4xf32>, %beta: tensor<1x3x4xf32>, %s: tensor<1x4x4x6xf32>) -> (tensor<1x3x4x6xf32>, tensor<1x4x4x6xf32>) {
+  %0:2 = "rlx.gated_delta_net"(%q, %k, %v, %g, %beta, %s) {state_size = 4, use_qk_l2norm = true, state_layout = "k_v"} : (tensor<1x3x2x4xf32>, tensor<1x3x2x4xf32>, tensor<1x3x4x6xf32>, tensor<1x3x4xf32>, tensor<1x3x4xf32>, tensor<1x4x4x6xf32>) -> (tensor<1x3x4x6xf32>, tensor<1x4x4x6xf32>)
+  return %0#0, %0#1 : tensor<1x3x4x6xf32>, tensor<1x4x4x6xf32>
 }

@@ -16,7 +16,7 @@ from .unsigned import is_unsigned, to_signless, to_unsigned
 # --- scalar formulas ------------------------------------------------------------
 
 
-def _sigmoid(x: ir.Value) -> ir.Value:
+def sigmoid(x: ir.Value) -> ir.Value:
     one = lb.constant_like(x, 1.0)
     return arith.divf(one, arith.addf(one, mmath.exp(arith.negf(x))))
 
@@ -42,7 +42,7 @@ def _log1p(u: ir.Value) -> ir.Value:
     return arith.select(arith.cmpf(arith.CmpFPredicate.OEQ, w, one), u, scaled)
 
 
-def _softplus(x: ir.Value) -> ir.Value:
+def softplus(x: ir.Value) -> ir.Value:
     """max(x, 0) + log1p(exp(-|x|)): log(1 + exp(x)) without overflow (x itself for large x) and with
     full relative accuracy for very negative x (exp(x))."""
     positive = arith.maximumf(x, lb.constant_like(x, 0.0))
@@ -53,8 +53,8 @@ ACTIVATIONS: dict[type, Callable[[ir.Value], ir.Value]] = {
     rlx.ReluOp: lambda x: arith.maximumf(x, lb.constant_like(x, 0.0)),
     rlx.GeluOp: _gelu,
     rlx.GeluApproxOp: _gelu_approx,
-    rlx.SiluOp: lambda x: arith.mulf(x, _sigmoid(x)),
-    rlx.SigmoidOp: _sigmoid,
+    rlx.SiluOp: lambda x: arith.mulf(x, sigmoid(x)),
+    rlx.SigmoidOp: sigmoid,
     rlx.TanhOp: mmath.tanh,
     rlx.ExpOp: mmath.exp,
     rlx.LogOp: mmath.log,
@@ -62,7 +62,7 @@ ACTIVATIONS: dict[type, Callable[[ir.Value], ir.Value]] = {
     rlx.RsqrtOp: mmath.rsqrt,
     rlx.NegOp: arith.negf,
     rlx.AbsOp: mmath.absf,
-    rlx.SoftplusOp: _softplus,
+    rlx.SoftplusOp: softplus,
     rlx.SinOp: mmath.sin,
     rlx.CosOp: mmath.cos,
     rlx.FloorOp: mmath.floor,

@@ -49,6 +49,7 @@ from mlir.dialects import math as mmath
 from ...dialects import rlx
 from ...ir.shapes import shape_of
 from . import builders as lb
+from .elementwise import sigmoid, softplus
 
 # --- local helpers ---------------------------------------------------------------------
 
@@ -159,10 +160,11 @@ def _exp(x: ir.Value) -> ir.Value:
 # --- selective scan --------------------------------------------------------------------
 
 
-def _lower_selective_scan(op) -> ir.Value:
+def _lower_selective_scan(op) -> list[ir.Value]:
     """The loop carries the state transposed, `st[b, j, i]` (`[b, n, h]`, f32), and `a` is transposed
-    (and widened) once to `[n, h]`, so the per-step generics run the channel `i` innermost, contiguously."""
-    element = _element(op.result)
+    (and widened) once to `[n, h]`, so the per-step generics run the channel `i` innermost, contiguously.
+    softplus(delta) is computed once before the loop; the `d` skip and the `z` gate once after it."""
+    element = _element(op.y)
     batch, length, channels = shape_of(op.x.type)
     n = op.state_size
     x, delta, b_in, c = op.x, op.delta, op.b_in, op.c
@@ -172,6 +174,9 @@ def _lower_selective_scan(op) -> ir.Value:
         [op.a], lb.empty([n, channels], f32), [_map(2, [j2, i2]), _map(2, [i2, j2])], [lb.PARALLEL] * 2,
         lambda a_el, _out: lb.widen(a_el),
     )
+    if op.delta_softplus:
+        delta = lb.elementwise([delta], ir.RankedTensorType.get([batch, length, channels], f32),
+                               lambda d_el: softplus(lb.widen(d_el)))
     # Dims (b, j, i): j the state index (reduced in the read-out), i the channel (innermost).
     b, j, i = _dims(3)
     bi, ji, bj, bji = _map(3, [b, i]), _map(3, [j, i]), _map(3, [b, j]), _map(3, [b, j, i])
@@ -196,40 +201,109 @@ def _lower_selective_scan(op) -> ir.Value:
         )
         return state, _insert_step(yt, y, 1, t)
 
-    _, y = _sequence_loop(
-        length, [_zeros_f32([batch, n, channels]), lb.empty([batch, length, channels], f32)], step
-    )
-    return _convert(y, element)
+    state0 = _zeros_f32([batch, n, channels]) if op.state is None else _transpose_last2(op.state, f32, rank=3)
+    state, y = _sequence_loop(length, [state0, lb.empty([batch, length, channels], f32)], step)
+    return [_skip_and_gate(y, x, op.d, op.z, element), _transpose_last2(state, element, rank=3)]
+
+
+def _skip_and_gate(y: ir.Value, x: ir.Value, d, z, element: ir.Type) -> ir.Value:
+    """`(y + d * x) * silu(z)` (each part only when given) rounded to `element`: one generic."""
+    if d is None and z is None:
+        return _convert(y, element)
+    shape = list(shape_of(y.type))
+    b, t, i = _dims(3)
+    full, channel = _map(3, [b, t, i]), _map(3, [i])
+    inputs, maps = [y], [full]
+    if d is not None:
+        inputs += [x, d]
+        maps += [full, channel]
+    if z is not None:
+        inputs.append(z)
+        maps.append(full)
+
+    def body(*elements):
+        value, rest = elements[0], list(elements[1:-1])
+        if d is not None:
+            x_el, d_el, rest = rest[0], rest[1], rest[2:]
+            value = arith.addf(value, arith.mulf(lb.widen(d_el), lb.widen(x_el)))
+        if z is not None:
+            gate = lb.widen(rest[0])
+            value = arith.mulf(value, arith.mulf(gate, sigmoid(gate)))
+        return lb.narrow(value, element)
+
+    return lb.generic(inputs, lb.empty(shape, element), maps + [full], [lb.PARALLEL] * 3, body)
 
 
 # --- gated delta net ----------------------------------------------------------------
 
 
-def _transpose_last2(value: ir.Value, element: ir.Type) -> ir.Value:
-    """`[b, h, x, y]` to `[b, h, y, x]` converted to `element` (one generic, run once outside the loop)."""
-    bb, hh, x, y = shape_of(value.type)
-    b, h, i, j = _dims(4)
+def _transpose_last2(value: ir.Value, element: ir.Type, rank: int = 4) -> ir.Value:
+    """`[.., x, y]` to `[.., y, x]` converted to `element` (one generic, run once outside the loop)."""
+    shape = list(shape_of(value.type))
+    dims = _dims(rank)
+    swapped = dims[:-2] + [dims[-1], dims[-2]]
     return lb.generic(
-        [value], lb.empty([bb, hh, y, x], element), [_map(4, [b, h, j, i]), _map(4, [b, h, i, j])],
-        [lb.PARALLEL] * 4, lambda v, _out: lb.narrow(lb.widen(v), element),
+        [value], lb.empty(shape[:-2] + [shape[-1], shape[-2]], element),
+        [_map(rank, swapped), _map(rank, dims)],
+        [lb.PARALLEL] * rank, lambda v, _out: lb.narrow(lb.widen(v), element),
     )
 
 
-def _lower_gated_delta_net(op) -> list[ir.Value]:
-    """The loop carries the state transposed, `T[b, h, j, i] = S[b, h, i, j]` (`[n_k, n_v]`, f32), so
-    that every per-step generic has the value feature `i` innermost and reads and writes contiguously;
-    the initial state is transposed in once, the final state transposed back once."""
-    element = _element(op.out)
-    batch, length, heads, n = shape_of(op.q.type)
-    q, k, v, beta = op.q, op.k, op.v, op.beta
+def _prepare_query_key(value: ir.Value, value_heads: int, l2norm: bool) -> ir.Value:
+    """q or k `[b, s, hk, dk]` as f32 `[b, s, hv, dk]`: head `h` reads head `h // (hv / hk)`, and with
+    `l2norm` is divided by `sqrt(sum_d x^2 + 1e-6)` (FLA's l2norm). Done once, before the loop."""
+    batch, length, heads, dim = shape_of(value.type)
+    group = value_heads // heads
     f32 = lb.f32_type()
-    scale = 1.0 / math.sqrt(n)
+    b, t, h, d = _dims(4)
+    source = _map(4, [b, t, ir.AffineExpr.get_floor_div(h, group) if group > 1 else h, d])
+    inputs, maps = [value], [source]
+    if l2norm:
+        b3, t3, h3, d3 = _dims(4)
+        squares = lb.generic(
+            [value], linalg.fill(lb.f32_constant(0.0), outs=[lb.empty([batch, length, heads], f32)]),
+            [_map(4, [b3, t3, h3, d3]), _map(4, [b3, t3, h3])],
+            [lb.PARALLEL, lb.PARALLEL, lb.PARALLEL, lb.REDUCTION],
+            lambda x_el, acc: arith.addf(acc, arith.mulf(lb.widen(x_el), lb.widen(x_el))),
+        )
+        inputs.append(squares)
+        maps.append(_map(4, [b, t, ir.AffineExpr.get_floor_div(h, group) if group > 1 else h]))
+
+    def body(x_el, *rest):
+        x_el = lb.widen(x_el)
+        if not l2norm:
+            return x_el
+        return arith.mulf(x_el, mmath.rsqrt(arith.addf(rest[0], lb.f32_constant(1e-6))))
+
+    return lb.generic(inputs, lb.empty([batch, length, value_heads, dim], f32), maps + [_map(4, [b, t, h, d])],
+                      [lb.PARALLEL] * 4, body)
+
+
+def _lower_gated_delta_net(op) -> list[ir.Value]:
+    """The loop carries the state as `T[b, h, j, i] = S[b, h, i, j]` (`[dk, dv]`, f32: the `k_v`
+    layout), so that every per-step generic has the value feature `i` innermost and reads and writes
+    contiguously; a `v_k` initial state is transposed in once and the final state transposed back
+    once. Grouped heads and the q / k L2 norm are applied to q and k once, before the loop."""
+    element = _element(op.out)
+    batch, length, key_heads, dk = shape_of(op.q.type)
+    _, _, heads, dv = shape_of(op.v.type)
+    q, k, v, beta = op.q, op.k, op.v, op.beta
+    l2norm = bool(op.use_qk_l2norm)  # absent: false
+    if heads != key_heads or l2norm:
+        q = _prepare_query_key(q, heads, l2norm)
+        k = _prepare_query_key(k, heads, l2norm)
+    f32 = lb.f32_type()
+    scale = 1.0 / math.sqrt(dk)
+    keys_first = op.state_layout == "k_v"  # absent: v_k
 
     # alpha = exp(g) for the whole sequence, once.
     alpha = lb.elementwise(
         [op.g], ir.RankedTensorType.get([batch, length, heads], f32), lambda g_el: mmath.exp(lb.widen(g_el))
     )
-    state0 = _zeros_f32([batch, heads, n, n]) if op.state is None else _transpose_last2(op.state, f32)
+    if op.state is None:
+        state0 = _zeros_f32([batch, heads, dk, dv])
+    else:
+        state0 = _convert(op.state, f32) if keys_first else _transpose_last2(op.state, f32)
 
     # Dims (b, h, j, i): j the key feature (reduced in the two read-outs), i the value feature (innermost).
     b, h, j, i = _dims(4)
@@ -239,9 +313,9 @@ def _lower_gated_delta_net(op) -> list[ir.Value]:
     bh3, bhi3 = _map(3, [b3, h3]), _map(3, [b3, h3, i3])
 
     def step(t, state, out, u):
-        qt = _step_slice(q, 1, t)  # [b, h, n]
+        qt = _step_slice(q, 1, t)  # [b, h, dk]
         kt = _step_slice(k, 1, t)
-        vt = _step_slice(v, 1, t)
+        vt = _step_slice(v, 1, t)  # [b, h, dv]
         at = _step_slice(alpha, 1, t)  # [b, h], f32
         bt = _step_slice(beta, 1, t)  # [b, h]
 
@@ -270,10 +344,11 @@ def _lower_gated_delta_net(op) -> list[ir.Value]:
 
     state, out, _ = _sequence_loop(
         length,
-        [state0, lb.empty([batch, length, heads, n], f32), lb.empty([batch, heads, n], f32)],
+        [state0, lb.empty([batch, length, heads, dv], f32), lb.empty([batch, heads, dv], f32)],
         step,
     )
-    return [_convert(out, element), _transpose_last2(state, element)]
+    out = _convert(out, element)
+    return [out, _convert(state, element) if keys_first else _transpose_last2(state, element)]
 
 
 # --- causal depthwise conv1d -------------------------------------------------------------

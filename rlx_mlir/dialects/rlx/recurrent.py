@@ -6,7 +6,7 @@ from typing import Optional, Sequence
 
 from mlir import ir
 
-from ...dsl import FloatTensor, I64Attr, Pure, VerifyError, attribute, operand, result
+from ...dsl import BoolAttr, FloatTensor, I64Attr, Pure, StrEnumAttr, VerifyError, attribute, operand, result
 from ...ir.shapes import DYNAMIC, format_shape, shape_of
 from .dialect import Rlx, same_element_type
 
@@ -47,43 +47,60 @@ def _positive(name: str, value: int) -> None:
 
 
 class SelectiveScanOp(Rlx.Operation, name="selective_scan", traits=[Pure]):
-    """Mamba's selective state-space scan (S6), with a diagonal `A`.
+    """Mamba's selective state-space scan (S6), with a diagonal `A`, as Mamba's `selective_scan_fn`.
 
     Shapes, with `n = state_size`: `x` and `delta` are `[b, s, h]` (batch,
     sequence, channels), `a` is `[h, n]`, `b_in` and `c` are `[b, s, n]`
-    (the input-dependent `B` and `C`, shared by every channel); the result
-    `y` is `[b, s, h]`.  For every batch `bb` a state `st[i, j]` (`i < h`,
-    `j < n`) starts at zero and, for `t = 0 .. s - 1` in order:
+    (the input-dependent `B` and `C`, shared by every channel); the optional
+    `d` is `[h]`, the optional `z` is `[b, s, h]` and the optional `state` is
+    `[b, h, n]`.  The results are `y`, `[b, s, h]`, and `final_state`,
+    `[b, h, n]`.  With `dt = softplus(delta)` when `delta_softplus` is set
+    (else `dt = delta`), for every batch `bb` a state `st[i, j]` (`i < h`,
+    `j < n`) starts at `state[bb]` (zeros when `state` is absent) and, for
+    `t = 0 .. s - 1` in order:
 
-        st[i, j]   = exp(delta[bb, t, i] * a[i, j]) * st[i, j]
-                     + delta[bb, t, i] * b_in[bb, t, j] * x[bb, t, i]
-        y[bb, t, i] = sum_j c[bb, t, j] * st[i, j]
+        st[i, j]   = exp(dt[bb, t, i] * a[i, j]) * st[i, j]
+                     + dt[bb, t, i] * b_in[bb, t, j] * x[bb, t, i]
+        y[bb, t, i] = sum_j c[bb, t, j] * st[i, j]      (+ d[i] * x[bb, t, i] with `d`)
+        y[bb, t, i] *= silu(z[bb, t, i])                 (with `z`)
 
-    i.e. zero-order-hold discretisation of `A` (`exp(delta * A)`) and the
-    simplified Euler discretisation of `B` (`delta * B`), as Mamba's reference
-    `selective_scan_ref` without the `D` skip term, the `z` gate or a softplus
-    on `delta` (the caller applies those; `a` is used as given, typically
-    `-exp(A_log)`).  RLX's `SelectiveScan` takes the same five inputs.  The
-    state is not an operand or a result: it always starts at zero.
+    and `final_state[bb] = st` after the last step: zero-order-hold
+    discretisation of `A` (`exp(dt * A)`) and the simplified Euler
+    discretisation of `B` (`dt * B`), as Mamba's reference
+    `selective_scan_ref`; `a` is used as given (typically `-exp(A_log)`).
+    Because the state is an operand and a result, a sequence can be processed
+    in chunks (chunked prefill, then one token per decode step): running
+    `[0, s1)` and then `[s1, s)` with the first call's `final_state` as the
+    second call's `state` gives the same `y` and final state as one call.
+    RLX's `SelectiveScan` is this op with the five required operands.
 
-    All operands and the result have one element type (f32, f16 or bf16);
+    All operands and the results have one element type (f32, f16 or bf16);
     with f16 / bf16 the inputs are widened, the state and the `c . st`
-    accumulation are kept in f32, and `y` is rounded once per element.
+    accumulation are kept in f32, and `y` and the final state are rounded once
+    per element.
     """
 
     x = operand(FloatTensor, "the input sequence, `[b, s, h]`")
-    delta = operand(FloatTensor, "per-step, per-channel step sizes, `[b, s, h]` (already positive)")
+    delta = operand(FloatTensor, "per-step, per-channel step sizes, `[b, s, h]` (positive, or see `delta_softplus`)")
     a = operand(FloatTensor, "the diagonal state matrix per channel, `[h, n]`")
     b_in = operand(FloatTensor, "the input projection `B` per step, `[b, s, n]`")
     c = operand(FloatTensor, "the output projection `C` per step, `[b, s, n]`")
+    d = operand(FloatTensor, "the skip `D` per channel, `[h]`: `y += d * x` (absent: none)", optional=True)
+    z = operand(FloatTensor, "the gate, `[b, s, h]`: `y *= silu(z)` (absent: none)", optional=True)
+    state = operand(FloatTensor, "the initial state `[b, h, n]` (absent: zeros)", optional=True)
     state_size = attribute(I64Attr, "`n`, the state size per channel (positive; the last dim of `a`)")
-    result = result(FloatTensor, "`y`, `[b, s, h]`")
+    delta_softplus = attribute(
+        BoolAttr, "apply `softplus` to `delta` first (Mamba's `delta_softplus`); absent means false", optional=True
+    )
+    y = result(FloatTensor, "`y`, `[b, s, h]`")
+    final_state = result(FloatTensor, "the state after the last step, `[b, h, n]`")
 
     @classmethod
-    def infer_result_type(
-        cls, x: ir.Type, delta: ir.Type, a: ir.Type, b_in: ir.Type, c: ir.Type, state_size: int
-    ) -> ir.Type:
-        element = same_element_type(x, delta, a, b_in, c)
+    def infer_result_types(
+        cls, x: ir.Type, delta: ir.Type, a: ir.Type, b_in: ir.Type, c: ir.Type, d: Optional[ir.Type],
+        z: Optional[ir.Type], state: Optional[ir.Type], state_size: int, delta_softplus: Optional[bool] = None,
+    ) -> list[ir.Type]:
+        element = same_element_type(*(t for t in (x, delta, a, b_in, c, d, z, state) if t is not None))
         _positive("state_size", state_size)
         b, s, h = _rank("x", x, 3, "[b, s, h]")
         n = state_size
@@ -92,34 +109,58 @@ class SelectiveScanOp(Rlx.Operation, name="selective_scan", traits=[Pure]):
         _expect("a", a, (h, n), "[h, n]", because)
         _expect("b_in", b_in, (b, s, n), "[b, s, n]", because)
         _expect("c", c, (b, s, n), "[b, s, n]", because)
-        return ir.RankedTensorType.get([b, s, h], element)
+        if d is not None:
+            _expect("d", d, (h,), "[h]", because)
+        if z is not None:
+            _expect("z", z, (b, s, h), "[b, s, h]", because)
+        if state is not None:
+            _expect("state", state, (b, h, n), "[b, h, n]", because)
+        return [ir.RankedTensorType.get([b, s, h], element), ir.RankedTensorType.get([b, h, n], element)]
+
+    @classmethod
+    def build(cls, x, delta, a, b_in, c, *, state_size: int, d=None, z=None, state=None,
+              delta_softplus: bool = False, loc=None, ip=None) -> "SelectiveScanOp":
+        """Builds the op with both result types inferred (ValueError when the operands do not fit)."""
+        return cls(x, delta, a, b_in, c, state_size, d=d, z=z, state=state,
+                   delta_softplus=True if delta_softplus else None, loc=loc, ip=ip)
 
 
 # --- gated delta net ------------------------------------------------------------------
 
 
+STATE_LAYOUTS = ("v_k", "k_v")
+
+
 class GatedDeltaNetOp(Rlx.Operation, name="gated_delta_net", traits=[Pure]):
     """Gated DeltaNet linear attention (Qwen3-Next, Kimi-Linear): the gated delta rule.
 
-    Shapes, with `n = state_size`: `q`, `k`, `v` are `[b, s, h, n]` (batch,
-    sequence, heads, head dim; q / k / v share the head count and the head
-    dim), `g` and `beta` are `[b, s, h]`; the optional `state` and the
-    `final_state` result are `[b, h, n, n]`.  Per batch `bb` and head `hh` the
-    state `S` is an `n x n` matrix laid out `[n_v, n_k]`: `S[i, j]` couples
-    value feature `i` with key feature `j` (so `S @ k` is a value-shaped
-    vector).  `S` starts at `state[bb, hh]` (zeros when `state` is absent)
-    and, for `t = 0 .. s - 1` in order, with `q_t = q[bb, t, hh, :]` (etc.),
-    `alpha_t = exp(g[bb, t, hh])` and `beta_t = beta[bb, t, hh]`:
+    Shapes: `q` and `k` are `[b, s, hk, dk]` (batch, sequence, key heads, key
+    head dim), `v` is `[b, s, hv, dv]` (value heads, value head dim), `g` and
+    `beta` are `[b, s, hv]`; `hv` is a multiple of `hk`, and value head `hh`
+    reads key head `hh // (hv / hk)` (grouped heads, as Qwen3-Next's
+    `repeat_interleave`; `hv = hk` is the plain case).  `dk = state_size`.  Per
+    batch `bb` and value head `hh` the state `S` is a `dv x dk` matrix:
+    `S[i, j]` couples value feature `i` with key feature `j` (so `S @ k` is a
+    value-shaped vector).  The optional `state` and the `final_state` result
+    are `[b, hv, dv, dk]` with `state_layout = "v_k"` (the default) or
+    `[b, hv, dk, dv]` with `"k_v"` (the Hugging Face / flash-linear-attention
+    layout, `S` transposed).  `S` starts at `state[bb, hh]` (zeros when
+    `state` is absent) and, for `t = 0 .. s - 1` in order, with
+    `q_t = q[bb, t, hh // (hv / hk), :]` (etc.), `alpha_t = exp(g[bb, t, hh])`
+    and `beta_t = beta[bb, t, hh]`:
 
+        q_t, k_t = q_t / |q_t|, k_t / |k_t|      # only with use_qk_l2norm (|x| = sqrt(sum x^2 + 1e-6))
         S     = alpha_t * S                      # gated decay (g is a log-decay)
-        u     = beta_t * (v_t - S @ k_t)         # delta-rule correction, [n_v]
+        u     = beta_t * (v_t - S @ k_t)         # delta-rule correction, [dv]
         S     = S + outer(u, k_t)                # S[i, j] += u[i] * k_t[j]
-        out[bb, t, hh, :] = S @ (q_t / sqrt(n))  # read with the updated state
+        out[bb, t, hh, :] = S @ (q_t / sqrt(dk)) # read with the updated state
 
-    and `final_state[bb, hh] = S` after the last step.  The `1 / sqrt(n)`
-    query scale is part of the op (RLX's "q scaled 1/sqrt(n)"); any L2
-    normalisation of `q` / `k`, the sigmoid of `beta` and the computation of
-    `g` (e.g. `-exp(A_log) * softplus(a + dt_bias)`) are the caller's.
+    and `final_state[bb, hh] = S` after the last step.  The `1 / sqrt(dk)`
+    query scale is part of the op (RLX's "q scaled 1/sqrt(n)"); the L2
+    normalisation of `q` / `k` is with `use_qk_l2norm` (FLA's
+    `use_qk_l2norm_in_kernel`, epsilon 1e-6 inside the square root); the
+    sigmoid of `beta` and the computation of `g` (e.g.
+    `-exp(A_log) * softplus(a + dt_bias)`) are the caller's.
     Because the whole state is a result, a sequence can be processed in
     chunks: running `[0, s1)` and then `[s1, s)` with the first call's
     `final_state` as the second call's `state` gives the same outputs and
@@ -128,7 +169,7 @@ class GatedDeltaNetOp(Rlx.Operation, name="gated_delta_net", traits=[Pure]):
 
     The op has two results.  The builder `GatedDeltaNetOp(q, k, v, g, beta,
     state_size, state=..., result_types=[out, final_state])` takes the result
-    types; `GatedDeltaNetOp.build(q, k, v, g, beta, state=..., state_size=n)`
+    types; `GatedDeltaNetOp.build(q, k, v, g, beta, state=..., state_size=dk)`
     infers them.
 
     All operands and results have one element type (f32, f16 or bf16); with
@@ -136,17 +177,25 @@ class GatedDeltaNetOp(Rlx.Operation, name="gated_delta_net", traits=[Pure]):
     products) and the outputs and the final state are rounded once.
     """
 
-    q = operand(FloatTensor, "queries, `[b, s, h, n]` (scaled by `1 / sqrt(n)` inside the op)")
-    k = operand(FloatTensor, "keys, `[b, s, h, n]`")
-    v = operand(FloatTensor, "values, `[b, s, h, n]`")
-    g = operand(FloatTensor, "log-decay per step and head, `[b, s, h]` (`alpha = exp(g)`)")
-    beta = operand(FloatTensor, "delta-rule write strength per step and head, `[b, s, h]`")
+    q = operand(FloatTensor, "queries, `[b, s, hk, dk]` (scaled by `1 / sqrt(dk)` inside the op)")
+    k = operand(FloatTensor, "keys, `[b, s, hk, dk]`")
+    v = operand(FloatTensor, "values, `[b, s, hv, dv]`, `hv` a multiple of `hk`")
+    g = operand(FloatTensor, "log-decay per step and value head, `[b, s, hv]` (`alpha = exp(g)`)")
+    beta = operand(FloatTensor, "delta-rule write strength per step and value head, `[b, s, hv]`")
     state = operand(
-        FloatTensor, "initial state `[b, h, n, n]`, layout `[n_v, n_k]`; absent means zeros", optional=True
+        FloatTensor, "initial state, `[b, hv, dv, dk]` (`v_k`) or `[b, hv, dk, dv]` (`k_v`); absent means zeros",
+        optional=True,
     )
-    state_size = attribute(I64Attr, "`n`, the head dim of q / k / v (positive)")
-    out = result(FloatTensor, "the read-outs `S @ (q / sqrt(n))`, `[b, s, h, n]`")
-    final_state = result(FloatTensor, "the state after the last step, `[b, h, n, n]`, layout `[n_v, n_k]`")
+    state_size = attribute(I64Attr, "`dk`, the head dim of q and k (positive)")
+    use_qk_l2norm = attribute(
+        BoolAttr, "L2-normalise q and k along the head dim first; absent means false", optional=True
+    )
+    state_layout = attribute(
+        StrEnumAttr(*STATE_LAYOUTS), "`v_k`: state `[.., dv, dk]`; `k_v`: `[.., dk, dv]` (HF/FLA); absent means `v_k`",
+        optional=True,
+    )
+    out = result(FloatTensor, "the read-outs `S @ (q / sqrt(dk))`, `[b, s, hv, dv]`")
+    final_state = result(FloatTensor, "the state after the last step, in the layout of `state_layout`")
 
     @classmethod
     def infer_result_types(
@@ -158,29 +207,40 @@ class GatedDeltaNetOp(Rlx.Operation, name="gated_delta_net", traits=[Pure]):
         beta: ir.Type,
         state: Optional[ir.Type],
         state_size: int,
+        use_qk_l2norm: Optional[bool] = None,
+        state_layout: Optional[str] = None,
     ) -> list[ir.Type]:
+        state_layout = state_layout or "v_k"
         element = same_element_type(*(t for t in (q, k, v, g, beta, state) if t is not None))
         _positive("state_size", state_size)
-        b, s, h, n = _rank("q", q, 4, "[b, s, h, n]")
-        if n != state_size and n != DYNAMIC:
-            raise VerifyError(f"q head dim {n} (q {format_shape((b, s, h, n))}) differs from state_size {state_size}")
-        n = state_size
-        because = f"for q {format_shape((b, s, h, n))}"
-        _expect("k", k, (b, s, h, n), "[b, s, h, n]", because)
-        _expect("v", v, (b, s, h, n), "[b, s, h, n]", because)
-        _expect("g", g, (b, s, h), "[b, s, h]", because)
-        _expect("beta", beta, (b, s, h), "[b, s, h]", because)
+        b, s, hk, dk = _rank("q", q, 4, "[b, s, hk, dk]")
+        if dk != state_size and dk != DYNAMIC:
+            raise VerifyError(f"q head dim {dk} (q {format_shape((b, s, hk, dk))}) differs from state_size {state_size}")
+        dk = state_size
+        because = f"for q {format_shape((b, s, hk, dk))}"
+        _expect("k", k, (b, s, hk, dk), "[b, s, hk, dk]", because)
+        _, _, hv, dv = _rank("v", v, 4, "[b, s, hv, dv]")
+        _expect("v", v, (b, s, hv, dv), "[b, s, hv, dv]", because)
+        if DYNAMIC not in (hk, hv) and hv % hk != 0:
+            raise VerifyError(f"v has {hv} heads, not a multiple of the {hk} heads of q and k")
+        because = f"for q {format_shape((b, s, hk, dk))} and v {format_shape((b, s, hv, dv))}"
+        _expect("g", g, (b, s, hv), "[b, s, hv]", because)
+        _expect("beta", beta, (b, s, hv), "[b, s, hv]", because)
+        state_shape = (b, hv, dv, dk) if state_layout == "v_k" else (b, hv, dk, dv)
         if state is not None:
-            _expect("state", state, (b, h, n, n), "[b, h, n, n]", because)
+            layout = "[b, hv, dv, dk]" if state_layout == "v_k" else "[b, hv, dk, dv]"
+            _expect("state", state, state_shape, f"{layout} (state_layout {state_layout})", because)
         return [
-            ir.RankedTensorType.get([b, s, h, n], element),
-            ir.RankedTensorType.get([b, h, n, n], element),
+            ir.RankedTensorType.get([b, s, hv, dv], element),
+            ir.RankedTensorType.get(list(state_shape), element),
         ]
 
     @classmethod
-    def build(cls, q, k, v, g, beta, *, state=None, state_size: int, loc=None, ip=None) -> "GatedDeltaNetOp":
+    def build(cls, q, k, v, g, beta, *, state=None, state_size: int, use_qk_l2norm: bool = False,
+              state_layout: str = "v_k", loc=None, ip=None) -> "GatedDeltaNetOp":
         """Builds the op with both result types inferred (ValueError when the operands do not fit)."""
-        return cls(q, k, v, g, beta, state_size, state=state, loc=loc, ip=ip)
+        return cls(q, k, v, g, beta, state_size, state=state, use_qk_l2norm=True if use_qk_l2norm else None,
+                   state_layout=None if state_layout == "v_k" else state_layout, loc=loc, ip=ip)
 
 
 # --- causal depthwise conv1d ------------------------------------------------------------

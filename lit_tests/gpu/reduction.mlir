@@ -44,13 +44,15 @@
 // GPU-NEXT: %[[TOTAL:.*]] = memref.load %[[SH]][%{{.*}}]
 // GPU-NEXT: %[[ROWMAX:.*]] = arith.maximumf %[[INIT]], %[[TOTAL]] : f32
 // GPU-NEXT: memref.store %[[ROWMAX]], %[[MAX]][%[[ROW]]]
-// exp(x - max), one thread per element (8000 = 32 blocks of 256, guarded):
+// The row sums of exp(x - max), a block reduction per row (exp computed where it is summed, no
+// [8, 1000] temporary):
+// GPU: workgroup(%{{.*}} : memref<256xf32, #gpu.address_space<workgroup>>)
+// GPU: math.exp
+// GPU: arith.addf
+// exp(x - max) / sum, one thread per element (8000 = 32 blocks of 256, guarded):
 // GPU: gpu.launch blocks(%{{.*}}) in (%{{[a-z0-9_]+}} = %c32, {{.*}}) threads
 // GPU: arith.cmpi ult, %{{.*}}, %{{.*}} : index
 // GPU: math.exp
-// The sum, then the division:
-// GPU: workgroup(%{{.*}} : memref<256xf32, #gpu.address_space<workgroup>>)
-// GPU: arith.addf
 // GPU: arith.divf
 // GPU: gpu.dealloc %[[ARENA]]
 

@@ -61,17 +61,21 @@ func.func @min_prod(%x: tensor<5x6xf32>) -> (tensor<5xf32>, tensor<f32>) {
   return %0, %1 : tensor<5xf32>, tensor<f32>
 }
 
+// Three passes, no temporary of the input's size: the row maxima, the row sums of exp(x - max)
+// (one reduction generic), then exp(x - max) / sum computed again and rounded once.
 // CHECK-LABEL: func.func @softmax
 // CHECK-SAME: (%[[X:.*]]: tensor<2x8xbf16>)
 // CHECK: %[[MAX:.*]] = linalg.reduce ins(%[[X]] : tensor<2x8xbf16>) outs(%{{.*}} : tensor<2xf32>) dimensions = [1]
 // CHECK: arith.maximumf
-// CHECK: %[[EXP:.*]] = linalg.generic {indexing_maps = [#[[ID2]], #[[ROW]], #[[ID2]]], iterator_types = ["parallel", "parallel"]} ins(%[[X]], %[[MAX]] : tensor<2x8xbf16>, tensor<2xf32>) outs(%{{.*}} : tensor<2x8xf32>)
-// CHECK: ^bb0(%[[IN:.*]]: bf16, %[[M:.*]]: f32, %{{.*}}: f32):
+// CHECK: %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[ID2]], #[[ROW]], #[[ROW]]], iterator_types = ["parallel", "reduction"]} ins(%[[X]], %[[MAX]] : tensor<2x8xbf16>, tensor<2xf32>) outs(%{{.*}} : tensor<2xf32>)
+// CHECK: ^bb0(%[[IN:.*]]: bf16, %[[M:.*]]: f32, %[[ACC:.*]]: f32):
 // CHECK: %[[W:.*]] = arith.extf %[[IN]] : bf16 to f32
 // CHECK: %[[SHIFTED:.*]] = arith.subf %[[W]], %[[M]] : f32
-// CHECK: math.exp %[[SHIFTED]] : f32
-// CHECK: %[[SUM:.*]] = linalg.reduce { arith.addf } ins(%[[EXP]] : tensor<2x8xf32>) outs(%{{.*}} : tensor<2xf32>) dimensions = [1]
-// CHECK: linalg.generic {{.*}} ins(%[[EXP]], %[[SUM]] : tensor<2x8xf32>, tensor<2xf32>) outs(%{{.*}} : tensor<2x8xbf16>)
+// CHECK: %[[E:.*]] = math.exp %[[SHIFTED]] : f32
+// CHECK: arith.addf %[[ACC]], %[[E]] : f32
+// CHECK-NOT: tensor<2x8xf32>
+// CHECK: linalg.generic {{.*}} ins(%[[X]], %[[MAX]], %[[SUM]] : tensor<2x8xbf16>, tensor<2xf32>, tensor<2xf32>) outs(%{{.*}} : tensor<2x8xbf16>)
+// CHECK: math.exp
 // CHECK: arith.divf
 // CHECK: arith.truncf %{{.*}} : f32 to bf16
 func.func @softmax(%x: tensor<2x8xbf16>) -> tensor<2x8xbf16> {

@@ -110,7 +110,9 @@ def _lower_reduce(op) -> ir.Value:
 
 
 def _lower_softmax(op) -> ir.Value:
-    """max, exp(x - max), sum, divide: two linalg.reduce and two parallel generics, all in f32."""
+    """Three passes over the rows, none writing a temporary of the input's size: the row maxima,
+    the row sums of exp(x - max), and the output exp(x - max) / sum (exp computed again, which
+    costs less than writing and reading back an f32 copy of the input). All in f32."""
     x = op.input
     shape = list(shape_of(x.type))
     rank = len(shape)
@@ -119,14 +121,16 @@ def _lower_softmax(op) -> ir.Value:
     f32 = lb.f32_type()
     reduced = [s for d, s in enumerate(shape) if d != axis]
     full, row = _identity(rank), _drop_dims(rank, [axis])
+    along_axis = [lb.REDUCTION if d == axis else lb.PARALLEL for d in range(rank)]
 
     peak = _reduce(x, [axis], _filled(reduced, f32, -math.inf), lambda v, a: arith.maximumf(a, lb.widen(v)))
-    exps = _map_elements(
-        [x, peak], [full, row], shape, f32, lambda v, m: mmath.exp(arith.subf(lb.widen(v), m))
+    total = lb.generic(
+        [x, peak], _filled(reduced, f32, 0.0), [full, row, row], along_axis,
+        lambda v, m, a: arith.addf(a, mmath.exp(arith.subf(lb.widen(v), m))),
     )
-    total = _reduce(exps, [axis], _filled(reduced, f32, 0.0), lambda e, a: arith.addf(a, e))
     return _map_elements(
-        [exps, total], [full, row], shape, element, lambda e, s: lb.narrow(arith.divf(e, s), element)
+        [x, peak, total], [full, row, row], shape, element,
+        lambda v, m, s: lb.narrow(arith.divf(mmath.exp(arith.subf(lb.widen(v), m)), s), element),
     )
 
 

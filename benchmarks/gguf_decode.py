@@ -1,0 +1,259 @@
+"""Quantised decoding against llama.cpp: one GGUF file, loaded by both, greedy tokens and speed.
+
+    python benchmarks/gguf_decode.py                       # 12 layers, q8_0 and q4_k, 1 and 2 threads
+    python benchmarks/gguf_decode.py --layers 2 --steps 8  # a quick look
+
+The benchmark writes a 12-layer Llama-style model (hidden 512, 8 heads of 64, SwiGLU 1536, vocab
+1000; 1536 rather than the 1408 of benchmarks/decode.py because Q4_K blocks span 256 inputs) with
+random fan-in-scaled weights as a GGUF file per scheme: every projection and the output head in the
+scheme, the embeddings and norms in f32, q/k rows permuted as llama.cpp's converter does, and a
+minimal SentencePiece vocabulary (special and byte tokens) so that llama.cpp loads it.  Then, each
+contender in a child process of its own (no two thread pools in one process):
+
+- rlx: `load_gguf(path, keep_quantized=True)` -> `CachedLlama` -> greedy decoding; the projections
+  run as `rlx.dequant_matmul` on the file's bytes.  Compiling the prefill and decode steps is timed
+  and reported apart (it happens once per process; issue 19 is about it).
+- llama.cpp: `llama_cpp.Llama(path)` (the `llama-cpp-python` package, an optional peer: without it
+  the benchmark prints one line and runs rlx alone), `eval` of the prompt, then one token at a time.
+
+Both run the same random prompt of `--prompt` token ids and `--steps` greedy steps, `--runs` times
+(best and median).  Time to first token = the prompt's prefill plus choosing the first token;
+tokens/s = decode steps / their time.  "same tokens" compares the greedy sequences: llama.cpp
+quantises the activations to 8 bits for its dot products (rlx keeps them f32), so on a random model
+with flat logits a sequence may part at a near-tie; the column gives the first position where they
+differ.  The machine is shared: the table says so, and contenders alternate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from rlx_mlir import quant  # noqa: E402
+from rlx_mlir.models.llama import LlamaConfig, weight_shapes  # noqa: E402
+
+GGUF_NAMES = {"ln1": "attn_norm", "q": "attn_q", "k": "attn_k", "v": "attn_v", "o": "attn_output",
+              "ln2": "ffn_norm", "gate": "ffn_gate", "up": "ffn_up", "down": "ffn_down"}
+
+
+def config_for(layers: int) -> LlamaConfig:
+    return LlamaConfig(layers=layers, hidden=512, heads=8, kv_heads=8, head_dim=64, ffn=1536, vocab=1000)
+
+
+def _permute(rows: np.ndarray, heads: int) -> np.ndarray:
+    """llama.cpp's converter: HF's rotate-half rows of q / k -> adjacent (even, odd) pairs."""
+    return rows.reshape(heads, 2, rows.shape[0] // heads // 2, rows.shape[1]).swapaxes(1, 2).reshape(rows.shape)
+
+
+def write_gguf(path: str, c: LlamaConfig, scheme: str, seed: int = 0) -> None:
+    import gguf
+
+    rng = np.random.default_rng(seed)
+    writer = gguf.GGUFWriter(path, "llama")
+    writer.add_block_count(c.layers)
+    writer.add_context_length(2048)
+    writer.add_embedding_length(c.hidden)
+    writer.add_feed_forward_length(c.ffn)
+    writer.add_head_count(c.heads)
+    writer.add_head_count_kv(c.kv_heads)
+    writer.add_rope_freq_base(c.rope_theta)
+    writer.add_layer_norm_rms_eps(c.eps)
+    writer.add_rope_dimension_count(c.head_dim)
+    writer.add_vocab_size(c.vocab)
+    # A SentencePiece vocabulary llama.cpp accepts: <unk> <s> </s>, the 256 byte tokens, then plain ones.
+    tokens = ["<unk>", "<s>", "</s>"] + [f"<0x{b:02X}>" for b in range(256)]
+    tokens += [f"tok{i}" for i in range(c.vocab - len(tokens))]
+    types = [gguf.TokenType.UNKNOWN, gguf.TokenType.CONTROL, gguf.TokenType.CONTROL] + [gguf.TokenType.BYTE] * 256
+    types += [gguf.TokenType.NORMAL] * (c.vocab - len(types))
+    writer.add_tokenizer_model("llama")
+    writer.add_token_list(tokens)
+    writer.add_token_scores([0.0] * c.vocab)
+    writer.add_token_types(types)
+    writer.add_bos_token_id(1)
+    writer.add_eos_token_id(2)
+    writer.add_unk_token_id(0)
+
+    def packed(name: str, rows: np.ndarray) -> None:
+        writer.add_tensor(name, quant.quantize(rows, scheme), raw_dtype=gguf.GGMLQuantizationType[scheme.upper()])
+
+    shapes = weight_shapes(c)
+    writer.add_tensor("token_embd.weight", (rng.standard_normal(shapes["embed"]) * 0.5).astype(np.float32))
+    for i in range(c.layers):
+        for role, gguf_name in GGUF_NAMES.items():
+            shape = shapes[f"layers.{i}.{role}"]
+            name = f"blk.{i}.{gguf_name}.weight"
+            if len(shape) == 1:
+                writer.add_tensor(name, (1.0 + 0.1 * rng.standard_normal(shape)).astype(np.float32))
+                continue
+            rows = (rng.standard_normal(shape) / np.sqrt(shape[0])).astype(np.float32).T.copy()  # [out, in]
+            if role in ("q", "k"):
+                rows = _permute(rows, c.heads if role == "q" else c.kv_heads)
+            packed(name, rows)
+    writer.add_tensor("output_norm.weight", np.ones(c.hidden, np.float32))
+    packed("output.weight", (rng.standard_normal((c.vocab, c.hidden)) * 2.0 / np.sqrt(c.hidden)).astype(np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
+# --- the contenders, each run in a child process ---------------------------------------------
+
+
+def _timed(run):
+    start = time.perf_counter()
+    value = run()
+    return value, time.perf_counter() - start
+
+
+def run_rlx(path: str, threads: int, prompt: list[int], steps: int, runs: int) -> dict:
+    from rlx_mlir.models.checkpoints import load_gguf
+    from rlx_mlir.models.generate import CachedLlama
+
+    config, weights = load_gguf(path, keep_quantized=True)
+    model = CachedLlama(config, weights, capacity=len(prompt) + steps + 1, threads=threads)
+    _, compile_s = _timed(lambda: (model.step(len(prompt)), model.step(1)))
+    ids = np.array([prompt], np.int64)
+    results = []
+    for _ in range(runs):
+        model.reset()
+        token, ttft = _timed(lambda: int(np.argmax(model.forward(ids)[0, -1])))
+        tokens, start = [token], time.perf_counter()
+        for _ in range(steps):
+            token = int(np.argmax(model.forward(np.array([[token]], np.int64))[0, -1]))
+            tokens.append(token)
+        results.append((ttft, steps / (time.perf_counter() - start), tokens))
+    return _summary(results, prepare_s=compile_s)
+
+
+def run_llama_cpp(path: str, threads: int, prompt: list[int], steps: int, runs: int) -> dict:
+    import llama_cpp
+
+    llm, load_s = _timed(lambda: llama_cpp.Llama(model_path=path, n_ctx=len(prompt) + steps + 8, n_batch=512,
+                                                 n_threads=threads, n_threads_batch=threads, verbose=False))
+    results = []
+    for _ in range(runs):
+        llm.reset()
+
+        def first():
+            llm.eval(prompt)
+            return int(np.argmax(llm.scores[llm.n_tokens - 1]))
+
+        token, ttft = _timed(first)
+        tokens, start = [token], time.perf_counter()
+        for _ in range(steps):
+            llm.eval([token])
+            token = int(np.argmax(llm.scores[llm.n_tokens - 1]))
+            tokens.append(token)
+        results.append((ttft, steps / (time.perf_counter() - start), tokens))
+    return _summary(results, prepare_s=load_s)
+
+
+def _summary(results, prepare_s: float) -> dict:
+    ttfts = [r[0] for r in results]
+    rates = [r[1] for r in results]
+    return dict(prepare_s=prepare_s, ttft_best=min(ttfts), ttft_median=statistics.median(ttfts),
+                tps_best=max(rates), tps_median=statistics.median(rates), tokens=results[0][2])
+
+
+def child(args) -> None:
+    run = run_rlx if args.child == "rlx" else run_llama_cpp
+    print("RESULT " + json.dumps(run(args.path, args.threads, json.loads(args.prompt_ids), args.steps, args.runs)),
+          flush=True)
+
+
+def spawn(tool: str, path: str, threads: int, prompt: list[int], args) -> dict | None:
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads))
+    command = [sys.executable, __file__, "--child", tool, "--path", path, "--threads", str(threads),
+               "--prompt-ids", json.dumps(prompt), "--steps", str(args.steps), "--runs", str(args.runs)]
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    for line in done.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[len("RESULT "):])
+    tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
+    print(f"  ({tool}, {threads} thread(s) failed: {' | '.join(tail)})")
+    return None
+
+
+def same_tokens(a: list[int], b: list[int]) -> str:
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return f"first {i} of {len(a)}"
+    return f"all {len(a)}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--schemes", nargs="+", default=["q8_0", "q4_k"])
+    parser.add_argument("--threads", nargs="+", type=int, default=[1, 2])
+    parser.add_argument("--layers", type=int, default=12)
+    parser.add_argument("--prompt", type=int, default=32, help="prompt length (tokens)")
+    parser.add_argument("--steps", type=int, default=32, help="greedy decode steps")
+    parser.add_argument("--runs", type=int, default=3, help="generations per contender (best and median)")
+    parser.add_argument("--child", choices=["rlx", "llama_cpp"], help=argparse.SUPPRESS)
+    parser.add_argument("--path", help=argparse.SUPPRESS)
+    parser.add_argument("--prompt-ids", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        args.threads = args.threads[0]
+        return child(args)
+
+    try:
+        import llama_cpp  # noqa: F401
+
+        tools = ["rlx", "llama_cpp"]
+    except ImportError:
+        print("llama-cpp-python is not installed (pip install -e '.[bench]' builds it): "
+              "the llama.cpp column is skipped")
+        tools = ["rlx"]
+    c = config_for(args.layers)
+    prompt = np.random.default_rng(1).integers(259, c.vocab, args.prompt).tolist()  # plain tokens only
+    print(f"{c.layers}-layer Llama-style model (hidden {c.hidden}, {c.heads} heads, SwiGLU {c.ffn}, vocab {c.vocab}); "
+          f"prompt {args.prompt} tokens, {args.steps} greedy steps, {args.runs} runs per contender; "
+          f"{os.cpu_count()} cores, shared machine")
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="rlx-llama-cpp-") as scratch:
+        for scheme in args.schemes:
+            path = os.path.join(scratch, f"model-{scheme}.gguf")
+            write_gguf(path, c, scheme)
+            size_mb = os.path.getsize(path) / 2**20
+            for threads in args.threads:
+                found = {}
+                order = tools if threads % 2 else list(reversed(tools))  # alternate who goes first
+                for tool in order:
+                    found[tool] = spawn(tool, path, threads, prompt, args)
+                rows.append((scheme, size_mb, threads, found))
+
+    print()
+    print("| scheme | file | threads | contender | load/compile s | TTFT ms best / median | decode tok/s best / median "
+          "| rlx / llama.cpp tok/s | same greedy tokens |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for scheme, size_mb, threads, found in rows:
+        rlx, cpp = found.get("rlx"), found.get("llama_cpp")
+        for tool, r in found.items():
+            if r is None:
+                continue
+            ratio = same = ""
+            if tool == "rlx" and cpp is not None:
+                ratio = f"{r['tps_best'] / cpp['tps_best']:.2f}x"
+                same = same_tokens(r["tokens"], cpp["tokens"])
+            print(f"| {scheme} | {size_mb:.0f} MB | {threads} | {tool} | {r['prepare_s']:.1f} "
+                  f"| {1e3 * r['ttft_best']:.1f} / {1e3 * r['ttft_median']:.1f} "
+                  f"| {r['tps_best']:.1f} / {r['tps_median']:.1f} | {ratio} | {same} |")
+        if rlx is None and cpp is None:
+            print(f"| {scheme} | {size_mb:.0f} MB | {threads} | (both failed) | | | | | |")
+
+
+if __name__ == "__main__":
+    main()

@@ -135,8 +135,48 @@ def _lower_fused_matmul_bias_act(op) -> ir.Value:
     )
 
 
+def _lower_lora_matmul(op) -> ir.Value:
+    """`x @ w + scale * (x @ a) @ b` as three 2-D `linalg.matmul`s sharing one accumulator.
+
+    The batch dims fold into M.  `x @ a` (`[M, r]`, the skinny product) is scaled in its
+    accumulator type, `(scale * x @ a) @ b` initialises the `[M, N]` accumulator, and the base
+    product `x @ w` accumulates into it: the base GEMM runs as it would alone (its C is read
+    once per tile either way) and `w + scale * a @ b` is never formed.
+    """
+    element = ir.RankedTensorType(op.result.type).element_type
+    accumulator = lb.compute_type(element)
+    out = shape_of(op.result.type)
+    x = _rows(op.x)
+    rows = shape_of(x.type)[0]
+    rank, n = shape_of(op.a.type)[1], out[-1]
+    down = linalg.matmul(x, op.a, outs=[lb.zeros([rows, rank], accumulator)])
+    scale = arith.constant(accumulator, float(op.scale))
+    down = lb.elementwise([down], down.type, lambda v: arith.mulf(v, scale))
+    adapter = linalg.matmul(down, op.b, outs=[lb.zeros([rows, n], accumulator)])
+    product = linalg.matmul(x, op.w, outs=[adapter])
+    if len(out) > 2:
+        groups = [list(range(len(out) - 1)), [len(out) - 1]]
+        product = tensor.expand_shape(ir.RankedTensorType.get(out, accumulator), product, groups, [], out)
+    if accumulator == element:
+        return product
+    return lb.elementwise([product], op.result.type, lambda v: arith.truncf(element, v))
+
+
+def _rows(x: ir.Value) -> ir.Value:
+    """`x [..., M, K]` as a 2-D `[rows, K]` (a collapse of the leading dims; `x` itself at rank 2)."""
+    shape = shape_of(x.type)
+    if len(shape) == 2:
+        return x
+    rows = 1
+    for d in shape[:-1]:
+        rows *= d
+    flat_type = ir.RankedTensorType.get([rows, shape[-1]], ir.RankedTensorType(x.type).element_type)
+    return tensor.collapse_shape(flat_type, x, [list(range(len(shape) - 1)), [len(shape) - 1]])
+
+
 LOWERINGS: dict[type, Callable] = {
     rlx.MatmulOp: _lower_matmul,
+    rlx.LoraMatmulOp: _lower_lora_matmul,
     rlx.DotGeneralOp: _lower_dot_general,
     rlx.FusedMatmulBiasActOp: _lower_fused_matmul_bias_act,
 }

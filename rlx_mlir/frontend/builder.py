@@ -403,6 +403,43 @@ class GraphModule:
                 linear.operation.erase()
         return a, b
 
+    def freeze(self, weights) -> "GraphModule":
+        """Binds parameters to values, in place: each `{name: array}` becomes an `rlx.constant`.
+
+        The arguments leave the signature (callers no longer pass them), and passes that need
+        values at compile time see them: `rlx-fold-constants`, and `rlx-merge-lora`, which merges
+        a LoRA adapter whose weight and adapter are frozen.  Only parameters (`param`, not
+        `input`) with a static shape can be frozen; an array must have the parameter's shape and
+        is converted to its dtype.  At stage hir or mir, before `plan()`.
+        """
+        if self._stage == "lir":
+            raise BuildError("freeze() rewrites arguments: call it before plan()")
+        for name, array in dict(weights).items():
+            if name not in self._names:
+                raise BuildError(f"freeze: no argument named '{name}'")
+            index = self._names.index(name)
+            argument = self._block.arguments[index]
+            if PARAM_ATTR not in ir.DictAttr(self._arg_attrs[index]):
+                raise BuildError(f"freeze: '{name}' is an input, not a parameter")
+            if argument in self._symbolic:
+                raise BuildError(f"freeze: parameter '{name}' has a symbolic shape")
+            data = np.asarray(array)
+            if tuple(data.shape) != tuple(shape_of(argument.type)):
+                raise BuildError(
+                    f"freeze: parameter '{name}' has shape {format_shape(shape_of(argument.type))}, "
+                    f"the array {format_shape(data.shape)}"
+                )
+            dtype = str(ir.RankedTensorType(argument.type).element_type)
+            data = np.ascontiguousarray(data.astype(dtypes.numpy_name(dtype, "freeze")))
+            with self.context, ir.Location.name(name):
+                attribute = ir.DenseElementsAttr.get(data, type=argument.type)
+                constant = rlx.ConstantOp(attribute, ip=ir.InsertionPoint.at_block_begin(self._block))
+                argument.replace_all_uses_with(constant.result)
+                self._block.erase_argument(index)
+            del self._names[index], self._arg_attrs[index]
+            self._update_signature()
+        return self
+
     def dequant_matmul(self, x, w, scheme, *, out_shape=None) -> Tensor:
         """`x @ dequant(w).T` with `w` GGUF blocks (`u8 [N, bytes]`): `rlx.dequant_matmul`, at any stage."""
         return self._emit(rlx.DequantMatmulOp, [x, w], {"scheme": scheme}, out_shape)

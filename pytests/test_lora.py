@@ -64,6 +64,21 @@ def test_lora_matmul_numerics(x_shape, k, n, r):
     assert np.abs(x.astype(np.float64) @ w - want).max() > 1.0
 
 
+@pytest.mark.parametrize("options", [{"plan": False}, {"matmul_kernels": False}, {"threads": 1}, {"threads": 2}])
+def test_lora_matmul_under_every_pipeline_setting(options):
+    """The lowering's accumulator chain survives the direct path, the scalar loops (no GEMM
+    kernels) and threads; the product feeds an elementwise op that may fuse with it."""
+    rng = np.random.default_rng(21)
+    m, k, n, r = 72, 96, 80, 5
+    g = GraphModule.mir("lora")
+    x, w, a, b = g.input("x", (m, k)), g.param("w", (k, n)), g.param("a", (k, r)), g.param("b", (r, n))
+    g.set_outputs(g.op(rlx.ReluOp, g.lora_matmul(x, w, a, b, -1.5)))
+    arrays = {"x": _random(rng, m, k), "w": _random(rng, k, n), "a": _random(rng, k, r), "b": _random(rng, r, n)}
+    got = g.compile(**options)(**arrays)
+    want, bound = reference(arrays["x"], arrays["w"], arrays["a"], arrays["b"], -1.5)
+    assert (np.abs(got - np.maximum(want, 0)) <= bound).all()
+
+
 def test_lora_matmul_scale_zero_is_the_base_product_and_negative_scale_subtracts():
     rng = np.random.default_rng(7)
     x, w, a, b = _random(rng, 4, 16), _random(rng, 16, 8), _random(rng, 16, 2), _random(rng, 2, 8)

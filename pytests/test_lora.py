@@ -79,6 +79,16 @@ def test_lora_matmul_under_every_pipeline_setting(options):
     assert (np.abs(got - np.maximum(want, 0)) <= bound).all()
 
 
+@pytest.mark.parametrize("m, k, n, r", [(3, 8, 4, 0), (3, 0, 4, 2), (0, 8, 4, 2)])
+def test_lora_matmul_zero_sizes(m, k, n, r):
+    """Rank 0 is the base product, K = 0 gives zeros, M = 0 an empty result."""
+    rng = np.random.default_rng(4)
+    x, w, a, b = _random(rng, m, k), _random(rng, k, n), _random(rng, k, r), _random(rng, r, n)
+    got = _mir_lora((m, k), k, n, r, 0.5).compile()(x=x, w=w, a=a, b=b)
+    want, bound = reference(x, w, a, b, 0.5)
+    assert got.shape == (m, n) and (np.abs(got - want) <= bound).all()
+
+
 def test_lora_matmul_scale_zero_is_the_base_product_and_negative_scale_subtracts():
     rng = np.random.default_rng(7)
     x, w, a, b = _random(rng, 4, 16), _random(rng, 16, 8), _random(rng, 16, 2), _random(rng, 2, 8)

@@ -29,15 +29,9 @@ def _matmul_product(lhs: ir.Value, rhs: ir.Value, out, accumulator: ir.Type) -> 
         return linalg.matmul(lhs, rhs, outs=[lb.zeros(out, accumulator)])
     if len(b) == 2:
         # [..., M, K] x [K, N]: fold the batch dims into M for one 2-D matmul.
-        rows = 1
-        for d in a[:-1]:
-            rows *= d
-        groups = [list(range(len(a) - 1)), [len(a) - 1]]
-        flat_type = ir.RankedTensorType.get([rows, a[-1]], ir.RankedTensorType(lhs.type).element_type)
-        flat = tensor.collapse_shape(flat_type, lhs, groups)
-        flat_product = linalg.matmul(flat, rhs, outs=[lb.zeros([rows, b[-1]], accumulator)])
-        product_type = ir.RankedTensorType.get(out, accumulator)
-        return tensor.expand_shape(product_type, flat_product, groups, [], out)
+        flat = _rows(lhs)
+        flat_product = linalg.matmul(flat, rhs, outs=[lb.zeros([shape_of(flat.type)[0], b[-1]], accumulator)])
+        return _unfold_rows(flat_product, out)
     if len(a) == 3 and len(b) == 3 and a[0] == b[0]:
         return linalg.batch_matmul(lhs, rhs, outs=[lb.zeros(out, accumulator)])
     return _broadcast_batch_matmul(lhs, rhs, out, accumulator)
@@ -153,10 +147,7 @@ def _lower_lora_matmul(op) -> ir.Value:
     scale = arith.constant(accumulator, float(op.scale))
     down = lb.elementwise([down], down.type, lambda v: arith.mulf(v, scale))
     adapter = linalg.matmul(down, op.b, outs=[lb.zeros([rows, n], accumulator)])
-    product = linalg.matmul(x, op.w, outs=[adapter])
-    if len(out) > 2:
-        groups = [list(range(len(out) - 1)), [len(out) - 1]]
-        product = tensor.expand_shape(ir.RankedTensorType.get(out, accumulator), product, groups, [], out)
+    product = _unfold_rows(linalg.matmul(x, op.w, outs=[adapter]), out)
     if accumulator == element:
         return product
     return lb.elementwise([product], op.result.type, lambda v: arith.truncf(element, v))
@@ -172,6 +163,15 @@ def _rows(x: ir.Value) -> ir.Value:
         rows *= d
     flat_type = ir.RankedTensorType.get([rows, shape[-1]], ir.RankedTensorType(x.type).element_type)
     return tensor.collapse_shape(flat_type, x, [list(range(len(shape) - 1)), [len(shape) - 1]])
+
+
+def _unfold_rows(product: ir.Value, out) -> ir.Value:
+    """A 2-D `[rows, N]` product expanded back to `out` `[..., M, N]` (`product` itself at rank 2)."""
+    if len(out) == 2:
+        return product
+    groups = [list(range(len(out) - 1)), [len(out) - 1]]
+    element = ir.RankedTensorType(product.type).element_type
+    return tensor.expand_shape(ir.RankedTensorType.get(out, element), product, groups, [], out)
 
 
 LOWERINGS: dict[type, Callable] = {

@@ -397,6 +397,17 @@ module {
       irdl.attributes {"activation" = %3}
       irdl.results(result: %4)
     }
+    irdl.operation @lora_matmul {
+      %0 = irdl.base "!builtin.tensor" 
+      %1 = irdl.base "!builtin.tensor" 
+      %2 = irdl.base "!builtin.tensor" 
+      %3 = irdl.base "!builtin.tensor" 
+      %4 = irdl.base "#builtin.float" 
+      %5 = irdl.base "!builtin.tensor" 
+      irdl.operands(x: %0, w: %1, a: %2, b: %3)
+      irdl.attributes {"scale" = %4}
+      irdl.results(result: %5)
+    }
     irdl.operation @rms_norm {
       %0 = irdl.base "!builtin.tensor" 
       %1 = irdl.base "!builtin.tensor" 

@@ -81,6 +81,19 @@ module {
       irdl.attributes {"activation" = %3}
       irdl.results(result: %4)
     }
+    irdl.operation @lora_linear {
+      %0 = irdl.base "!builtin.tensor" 
+      %1 = irdl.base "!builtin.tensor" 
+      %2 = irdl.base "!builtin.tensor" 
+      %3 = irdl.base "!builtin.tensor" 
+      %4 = irdl.base "!builtin.tensor" 
+      %5 = irdl.base "#builtin.float" 
+      %6 = irdl.base "#builtin.string" 
+      %7 = irdl.base "!builtin.tensor" 
+      irdl.operands(x: %0, w: %1, a: %2, b: %3, bias: optional %4)
+      irdl.attributes {"scale" = %5, "activation" = %6}
+      irdl.results(result: %7)
+    }
     irdl.operation @shared_linear_pair {
       %0 = irdl.base "!builtin.tensor" 
       %1 = irdl.base "!builtin.tensor" 

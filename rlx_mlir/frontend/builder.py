@@ -41,6 +41,7 @@ from ..errors import RlxError
 from ..ir import dtypes
 from ..ir.attrs import DIMS_ATTR, FUSION_POLICY_ATTR, NAME_ATTR, PARAM_ATTR
 from ..ir.shapes import format_shape, shape_of
+from ..ir.walk import collect_ops
 from ..pipelines.optimize_mir import OptimizeMir
 from ..runtime.jit import compile as jit_compile
 from ..transforms.mir import fusion_report
@@ -183,6 +184,10 @@ class GraphModule:
 
     def _argument(self, name: str, shape, dtype: str, is_param: bool) -> Tensor:
         self._check_open()
+        return self._new_argument(name, shape, dtype, is_param)
+
+    def _new_argument(self, name: str, shape, dtype: str, is_param: bool) -> Tensor:
+        """A new argument of the function, open or finished (its results are kept)."""
         if not isinstance(name, str) or not name.strip():
             raise BuildError(f"an argument name must be a non-empty string, got {name!r}")
         if name in self._names:
@@ -204,7 +209,7 @@ class GraphModule:
                 attrs[PARAM_ATTR] = ir.UnitAttr.get()
             self._arg_attrs.append(ir.DictAttr.get(attrs))
         self._names.append(name)
-        self._update_signature([])
+        self._update_signature()
         return Tensor(self, value)
 
     def _symbolic_argument(self, name: str, shape, dtype: str, is_param: bool) -> Tensor:
@@ -400,6 +405,100 @@ class GraphModule:
         attrs = {"bias": bias, "scheme": scheme, "activation": activation or "none"}
         return self._hir(rlx_hir.DequantLinearOp, [x, w], attrs, out_shape)
 
+    def lora_linear(self, x, w, a, b, scale=1.0, bias=None, activation=None, *, out_shape=None) -> Tensor:
+        """`act(x @ w + scale * (x @ a) @ b [+ bias])`: a linear layer with a LoRA adapter, an HIR block.
+
+        `w` is the base weight `[K, N]`, `a` `[K, r]` and `b` `[r, N]` the adapter, `scale`
+        LoRA's `alpha / r`.  Equal to `linear(x, w + scale * a @ b, bias, activation)`; lowers
+        to `rlx.lora_matmul`, which never forms `w + scale * a @ b` (see `rlx-merge-lora` for that).
+        """
+        attrs = {"bias": bias, "scale": float(scale), "activation": activation or "none"}
+        return self._hir(rlx_hir.LoraLinearOp, [x, w, a, b], attrs, out_shape)
+
+    def lora_matmul(self, x, w, a, b, scale=1.0, *, out_shape=None) -> Tensor:
+        """`x @ w + scale * (x @ a) @ b` (`x [..., M, K]`, `w [K, N]`, `a [K, r]`, `b [r, N]`):
+        `rlx.lora_matmul`, at any stage."""
+        return self._emit(rlx.LoraMatmulOp, [x, w, a, b], {"scale": float(scale)}, out_shape)
+
+    def attach_lora(self, weight: str, rank: int, scale: float = 1.0) -> tuple[Tensor, Tensor]:
+        """Gives every `linear` on the weight argument named `weight` a LoRA adapter, in place.
+
+        Adds the parameters `<weight>.lora_a` `[K, rank]` and `<weight>.lora_b` `[rank, N]`
+        (appended to the signature, so callers pass them by name) and turns each
+        `rlx_hir.linear(x, weight, ...)` into `rlx_hir.lora_linear(x, weight, a, b, scale=scale,
+        ...)`, bias and activation kept.  The model's code stays as it is: build it (the module
+        finished by `set_outputs`), then attach adapters, before `lower()`.  Returns the two new
+        parameters.  Raises BuildError when no `linear` uses the weight (weights that HIR blocks
+        such as `llama_decoder_block` consume are not `linear`s), or for a rank < 1.
+        """
+        if self._stage != "hir":
+            raise BuildError(f"attach_lora rewrites HIR linear blocks; this module is at stage '{self._stage}'")
+        self._require_finished("attach_lora()")
+        if not isinstance(rank, int) or isinstance(rank, bool) or rank < 1:
+            raise BuildError(f"attach_lora: the rank must be a positive integer, got {rank!r}")
+        if weight not in self._names:
+            raise BuildError(f"attach_lora: no argument named '{weight}'")
+        w = self._block.arguments[self._names.index(weight)]
+        linears = [op for op in collect_ops(self._func.operation, rlx_hir.LinearOp) if op.w == w]
+        if not linears:
+            users = sorted({use.owner.name for use in w.uses})
+            used_by = f" (it is used by {', '.join(users)})" if users else ""
+            raise BuildError(f"attach_lora: weight '{weight}' is used by no rlx_hir.linear{used_by}")
+        if w in self._symbolic:
+            raise BuildError(f"attach_lora: weight '{weight}' has a symbolic shape; give it a static one")
+        k, n = shape_of(w.type)
+        dtype = str(ir.RankedTensorType(w.type).element_type)
+        a = self._new_argument(f"{weight}.lora_a", (k, rank), dtype, is_param=True)
+        b = self._new_argument(f"{weight}.lora_b", (rank, n), dtype, is_param=True)
+        with self.context:
+            for linear in linears:
+                with ir.InsertionPoint(linear), linear.location:
+                    lora = rlx_hir.LoraLinearOp(
+                        linear.x, w, a.value, b.value, bias=linear.bias, scale=float(scale), activation=linear.activation
+                    )
+                if linear.result in self._symbolic:
+                    self._symbolic[lora.result] = self._symbolic.pop(linear.result)
+                linear.result.replace_all_uses_with(lora.result)
+                linear.operation.erase()
+        return a, b
+
+    def freeze(self, weights) -> "GraphModule":
+        """Binds parameters to values, in place: each `{name: array}` becomes an `rlx.constant`.
+
+        The arguments leave the signature (callers no longer pass them), and passes that need
+        values at compile time see them: `rlx-fold-constants`, and `rlx-merge-lora`, which merges
+        a LoRA adapter whose weight and adapter are frozen.  Only parameters (`param`, not
+        `input`) with a static shape can be frozen; an array must have the parameter's shape and
+        is converted to its dtype.  At stage hir or mir, before `plan()`.
+        """
+        if self._stage == "lir":
+            raise BuildError("freeze() rewrites arguments: call it before plan()")
+        for name, array in dict(weights).items():
+            if name not in self._names:
+                raise BuildError(f"freeze: no argument named '{name}'")
+            index = self._names.index(name)
+            argument = self._block.arguments[index]
+            if PARAM_ATTR not in ir.DictAttr(self._arg_attrs[index]):
+                raise BuildError(f"freeze: '{name}' is an input, not a parameter")
+            if argument in self._symbolic:
+                raise BuildError(f"freeze: parameter '{name}' has a symbolic shape")
+            data = np.asarray(array)
+            if tuple(data.shape) != tuple(shape_of(argument.type)):
+                raise BuildError(
+                    f"freeze: parameter '{name}' has shape {format_shape(shape_of(argument.type))}, "
+                    f"the array {format_shape(data.shape)}"
+                )
+            dtype = str(ir.RankedTensorType(argument.type).element_type)
+            data = np.ascontiguousarray(data.astype(dtypes.numpy_name(dtype, "freeze")))
+            with self.context, ir.Location.name(name):
+                attribute = ir.DenseElementsAttr.get(data, type=argument.type)
+                constant = rlx.ConstantOp(attribute, ip=ir.InsertionPoint.at_block_begin(self._block))
+                argument.replace_all_uses_with(constant.result)
+                self._block.erase_argument(index)
+            del self._names[index], self._arg_attrs[index]
+            self._update_signature()
+        return self
+
     def dequant_matmul(self, x, w, scheme, *, out_shape=None) -> Tensor:
         """`x @ dequant(w).T` with `w` GGUF blocks (`u8 [N, bytes]`): `rlx.dequant_matmul`, at any stage."""
         return self._emit(rlx.DequantMatmulOp, [x, w], {"scheme": scheme}, out_shape)
@@ -463,8 +562,11 @@ class GraphModule:
         self._update_signature([t.value.type for t in tensors])
         self._finished = True
 
-    def _update_signature(self, results) -> None:
+    def _update_signature(self, results=None) -> None:
+        """Sets the function type from the block's arguments and `results` (the current results if None)."""
         with self.context:
+            if results is None:
+                results = ir.FunctionType(ir.TypeAttr(self._func.attributes["function_type"]).value).results
             inputs = [a.type for a in self._block.arguments]
             self._func.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, results))
             self._func.attributes["arg_attrs"] = ir.ArrayAttr.get(self._arg_attrs)

@@ -97,6 +97,13 @@ def _expand_dequant_linear(op: rlx_hir.DequantLinearOp, policy: str) -> list[ir.
     return [_activation(out, op.activation)]
 
 
+def _expand_lora_linear(op: rlx_hir.LoraLinearOp, policy: str) -> list[ir.Value]:
+    out = _rank1_as_row(op.x, lambda row: rlx.LoraMatmulOp(row, op.w, op.a, op.b, scale=op.scale).result)
+    if op.bias is not None:
+        out = rlx.AddOp(out, op.bias).result
+    return [_activation(out, op.activation)]
+
+
 def _expand_linear_fused(op: rlx_hir.LinearFusedOp, policy: str) -> list[ir.Value]:
     return [_fused_linear(op.x, op.w, op.bias, op.activation)]
 
@@ -186,6 +193,7 @@ EXPANSIONS: dict[type, Callable[[ir.OpView, str], list[ir.Value]]] = {
     rlx_hir.LinearOp: _expand_linear,
     rlx_hir.LinearFusedOp: _expand_linear_fused,
     rlx_hir.DequantLinearOp: _expand_dequant_linear,
+    rlx_hir.LoraLinearOp: _expand_lora_linear,
     rlx_hir.SharedLinearPairOp: _expand_shared_linear_pair,
     rlx_hir.SwigluFfnOp: _expand_swiglu_ffn,
     rlx_hir.RmsNormOp: _expand_rms_norm,

@@ -29,15 +29,9 @@ def _matmul_product(lhs: ir.Value, rhs: ir.Value, out, accumulator: ir.Type) -> 
         return linalg.matmul(lhs, rhs, outs=[lb.zeros(out, accumulator)])
     if len(b) == 2:
         # [..., M, K] x [K, N]: fold the batch dims into M for one 2-D matmul.
-        rows = 1
-        for d in a[:-1]:
-            rows *= d
-        groups = [list(range(len(a) - 1)), [len(a) - 1]]
-        flat_type = ir.RankedTensorType.get([rows, a[-1]], ir.RankedTensorType(lhs.type).element_type)
-        flat = tensor.collapse_shape(flat_type, lhs, groups)
-        flat_product = linalg.matmul(flat, rhs, outs=[lb.zeros([rows, b[-1]], accumulator)])
-        product_type = ir.RankedTensorType.get(out, accumulator)
-        return tensor.expand_shape(product_type, flat_product, groups, [], out)
+        flat = _rows(lhs)
+        flat_product = linalg.matmul(flat, rhs, outs=[lb.zeros([shape_of(flat.type)[0], b[-1]], accumulator)])
+        return _unfold_rows(flat_product, out)
     if len(a) == 3 and len(b) == 3 and a[0] == b[0]:
         return linalg.batch_matmul(lhs, rhs, outs=[lb.zeros(out, accumulator)])
     return _broadcast_batch_matmul(lhs, rhs, out, accumulator)
@@ -135,8 +129,54 @@ def _lower_fused_matmul_bias_act(op) -> ir.Value:
     )
 
 
+def _lower_lora_matmul(op) -> ir.Value:
+    """`x @ w + scale * (x @ a) @ b` as three 2-D `linalg.matmul`s sharing one accumulator.
+
+    The batch dims fold into M.  `x @ a` (`[M, r]`, the skinny product) is scaled in its
+    accumulator type, `(scale * x @ a) @ b` initialises the `[M, N]` accumulator, and the base
+    product `x @ w` accumulates into it: the base GEMM runs as it would alone (its C is read
+    once per tile either way) and `w + scale * a @ b` is never formed.
+    """
+    element = ir.RankedTensorType(op.result.type).element_type
+    accumulator = lb.compute_type(element)
+    out = shape_of(op.result.type)
+    x = _rows(op.x)
+    rows = shape_of(x.type)[0]
+    rank, n = shape_of(op.a.type)[1], out[-1]
+    down = linalg.matmul(x, op.a, outs=[lb.zeros([rows, rank], accumulator)])
+    scale = arith.constant(accumulator, float(op.scale))
+    down = lb.elementwise([down], down.type, lambda v: arith.mulf(v, scale))
+    adapter = linalg.matmul(down, op.b, outs=[lb.zeros([rows, n], accumulator)])
+    product = _unfold_rows(linalg.matmul(x, op.w, outs=[adapter]), out)
+    if accumulator == element:
+        return product
+    return lb.elementwise([product], op.result.type, lambda v: arith.truncf(element, v))
+
+
+def _rows(x: ir.Value) -> ir.Value:
+    """`x [..., M, K]` as a 2-D `[rows, K]` (a collapse of the leading dims; `x` itself at rank 2)."""
+    shape = shape_of(x.type)
+    if len(shape) == 2:
+        return x
+    rows = 1
+    for d in shape[:-1]:
+        rows *= d
+    flat_type = ir.RankedTensorType.get([rows, shape[-1]], ir.RankedTensorType(x.type).element_type)
+    return tensor.collapse_shape(flat_type, x, [list(range(len(shape) - 1)), [len(shape) - 1]])
+
+
+def _unfold_rows(product: ir.Value, out) -> ir.Value:
+    """A 2-D `[rows, N]` product expanded back to `out` `[..., M, N]` (`product` itself at rank 2)."""
+    if len(out) == 2:
+        return product
+    groups = [list(range(len(out) - 1)), [len(out) - 1]]
+    element = ir.RankedTensorType(product.type).element_type
+    return tensor.expand_shape(ir.RankedTensorType.get(out, element), product, groups, [], out)
+
+
 LOWERINGS: dict[type, Callable] = {
     rlx.MatmulOp: _lower_matmul,
+    rlx.LoraMatmulOp: _lower_lora_matmul,
     rlx.DotGeneralOp: _lower_dot_general,
     rlx.FusedMatmulBiasActOp: _lower_fused_matmul_bias_act,
 }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mlir import ir
 
-from ...dsl import DenseI64ArrayAttr, FloatTensor, Pure, StrEnumAttr, VerifyError, attribute, operand, result
+from ...dsl import DenseI64ArrayAttr, F32Attr, FloatTensor, Pure, StrEnumAttr, VerifyError, attribute, operand, result
 from ...ir.shapes import DYNAMIC, broadcast_shapes, format_shape, shape_of
 from .dialect import Rlx, same_element_type
 
@@ -166,3 +166,57 @@ class FusedMatmulBiasActOp(Rlx.Operation, name="fused_matmul_bias_act", traits=[
         if len(c) != 1 or not _same_size(c[0], b[1]):
             raise VerifyError(f"bias must have shape [{b[1]}] (N of w {format_shape(b)}), got {format_shape(c)}")
         return ir.RankedTensorType.get([*a[:-1], b[1]], element)
+
+
+class LoraMatmulOp(Rlx.Operation, name="lora_matmul", traits=[Pure]):
+    """Matrix product with a low-rank adapter: `x @ w + scale * (x @ a) @ b`.
+
+    `x` is `[..., M, K]` (rank 2 or more; leading dimensions are batch, as for
+    `rlx.fused_matmul_bias_act`), `w` the base weight `[K, N]` (RLX's layout),
+    `a` the adapter's down projection `[K, r]` and `b` its up projection `[r,
+    N]`; the result is `[..., M, N]`, `result[..., m, n] = sum_k x[..., m, k] *
+    w[k, n] + scale * sum_j (sum_k x[..., m, k] * a[k, j]) * b[j, n]`.  `scale`
+    is LoRA's `alpha / r`.  The adapter is applied as two skinny products
+    (`x @ a` is `[..., M, r]`), never by forming `w + scale * a @ b`; the pass
+    `rlx-merge-lora` does that once, at compile time, for a frozen adapter.
+    Products accumulate in f32 for f16 and bf16 operands (`x @ a` stays in f32)
+    and the result rounds once to the operands' element type.
+    """
+
+    x = operand(FloatTensor, "input, `[..., M, K]`")
+    w = operand(FloatTensor, "base weight, `[K, N]`")
+    a = operand(FloatTensor, "adapter down projection, `[K, r]`")
+    b = operand(FloatTensor, "adapter up projection, `[r, N]`")
+    scale = attribute(F32Attr, "the adapter's scale (LoRA's `alpha / r`)")
+    result = result(FloatTensor, "`[..., M, N]`")
+
+    @classmethod
+    def infer_result_type(cls, x: ir.Type, w: ir.Type, a: ir.Type, b: ir.Type, scale: float) -> ir.Type:
+        element = same_element_type(x, w, a, b)
+        xs = shape_of(x)
+        if len(xs) < 2:
+            raise VerifyError(f"requires x of rank 2 or more, got {format_shape(xs)}")
+        n = check_lora_weights(xs[-1], shape_of(w), shape_of(a), shape_of(b), "x", format_shape(xs))
+        return ir.RankedTensorType.get([*xs[:-1], n], element)
+
+
+def check_lora_weights(k: int, w: list, a: list, b: list, x_name: str, x_shape: str) -> int:
+    """VerifyError unless `w [K, N]`, `a [K, r]`, `b [r, N]` fit an input whose last dimension is `k`; N."""
+    for name, shape, layout in (("w", w, "[K, N]"), ("a", a, "[K, r]"), ("b", b, "[r, N]")):
+        if len(shape) != 2:
+            raise VerifyError(f"requires {name} of rank 2 ({layout}), got {format_shape(shape)}")
+    for name, shape in (("w", w), ("a", a)):
+        if not _same_size(k, shape[0]):
+            raise VerifyError(
+                f"contracting dimensions differ: {x_name} {x_shape} has K = {k}, {name} {format_shape(shape)} "
+                f"has K = {shape[0]}"
+            )
+    if not _same_size(a[1], b[0]):
+        raise VerifyError(
+            f"adapter ranks differ: a {format_shape(a)} has r = {a[1]}, b {format_shape(b)} has r = {b[0]}"
+        )
+    if not _same_size(b[1], w[1]):
+        raise VerifyError(
+            f"output dimensions differ: w {format_shape(w)} has N = {w[1]}, b {format_shape(b)} has N = {b[1]}"
+        )
+    return w[1] if w[1] != DYNAMIC else b[1]

@@ -7,12 +7,12 @@ from typing import Optional
 from mlir import ir
 
 from ...dsl import FloatTensor, Pure, VerifyError, operand, result, same_as
-from ...ir.shapes import format_shape
+from ...ir.shapes import format_shape, shape_of
 from ..rlx.dialect import same_element_type
-from ..rlx.linalg import FusedMatmulBiasActOp
+from ..rlx.linalg import FusedMatmulBiasActOp, LoraMatmulOp, check_lora_weights
 from .dialect import RlxHir, activations_shape, check_contracting, check_shape, same_size, weight_shape
 
-__all__ = ["LinearOp", "LinearFusedOp", "SharedLinearPairOp", "SwigluFfnOp"]
+__all__ = ["LinearOp", "LinearFusedOp", "LoraLinearOp", "SharedLinearPairOp", "SwigluFfnOp"]
 
 
 def _linear_type(x: ir.Type, w: ir.Type, bias: Optional[ir.Type]) -> ir.Type:
@@ -68,6 +68,42 @@ class LinearFusedOp(RlxHir.Operation, name="linear_fused", traits=[Pure]):
     @classmethod
     def infer_result_type(cls, x: ir.Type, w: ir.Type, bias: ir.Type, activation: str) -> ir.Type:
         return _linear_type(x, w, bias)
+
+
+class LoraLinearOp(RlxHir.Operation, name="lora_linear", traits=[Pure]):
+    """Linear layer with a low-rank adapter: `act(x @ w + scale * (x @ a) @ b [+ bias])`.
+
+    `x` is `[..., K]` (rank 1 or more), `w` the base weight `[K, N]`, `a`
+    `[K, r]` and `b` `[r, N]` the adapter (LoRA's `A` and `B` in RLX's `[in,
+    out]` layout), `scale` LoRA's `alpha / r`; bias and activation as
+    `rlx_hir.linear`.  The result is `[..., N]`, equal to
+    `act(x @ (w + scale * a @ b) [+ bias])`.
+
+    Expansion (RLX's `LoraMatMul`): `rlx.lora_matmul`, then `rlx.add` (with a
+    bias) and the activation op (unless `none`), under both policies.  A
+    rank-1 `x` is reshaped to `[1, K]` around the product.  The builder's
+    `GraphModule.attach_lora` turns an existing `rlx_hir.linear` into this op.
+    """
+
+    x = same_as(LinearOp.x)
+    w = same_as(LoraMatmulOp.w)
+    a = same_as(LoraMatmulOp.a)
+    b = same_as(LoraMatmulOp.b)
+    bias = same_as(LinearOp.bias)
+    scale = same_as(LoraMatmulOp.scale)
+    activation = same_as(LinearOp.activation)
+    result = same_as(LinearOp.result)
+
+    @classmethod
+    def infer_result_type(
+        cls, x: ir.Type, w: ir.Type, a: ir.Type, b: ir.Type, bias: Optional[ir.Type], scale: float, activation: str
+    ) -> ir.Type:
+        element = same_element_type(*(t for t in (x, w, a, b, bias) if t is not None))
+        xs = activations_shape("x", x)
+        n = check_lora_weights(xs[-1], shape_of(w), shape_of(a), shape_of(b), "x", format_shape(xs))
+        if bias is not None:
+            check_shape("bias", bias, [n], "[N]")
+        return ir.RankedTensorType.get([*xs[:-1], n], element)
 
 
 class SharedLinearPairOp(RlxHir.Operation, name="shared_linear_pair", traits=[Pure]):

@@ -45,3 +45,8 @@
 // RUN: rlx-opt %S/../../examples/mlp.mlir --rlx-lower-to-llvm -o %t.llvm.mlir
 // RUN: not rlx-run %t.llvm.mlir --random-inputs 2>&1 | FileCheck %s --check-prefix=LLVM
 // LLVM: rlx-run: error: {{.*}}.llvm.mlir holds LLVM-dialect IR (llvm.func): rlx-run compiles RLX (rlx_hir, rlx) or linalg input; give it the module from before rlx-lower-to-llvm (mlir-runner runs LLVM-dialect IR)
+
+// bf16 arguments and results: ml_dtypes' bfloat16 arrays, inline literals included.
+// RUN: rlx-run %S/Inputs/bf16.mlir --input=4xbf16=1,2,3,4.5 | FileCheck %s --check-prefix=BF16
+// BF16: result0: tensor<4xbf16>
+// BF16-NEXT: [-1 -2 -3 -4.5]

@@ -75,7 +75,19 @@ MANIFEST_FORMAT = "rlx-aot/2"
 SIGNATURE_SYMBOL = "rlx_aot_signature"  # in the library: its functions, as JSON (written by the exporter)
 CIFACE_PREFIX = "_mlir_ciface_"
 SYMBOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")  # a function name that names C symbols (MLIR's bare-id)
-DTYPES = NUMPY_NAMES  # the numpy dtypes a function's arguments and results can have
+DTYPES = (*NUMPY_NAMES, "bfloat16")  # the numpy dtypes a function's arguments and results can have
+
+
+def numpy_dtype(name: str) -> np.dtype:
+    """The numpy dtype named in a manifest; "bfloat16" is ml_dtypes' (numpy has no bf16)."""
+    if name == "bfloat16":
+        try:
+            import ml_dtypes  # optional: only bf16 arguments and results need it
+        except ImportError:
+            raise ManifestError("this model takes or returns bf16 arrays: they need the ml_dtypes package "
+                                "(pip install ml_dtypes)") from None
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(name)
 _MAX_BYTES = 2**62  # a larger tensor is not one a compiled function can describe
 
 
@@ -140,7 +152,7 @@ def _check_spec(entry, where: str, output: bool, inputs: list) -> None:
     count = 1
     for size in entry["shape"]:
         count *= size
-    if count * np.dtype(entry["dtype"]).itemsize > _MAX_BYTES:
+    if count * numpy_dtype(entry["dtype"]).itemsize > _MAX_BYTES:
         _fail(f"{where}.shape", f"{entry['shape']} {entry['dtype']} is too large")
     tied = entry.get("tied")
     if tied is not None:
@@ -233,7 +245,7 @@ class Spec:
     def __init__(self, entry: dict):
         self.name: str = entry["name"]
         self.shape: tuple[int, ...] = tuple(entry["shape"])
-        self.dtype = np.dtype(entry["dtype"])
+        self.dtype = numpy_dtype(entry["dtype"])
         self.is_param: bool = bool(entry.get("param", False))
         self.tied: Optional[int] = entry.get("tied")
 

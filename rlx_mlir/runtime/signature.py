@@ -13,7 +13,7 @@ from mlir.dialects import func
 
 from ..ir import dtypes
 from ..ir.attrs import NAME_ATTR, PARAM_ATTR, TIED_ATTR
-from ..ir.diagnostics import SourcePosition, position_of
+from ..ir.diagnostics import CompileError, SourcePosition, position_of
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,24 @@ class Signature:
 
 
 def numpy_dtype(element: ir.Type, where: str) -> np.dtype:
-    return np.dtype(dtypes.numpy_name(str(element), where))
+    """The numpy dtype of arrays of `element` (see `numpy_dtype_named`)."""
+    return numpy_dtype_named(str(element), where)
+
+
+def numpy_dtype_named(name: str, where: str) -> np.dtype:
+    """The numpy dtype of arrays of the element type spelled `name`; bf16 is ml_dtypes' `bfloat16`
+    (the dtype JAX uses: numpy has none), a CompileError saying what to do where ml_dtypes is not
+    installed."""
+    if name == "bf16":
+        try:
+            import ml_dtypes  # optional: only bf16 arguments and results need it
+        except ImportError:
+            raise CompileError(
+                f"{where}: bf16 arrays need the ml_dtypes package (numpy has no bf16): pip install ml_dtypes; "
+                "or take f32 at the function boundary and rlx.cast to bf16 inside the function"
+            ) from None
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(dtypes.numpy_name(name, where))
 
 
 def _spec(

@@ -31,7 +31,7 @@ from ..ir.diagnostics import CompileError
 from ..passmanager.base import PassOptionError
 from ..runtime.abi import ArgumentError
 from ..runtime.jit import compile as jit_compile
-from ..runtime.signature import TensorSpec
+from ..runtime.signature import TensorSpec, numpy_dtype_named
 from ..runtime.specialize import SpecializingExecutable
 from ..targets import TARGETS
 from ..transforms.mir.bind_dims import parse_binding
@@ -243,8 +243,10 @@ def _literal(type_text: str, values: str, item: str) -> np.ndarray:
     *sizes, element = type_text.split("x")
     shape = tuple(int(size) for size in sizes)
     entry = dtypes.element_type(element)
-    if entry.numpy is None:
-        raise ToolError(f"--input {item}: element type {element} has no numpy equivalent")
+    try:
+        numpy_type = numpy_dtype_named(entry.name, f"--input {item}")
+    except (CompileError, ValueError) as error:
+        raise ToolError(str(error)) from None
     tokens = [t for t in re.split(r"[\s,\[\]]+", values) if t]
     if not tokens:
         raise ToolError(f"--input {item}: no values after '='")
@@ -253,7 +255,7 @@ def _literal(type_text: str, values: str, item: str) -> np.ndarray:
             data = np.array([{"true": 1, "false": 0}.get(t.lower(), None) if not t.lstrip("-").isdigit() else int(t)
                              for t in tokens], dtype=np.int64) != 0
         else:
-            data = np.array([float(t) if entry.is_float else int(t) for t in tokens]).astype(entry.numpy)
+            data = np.array([float(t) if entry.is_float else int(t) for t in tokens]).astype(numpy_type)
     except (ValueError, TypeError):
         raise ToolError(f"--input {item}: cannot read the values as {element}") from None
     count = math.prod(shape)

@@ -12,11 +12,21 @@ Importing this package, `load` and running a model import nothing from MLIR:
 from .loader import Function, ManifestError, Model, cuda_device_error, load, manifest_path
 
 
-def export(*args, **kwargs):
-    """Compiles a module into a shared object plus manifest; see `rlx_mlir.aot.exporter.export`."""
-    from .exporter import export as _export
+def export(module, path, target: str = "cpu", *, functions=None, chip: str = "sm_90", features: str = "+ptx80",
+           format: str = "isa", opt_level: int = 3, filename: str = "<string>", threads: int = 1) -> dict:
+    """Compiles `module` (MLIR text or an mlir.ir.Module; not modified) into the shared object `path`
+    plus the manifest `<stem>.json` next to it; returns the manifest.
 
-    return _export(*args, **kwargs)
+    `target`: "cpu" or "cuda". `functions`: the public functions to export (default: all).
+    CUDA: `chip`, `features` and `format` ("isa", "bin", "fatbin") select the GPU code. CPU: `threads`
+    OpenMP threads are compiled in (1, the default: serial code, no OpenMP runtime; 0: this machine's
+    count). `opt_level`: LLVM's -O level. Raises CompileError (MLIR diagnostics) or ValueError.
+    Full description: `rlx_mlir.aot.exporter.export` (imported here on first use: it needs MLIR).
+    """
+    from .exporter import export as _export  # MLIR is needed to export, not to load and run
+
+    return _export(module, path, target, functions=functions, chip=chip, features=features, format=format,
+                   opt_level=opt_level, filename=filename, threads=threads)
 
 
 __all__ = ["Function", "ManifestError", "Model", "cuda_device_error", "export", "load", "manifest_path"]

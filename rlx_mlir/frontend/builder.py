@@ -228,9 +228,45 @@ class GraphModule:
 
     # -- emitting ops ----------------------------------------------------------------------
 
-    def op(self, op_class: type, *operands: Tensor, out_shape: Optional[Sequence[int]] = None, **attributes) -> Tensor:
-        """Any MIR op, e.g. `g.op(rlx.SoftmaxOp, x, axis=-1)`; in an HIR module this is RLX's escape hatch."""
-        return self._emit(op_class, operands, attributes, out_shape)
+    def op(self, op_class: type, *operands: Tensor, out_shape: Optional[Sequence] = None, dtype: Optional[str] = None,
+           **attributes):
+        """Any MIR op from Python values, e.g. `g.op(rlx.SoftmaxOp, x, axis=-1)`; in an HIR module this is
+        RLX's escape hatch. Attributes are Python values (ints, floats, strings, tuples of ints).
+
+        Result types are inferred; the ops that cannot infer theirs (`rlx.reshape`, `rlx.cast`) take the
+        result's shape from `out_shape` (a tuple; default: the first operand's shape) and its element type
+        from `dtype` (a name such as "f16"; default: the first operand's), e.g.
+        `g.op(rlx.ReshapeOp, x, out_shape=(2, 4, 40))`, `g.op(rlx.CastOp, x, dtype="f16")`. An op with
+        several results (`rlx.gated_delta_net`: out and final state) returns a tuple of all of them.
+        """
+        results = len(op_class._result_defs)
+        infers = hasattr(op_class, "infer_result_type") or hasattr(op_class, "infer_result_types")
+        if not infers and results == 1 and "result_type" not in attributes:
+            first = next((t for t in operands if isinstance(t, Tensor)), None)
+            if out_shape is None and first is not None:
+                out_shape = first.shape  # symbolic sizes too
+            attributes["result_type"] = self._result_type(op_class, operands, out_shape, dtype)
+        elif dtype is not None:
+            raise BuildError(f"{op_class.OPERATION_NAME} infers its result type: dtype= is only for ops that do not "
+                             "(rlx.reshape, rlx.cast)")
+        return self._emit(op_class, operands, attributes, out_shape, results)
+
+    def _result_type(self, op_class: type, operands, out_shape, dtype: Optional[str]) -> ir.Type:
+        """The result type of an op without inference: `out_shape` (default the first operand's) of `dtype`
+        (default the first operand's element type). Symbolic sizes become `?` (rlx.dims carries them)."""
+        first = next((t for t in operands if isinstance(t, Tensor)), None)
+        shape = tuple(out_shape) if out_shape is not None else first.shape if first is not None else None
+        element = dtype if dtype is not None else first.dtype if first is not None else None
+        if shape is None or element is None:
+            raise BuildError(f"{op_class.OPERATION_NAME}: give out_shape= and dtype= (there is no operand to take "
+                             "them from)")
+        with self.context, ir.Location.unknown():
+            try:
+                element_type = element_type_from_name(element)
+            except ValueError as error:
+                raise BuildError(f"{op_class.OPERATION_NAME}: {error}") from None
+            sizes = [size if isinstance(size, int) else ir.ShapedType.get_dynamic_size() for size in shape]
+            return ir.RankedTensorType.get(sizes, element_type)
 
     hir_mir = op  # RLX's name for the escape hatch
 
@@ -254,7 +290,7 @@ class GraphModule:
             return self._emit_symbolic(op_class, operands, attributes, out_shape, results)
         try:
             with self.context, self._location(), ir.InsertionPoint(self._block):
-                if results == 1:
+                if results == 1 or not hasattr(op_class, "build"):
                     op = op_class(*values, **keywords)
                 else:
                     op = op_class.build(*values, **keywords)

@@ -56,6 +56,9 @@ class Executable:
     def input_names(self) -> list[str]:
         return [spec.name for spec in self.signature.inputs]
 
+    def __repr__(self) -> str:
+        return f"Executable({self.signature}, target='cpu')"
+
     def __call__(self, *args: np.ndarray, out=None, **kwargs: np.ndarray):
         """Runs the function; `out` (an array, or a tuple with one per result) receives the results
         instead of fresh arrays: C-contiguous, of the result's shape and dtype. An `out` array may

@@ -29,6 +29,15 @@ class TensorSpec:
     def describe(self) -> str:
         return f"{self.mlir_type} (numpy {self.dtype.name} {list(self.shape)})"
 
+    def __str__(self) -> str:
+        """`name: float32[4, 8]`, with ` (param)` for a weight and ` (= input #i, updated in place)` for a tied result."""
+        text = f"{self.name}: {self.dtype.name}{list(self.shape)}"
+        if self.is_param:
+            text += " (param)"
+        if self.tied_input is not None:
+            text += f" (= input #{self.tied_input}, updated in place)"
+        return text
+
 
 @dataclass(frozen=True)
 class Signature:
@@ -36,6 +45,15 @@ class Signature:
     inputs: tuple[TensorSpec, ...]
     outputs: tuple[TensorSpec, ...]
     named_inputs: bool  # True when every argument carries an `rlx.name`
+
+    def __str__(self) -> str:
+        """`@mlp(x: float32[4, 8], w: float32[8, 16] (param)) -> (result0: float32[4, 16])`."""
+        inputs = ", ".join(str(spec) for spec in self.inputs)
+        outputs = ", ".join(str(spec) for spec in self.outputs)
+        return f"@{self.entry}({inputs}) -> ({outputs})"
+
+    def __repr__(self) -> str:
+        return f"Signature({self})"
 
 
 def numpy_dtype(element: ir.Type, where: str) -> np.dtype:
@@ -65,7 +83,12 @@ def _spec(
     if not isinstance(type_, ir.RankedTensorType):
         raise ValueError(f"{where}: only ranked tensors cross the numpy boundary, got {type_}")
     if not type_.has_static_shape:
-        raise ValueError(f"{where}: dynamic dimensions are not supported at the numpy boundary yet ({type_})")
+        raise ValueError(
+            f"{where}: {type_} has dynamic sizes, and a compiled function takes static shapes: bind them first "
+            "(rlx-opt --rlx-bind-dims=BATCH=1,SEQ=7, GraphModule.bind_dims, rlx_mlir.dims.dynamic.bind_module; "
+            "rlx-run --bind), one compiled function per binding; or name them with rlx.dims "
+            '(e.g. {rlx.dims = ["BATCH", 8]}) and compile() specialises on the sizes of each call'
+        )
     position = position_of(location) if location is not None else None
     return TensorSpec(
         name, tuple(type_.shape), numpy_dtype(type_.element_type, where), str(type_), position, is_param

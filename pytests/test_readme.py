@@ -8,7 +8,7 @@ its own process: python blocks under this Python, shell blocks under `bash -e -o
 An HTML comment on the line before a block's fence tells this test how to treat it:
 
     <!-- readme-test: skip (why) -->       never run (e.g. `pip install`, the whole test suite)
-    <!-- readme-test: slow -->             run only with RLX_TEST_SLOW=1 (takes minutes)
+    <!-- readme-test: slow -->             run only with RLX_TEST_SLOW=1 (takes minutes; pytest marker `slow`)
     <!-- readme-test: needs cuda -->       skipped, with a message, where no CUDA device is found
     <!-- readme-test: needs torch, gguf --> skipped, with a message, where a module is not importable
     <!-- readme-test: continues -->        run in the same process as the block before it
@@ -138,7 +138,12 @@ def _environment() -> dict[str, str]:
     return env
 
 
-@pytest.mark.parametrize("chain", CHAINS, ids=[chain[0].ident for chain in CHAINS])
+def _param(chain: list[Block]):
+    slow = any("slow" in block.directives for block in chain)
+    return pytest.param(chain, id=chain[0].ident, marks=[pytest.mark.slow] if slow else [])
+
+
+@pytest.mark.parametrize("chain", [_param(chain) for chain in CHAINS])
 def test_readme_block_runs(chain: list[Block], workdir: Path):
     reason = _skip_reason(chain)
     if reason:

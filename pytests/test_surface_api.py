@@ -4,6 +4,7 @@ of multi-result ops, readable reprs and signatures, and what to do with dynamic 
 from __future__ import annotations
 
 import inspect
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +14,8 @@ from rlx_mlir import GraphModule, aot
 from rlx_mlir.aot import exporter
 from rlx_mlir.dialects import rlx
 from rlx_mlir.frontend.builder import BuildError
+
+ROOT = Path(__file__).resolve().parents[1]
 
 MLP = """
 func.func @mlp(%x: tensor<4x8xf32> {rlx.name = "x"}, %w: tensor<8x16xf32> {rlx.name = "w", rlx.param})
@@ -95,3 +98,10 @@ def test_dynamic_sizes_at_the_boundary_say_what_to_do(tmp_path):
         with pytest.raises(ValueError, match=r"@mlp argument #0: tensor<\?x8xf32> has dynamic sizes, and a compiled "
                                              r"function takes static shapes: bind them first \(rlx-opt --rlx-bind-dims"):
             action()
+
+
+def test_aot_export_of_a_model_with_symbols_says_to_bind_them(tmp_path):
+    text = (ROOT / "examples" / "dyn.mlir").read_text()
+    with pytest.raises(ValueError, match=r"@scale_rows has symbolic dimensions \(BATCH, SEQ\): a library is compiled "
+                                         r"for static shapes; bind them first"):
+        aot.export(text, tmp_path / "m.so")

@@ -187,7 +187,7 @@ class SpecializingExecutable:
             )
         for (_, name, dims), shape in zip(present, shapes):
             for axis, (dim, size) in enumerate(zip(dims, shape)):
-                if isinstance(dim, DimExpr) and dim.op is not None and not (dim.symbols() - binding.keys()) \
+                if isinstance(dim, DimExpr) and dim.op is not None and not (dim.symbols - binding.keys()) \
                         and dim.evaluate(binding) != size:
                     raise ValueError(
                         f"argument '{name}' of @{self.entry}: dimension {axis} is {dim} = {dim.evaluate(binding)}, "

@@ -1,74 +1,76 @@
-"""bf16 arguments, results and constants as numpy arrays of ml_dtypes' bfloat16."""
+"""bf16 arguments and results cross the numpy boundary as ml_dtypes' `bfloat16` arrays (JAX's dtype),
+in compile(), rlx-run and AOT libraries; without ml_dtypes the error says what to do."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
-from pathlib import Path
 
-import ml_dtypes
 import numpy as np
 import pytest
 
 import rlx_mlir
 from rlx_mlir import aot
-from rlx_mlir.frontend.builder import GraphModule
 
-BF16 = ml_dtypes.bfloat16
-ROOT = Path(__file__).resolve().parents[1]
+ml_dtypes = pytest.importorskip("ml_dtypes")
+BF16 = np.dtype(ml_dtypes.bfloat16)
 
-SILU_MUL = """
-func.func @f(%x: tensor<2x8xbf16>, %y: tensor<2x8xbf16>) -> tensor<2x8xbf16> {
-  %0 = "rlx.silu"(%x) : (tensor<2x8xbf16>) -> tensor<2x8xbf16>
-  %1 = "rlx.mul"(%0, %y) : (tensor<2x8xbf16>, tensor<2x8xbf16>) -> tensor<2x8xbf16>
-  return %1 : tensor<2x8xbf16>
+SCALE_ADD = """
+func.func @f(%a: tensor<2x4xbf16> {rlx.name = "a"}, %b: tensor<4xbf16> {rlx.name = "b"}) -> tensor<2x4xbf16> {
+  %0 = "rlx.mul"(%a, %a) : (tensor<2x4xbf16>, tensor<2x4xbf16>) -> tensor<2x4xbf16>
+  %1 = "rlx.add"(%0, %b) : (tensor<2x4xbf16>, tensor<4xbf16>) -> tensor<2x4xbf16>
+  return %1 : tensor<2x4xbf16>
 }
 """
 
 
-def _reference(x, y):
-    """Each op computes in f32 and rounds once to bf16, as dialect/rlx.md says."""
-    xf = x.astype(np.float64)
-    silu = (xf / (1.0 + np.exp(-xf))).astype(np.float32).astype(BF16)
-    return (silu.astype(np.float32) * y.astype(np.float32)).astype(BF16)
+def _reference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a * a + b as dialect/rlx.md defines bf16 ops: computed in f32, rounded to bf16 once per op."""
+    square = (a.astype(np.float32) * a.astype(np.float32)).astype(BF16)
+    return (square.astype(np.float32) + b.astype(np.float32)).astype(BF16)
 
 
-def test_bf16_arrays_in_and_out():
+def _inputs():
     rng = np.random.default_rng(0)
-    x, y = (rng.standard_normal((2, 8)).astype(BF16) for _ in range(2))
-    exe = rlx_mlir.compile(SILU_MUL)
-    got = exe(x, y)
-    assert got.dtype == BF16
-    np.testing.assert_allclose(got.astype(np.float32), _reference(x, y).astype(np.float32), rtol=2 ** -7, atol=1e-6)
-    assert "bf16" in repr(exe.signature)
+    return rng.standard_normal((2, 4)).astype(BF16), rng.standard_normal(4).astype(BF16)
 
 
-def test_a_float32_array_for_a_bf16_argument_is_named():
-    exe = rlx_mlir.compile(SILU_MUL)
-    x = np.zeros((2, 8), np.float32)
-    with pytest.raises(ValueError, match=r"argument 'arg0' of @f: expected tensor<2x8xbf16> \(numpy bfloat16"):
-        exe(x, x.astype(BF16))
+def test_compile_takes_and_returns_bfloat16_arrays():
+    a, b = _inputs()
+    exe = rlx_mlir.compile(SCALE_ADD)
+    assert exe.signature.inputs[0].dtype == BF16
+    result = exe(a=a, b=b)
+    assert result.dtype == BF16 and result.shape == (2, 4)
+    np.testing.assert_array_equal(result.astype(np.float32), _reference(a, b).astype(np.float32))
 
 
-def test_bf16_constants_and_aot(tmp_path):
-    g = GraphModule.mir("scale")
-    x = g.input("x", (3,), "bf16")
-    g.set_outputs([x * g.constant(np.array([1, 0.5, -3], BF16))])
-    data = np.array([1.5, 2, 3], BF16)
-    want = np.array([1.5, 1, -9], BF16)
-    np.testing.assert_array_equal(g.compile()(data), want)
-    aot.export(str(g), tmp_path / "scale.so")
-    np.testing.assert_array_equal(aot.load(tmp_path / "scale.so")(data), want)
+def test_a_float32_array_for_a_bf16_argument_is_a_clear_error():
+    a, b = _inputs()
+    exe = rlx_mlir.compile(SCALE_ADD)
+    with pytest.raises(ValueError, match=r"argument 'a' of @f: expected tensor<2x4xbf16> \(numpy bfloat16 \[2, 4\]\), "
+                                         r"got numpy float32"):
+        exe(a.astype(np.float32), b)
 
 
-def test_without_ml_dtypes_the_error_names_the_package():
-    script = (
+def test_aot_library_takes_and_returns_bfloat16_arrays(tmp_path):
+    a, b = _inputs()
+    aot.export(SCALE_ADD, tmp_path / "m.so")
+    model = aot.load(tmp_path / "m.so")
+    result = model(a=a, b=b)
+    assert result.dtype == BF16
+    np.testing.assert_array_equal(result.astype(np.float32), _reference(a, b).astype(np.float32))
+
+
+def test_without_ml_dtypes_the_error_says_what_to_do():
+    """A CompileError (an RlxError), not a bare ValueError, naming the package and the alternative."""
+    code = (
         "import sys; sys.modules['ml_dtypes'] = None\n"
         "import rlx_mlir\n"
-        f"try:\n    rlx_mlir.compile({SILU_MUL!r})\n"
-        "except ValueError as error:\n    print(error)\n"
+        f"try:\n    rlx_mlir.compile({SCALE_ADD!r}, cache=False)\n"
+        "except rlx_mlir.RlxError as error:\n    print(type(error).__name__, error)\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
-                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
-    assert "bfloat16 arrays need the ml_dtypes package (pip install ml_dtypes)" in done.stdout, done.stderr
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.stdout.startswith(
+        "CompileError @f argument #0: bf16 arrays need the ml_dtypes package (numpy has no bf16): pip install "
+        "ml_dtypes; or take f32 at the function boundary and rlx.cast to bf16 inside the function"
+    ), done.stdout + done.stderr

@@ -69,7 +69,7 @@ class Compilation:
         self.context = context if context is not None else make_context()
         self.filename = filename
         self.sources: dict[str, str] = {}
-        self.diagnostics = DiagnosticCollector(self.context)
+        self.diagnostics = DiagnosticCollector(self.context, explain=verifier.explain_diagnostic)
         self.reproducer = reproducer
         self._stack: Optional[contextlib.ExitStack] = None
 

@@ -34,6 +34,7 @@ from mlir import ir
 from mlir.dialects import func, llvm
 
 from .. import progress
+from ..dims.dynamic import DimError, function_symbols
 from ..driver import Compilation
 from ..ir.diagnostics import CompileError
 from ..pipelines.lower_to_llvm import LowerToLLVM
@@ -204,6 +205,18 @@ def export(
         if bad:
             raise ValueError(f"function '@{bad[0]}' cannot be exported: a C symbol is named after it, so its name "
                              f"must be letters, digits, '_', '$' and '.', not starting with a digit")
+        for name in names:
+            try:
+                symbols = function_symbols(find_function(parsed, name).operation)
+            except DimError:  # `?` sizes without rlx.dims: signature_of below says what to do
+                symbols = []
+            if symbols:
+                raise ValueError(
+                    f"@{name} has symbolic dimensions ({', '.join(symbols)}): a library is compiled for static "
+                    "shapes; bind them first and export one library per binding (GraphModule.bind_dims({...}), "
+                    "rlx_mlir.dims.dynamic.bind_module, rlx-opt --rlx-bind-dims=...), or use compile(), which "
+                    "specialises on the sizes of each call"
+                )
         records = [_function_record(signature_of(find_function(parsed, name))) for name in names]
         job.run(parsed, pipeline, f"lowering for target '{target}' failed")
         _check_calling_convention(parsed, records, target)

@@ -49,7 +49,7 @@ from typing import Optional
 import numpy as np
 
 from ..errors import RlxError
-from ..ir.dtypes import NUMPY_NAMES, from_numpy, load_numpy_dtype
+from ..ir.dtypes import NUMPY_NAMES, load_numpy_dtype
 from ..runtime.abi import IN_PLACE_LOADER, CFunction, Interface
 from ..runtime.cuda_driver import CudaRuntime, DeviceFunction, cuda_device_error
 from ..targets import TARGETS  # MLIR-free
@@ -75,7 +75,17 @@ MANIFEST_FORMAT = "rlx-aot/2"
 SIGNATURE_SYMBOL = "rlx_aot_signature"  # in the library: its functions, as JSON (written by the exporter)
 CIFACE_PREFIX = "_mlir_ciface_"
 SYMBOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")  # a function name that names C symbols (MLIR's bare-id)
-DTYPES = NUMPY_NAMES  # the numpy dtypes a function's arguments and results can have
+DTYPES = NUMPY_NAMES  # the numpy dtypes a function's arguments and results can have (bfloat16: ml_dtypes')
+
+
+def numpy_dtype(name: str) -> np.dtype:
+    """The numpy dtype named in a manifest; "bfloat16" is ml_dtypes' (numpy has no bf16)."""
+    try:
+        return np.dtype(load_numpy_dtype(name, "this model takes or returns bf16 arrays"))
+    except ValueError as error:
+        raise ManifestError(str(error)) from None
+
+
 _MAX_BYTES = 2**62  # a larger tensor is not one a compiled function can describe
 
 
@@ -140,7 +150,7 @@ def _check_spec(entry, where: str, output: bool, inputs: list) -> None:
     count = 1
     for size in entry["shape"]:
         count *= size
-    if count * from_numpy(entry["dtype"]).bytes > _MAX_BYTES:
+    if count * numpy_dtype(entry["dtype"]).itemsize > _MAX_BYTES:
         _fail(f"{where}.shape", f"{entry['shape']} {entry['dtype']} is too large")
     tied = entry.get("tied")
     if tied is not None:
@@ -233,7 +243,7 @@ class Spec:
     def __init__(self, entry: dict):
         self.name: str = entry["name"]
         self.shape: tuple[int, ...] = tuple(entry["shape"])
-        self.dtype = np.dtype(load_numpy_dtype(entry["dtype"], entry["name"]))
+        self.dtype = numpy_dtype(entry["dtype"])
         self.is_param: bool = bool(entry.get("param", False))
         self.tied: Optional[int] = entry.get("tied")
 

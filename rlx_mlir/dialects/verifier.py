@@ -7,13 +7,20 @@ each failure as an MLIR error diagnostic at the failing op's location.
 
 from __future__ import annotations
 
+import difflib
+import functools
+import re
+from typing import Optional
+
 from mlir import ir
 from mlir.dialects import builtin, func
 
 from ..dims import dynamic
 from ..dsl import Operation, VerifyError
 from ..ir.attrs import NAME_ATTR, PARAM_ATTR
+from ..ir.diagnostics import Diagnostic
 from ..ir.walk import is_op
+from .context import RLX_DIALECTS
 from .rlx.control import call_cycles
 from .rlx_lir.dialect import PlanOp
 from .rlx_lir.ir_plan import plan_problems
@@ -198,3 +205,70 @@ def _verify_argument_attributes(root: ir.Operation) -> bool:
     root.walk(check)
     return ok
 
+
+
+# --- wording MLIR's own verifier errors on RLX ops ----------------------------------------------
+
+_UNREGISTERED = re.compile(r"^unregistered operation '((\w+)\.[\w.]+)' found in dialect")
+_CURRENT_OP = "see current operation: "
+_GENERIC_OP_NAME = re.compile(r'"((\w+)\.[\w.]+)"\(')
+
+
+@functools.lru_cache(maxsize=1)
+def _op_classes() -> dict[str, type]:
+    return {op.OPERATION_NAME: op for dialect in RLX_DIALECTS for op in dialect.ops}
+
+
+def explain_diagnostic(diagnostic: Diagnostic) -> None:
+    """Rewords, in place, MLIR's verifier errors on RLX ops that do not say enough: an unknown op
+    name gets the closest RLX op names; an IRDL error that names neither op nor attribute
+    ("expected base attribute 'builtin.dense_array' but got 'builtin.integer'") names both, in the
+    RLX verifier's words (`'rlx.transpose' op attribute 'perm' must be ..., but got 3 : i64`)."""
+    unregistered = _UNREGISTERED.match(diagnostic.message)
+    if unregistered:
+        dialect = unregistered.group(2)
+        short_names = [name.split(".", 1)[1] for name in _op_classes() if name.startswith(dialect + ".")]
+        close = difflib.get_close_matches(unregistered.group(1).split(".", 1)[1], short_names, n=3, cutoff=0.7)
+        suggestions = [f"{dialect}.{name}" for name in close]
+        if suggestions:
+            diagnostic.message += "; did you mean " + " or ".join(f"'{s}'" for s in suggestions) + "?"
+        return
+    if diagnostic.message.startswith("'"):
+        return  # already `'op.name' op ...`
+    op_text = next((n.message[len(_CURRENT_OP):] for n in diagnostic.notes if n.message.startswith(_CURRENT_OP)), "")
+    named = _GENERIC_OP_NAME.search(op_text)
+    if named is None or named.group(1) not in _op_classes():
+        return
+    op_name = named.group(1)
+    problem = None
+    if "attribute" in diagnostic.message:
+        attributes = _attribute_dict(op_text[named.end():])
+        problem = _op_classes()[op_name].attribute_problem(attributes) if attributes else None
+    # MLIR's words stay, in parentheses: they are what IRDL-only tools (mlir-opt) print.
+    diagnostic.message = f"'{op_name}' op {problem} ({diagnostic.message})" if problem else \
+        f"'{op_name}' op {diagnostic.message}"
+
+
+def _attribute_dict(rest: str) -> Optional[dict]:
+    """The attribute dictionary of a generic op's text after `"name"(`, as {name: ir.Attribute}; None if unreadable."""
+    depth, start, end = 1, None, None
+    for i, ch in enumerate(rest):  # skip the operand list, then take the first balanced {...}
+        if depth == 0 and start is None and ch == "{":
+            start = i
+        if ch in "({[<":
+            depth += 1
+        elif ch in ")}]>":
+            depth -= 1
+            if start is not None and depth == 0:
+                end = i + 1
+                break
+        if depth == 0 and start is None and ch == ":":
+            return None  # no attributes before the type
+    if start is None or end is None:
+        return None
+    try:
+        with ir.Context():
+            parsed = ir.DictAttr(ir.Attribute.parse(rest[start:end]))
+            return {named.name: named.attr for named in parsed}
+    except Exception:  # not readable on its own (aliases, dialect attributes): keep MLIR's words
+        return None

@@ -18,7 +18,9 @@ def render_markdown(dialect) -> str:
         inspect.cleandoc(dialect.__doc__ or ""),
         "",
         "Ops print in MLIR's generic form, e.g. "
-        f'`%r = "{dialect.ops[0].OPERATION_NAME}"(...) : (...) -> ...`.' if dialect.ops else "",
+        f'`%r = "{dialect.ops[0].OPERATION_NAME}"(...) : (...) -> ...`. Textual IR holds every attribute '
+        "not marked optional, including those with a default: the default is the Python builder's "
+        "(IRDL, which checks the IR's structure, has no optional attributes)." if dialect.ops else "",
         "",
         "| Op | Summary |",
         "|---|---|",
@@ -53,7 +55,7 @@ def _render_op(op) -> list[str]:
     if op._attribute_defs:
         lines += ["| Attribute | Kind | Description |", "|---|---|---|"]
         for d in op._attribute_defs:
-            default = "" if d.required else " (optional)" if d.optional else f" (default `{_value(d.default)}`)"
+            default = "" if d.required else " (optional)" if d.optional else f" (required in IR; the builder's default: `{_value(d.default)}`)"
             lines.append(f"| `{d.name}` | {d.constraint.summary} | {_cell(d.doc)}{default} |")
         lines.append("")
     if op._result_defs:

@@ -115,6 +115,16 @@ class Operation(ir.OpView):
 
     # -- verification ------------------------------------------------------
 
+    @classmethod
+    def attribute_problem(cls, attributes: dict) -> Optional[str]:
+        """Why one of `attributes` (name -> ir.Attribute) does not fit its declaration, naming it; None when all fit."""
+        for d in cls._attribute_defs:
+            if d.name in attributes:
+                problem = d.constraint.check(attributes[d.name])
+                if problem:
+                    return f"attribute '{d.name}' {problem}"
+        return None
+
     def verify_invariants(self) -> None:
         """Runs every check of this op; raises VerifyError on the first failure."""
         operation = self.operation

@@ -30,6 +30,7 @@ from ..conversion.hir_to_mir.hir_to_mir import HirToMir
 from ..conversion.mir_to_lir import MirToLir
 from ..dialects import rlx, rlx_hir
 from ..dialects.context import make_context
+from ..dialects.rlx.norm import DEFAULT_EPS
 from ..dialects.rlx_hir.dialect import FUSION_POLICIES
 from ..dims import derive as dynamic_builder
 from ..dims.dynamic import DimError, bind_module, dims_attr, function_symbols, is_dynamic
@@ -264,7 +265,13 @@ class GraphModule:
         out_dtype="i32")`. An op with several results returns a tuple of all of them.
         """
         results = max(1, len(getattr(op_class, "_result_defs", ())))
-        if out_dtype is not None or not _infers_result_types(op_class):
+        if out_dtype is not None and _infers_result_types(op_class):
+            raise BuildError(f"{op_class.OPERATION_NAME} infers its result type: out_dtype= is only for ops that "
+                             "do not (rlx.reshape, rlx.cast)")
+        if not _infers_result_types(op_class):
+            first = next((t for t in operands if isinstance(t, Tensor)), None)
+            if out_shape is None and first is not None and "result_type" not in attributes:
+                out_shape = first.shape  # symbolic sizes too: the dynamic builder checks them
             attributes = self._result_type_keywords(op_class, operands, attributes, out_shape, out_dtype, results)
         return self._emit(op_class, operands, attributes, out_shape, results)
 
@@ -283,12 +290,12 @@ class GraphModule:
         if shape is None or dtype is None:
             raise BuildError(f"{name} does not infer its result type and has no operand to take it from: "
                              f"pass out_shape= and out_dtype=")
-        if any(isinstance(d, (str, DimExpr)) for d in shape):
-            return attributes  # symbolic shapes: the dynamic builder makes the type from out_shape
         try:
             with self.context, ir.Location.unknown():
                 element = element_type_from_name(dtype)
-                type_ = ir.RankedTensorType.get([int(d) for d in shape], element)
+                # a symbolic size is `?` here; rlx.dims and the dynamic builder carry the symbol
+                sizes = [d if isinstance(d, int) else ir.ShapedType.get_dynamic_size() for d in shape]
+                type_ = ir.RankedTensorType.get(sizes, element)
         except (ValueError, TypeError) as error:
             raise BuildError(f"{name}: {error}") from None
         return {**attributes, "result_type": type_}
@@ -395,9 +402,14 @@ class GraphModule:
     # -- HIR blocks (names and operand order as in RLX) -------------------------------------
 
     def linear(self, x, w, bias=None, activation=None, *, out_shape=None) -> Tensor:
+        """`act(x @ w [+ bias])` (`rlx_hir.linear`): `x` `[..., K]`, `w` `[K, N]` (RLX's layout, not
+        PyTorch's `[N, K]`), optional `bias` `[N]`; result `[..., N]`. `activation`: None (= "none"),
+        "relu", "gelu" (erf form), "gelu_approx" (tanh form), "silu", "sigmoid" or "tanh"."""
         return self._hir(rlx_hir.LinearOp, [x, w], {"bias": bias, "activation": activation or "none"}, out_shape)
 
     def linear_fused(self, x, w, bias, activation=None, *, out_shape=None) -> Tensor:
+        """`act(x @ w + bias)` always as one `rlx.fused_matmul_bias_act` (`rlx_hir.linear_fused`); shapes and
+        activations as `linear`, with the bias `[N]` required."""
         return self._hir(rlx_hir.LinearFusedOp, [x, w, bias], {"activation": activation or "none"}, out_shape)
 
     def dequant_linear(self, x, w, scheme, bias=None, activation=None, *, out_shape=None) -> Tensor:
@@ -504,28 +516,50 @@ class GraphModule:
         return self._emit(rlx.DequantMatmulOp, [x, w], {"scheme": scheme}, out_shape)
 
     def shared_linear_pair(self, x, w_first, w_second) -> tuple[Tensor, Tensor]:
+        """`(x @ w_first, x @ w_second)` (`rlx_hir.shared_linear_pair`): `x` `[..., K]`, `w_first` `[K, N1]`,
+        `w_second` `[K, N2]`; results `[..., N1]` and `[..., N2]` (e.g. an FFN's gate and up, or K and V)."""
         return self._hir(rlx_hir.SharedLinearPairOp, [x, w_first, w_second], {}, None, results=2)
 
     def swiglu_ffn(self, x, up_w, gate_w, down_w, *, out_shape=None) -> Tensor:
+        """`((x @ up_w) * silu(x @ gate_w)) @ down_w` (`rlx_hir.swiglu_ffn`): `x` `[..., D]`, `up_w` and
+        `gate_w` `[D, F]`, `down_w` `[F, M]`; result `[..., M]`."""
         return self._hir(rlx_hir.SwigluFfnOp, [x, up_w, gate_w, down_w], {}, out_shape)
 
-    def residual_rms_norm(self, x, residual, gamma, beta, eps=1e-6, *, out_shape=None) -> Tensor:
+    def residual_rms_norm(self, x, residual, gamma, beta, eps=DEFAULT_EPS, *, out_shape=None) -> Tensor:
+        """RMSNorm of `h = x + residual` over the last axis, `h / sqrt(mean(h^2) + eps) * gamma + beta`
+        (`rlx_hir.residual_rms_norm`): `x`, `residual` `[..., D]`, `gamma`, `beta` `[D]` (zeros for no
+        shift); `eps` defaults to 1e-6 (`rlx.norm.DEFAULT_EPS`, as in the dialect). Returns the normalised `h`."""
         return self._hir(rlx_hir.ResidualRmsNormOp, [x, residual, gamma, beta], {"eps": eps}, out_shape)
 
-    def rms_norm(self, x, gamma, beta, eps=1e-6, *, out_shape=None) -> Tensor:
+    def rms_norm(self, x, gamma, beta, eps=DEFAULT_EPS, *, out_shape=None) -> Tensor:
+        """`x / sqrt(mean(x^2) + eps) * gamma + beta` over the last axis (`rlx_hir.rms_norm`): `x` `[..., D]`,
+        `gamma`, `beta` `[D]` (zeros for no shift); `eps` defaults to 1e-6 (`rlx.norm.DEFAULT_EPS`)."""
         return self._hir(rlx_hir.RmsNormOp, [x, gamma, beta], {"eps": eps}, out_shape)
 
     def attention(self, q, k, v, mask=None, *, num_heads, head_dim, mask_kind="none", window=None,
                   score_scale=None, softcap=None, out_shape=None) -> Tensor:
+        """Multi-head scaled dot-product attention (`rlx_hir.attention`, the semantics of `rlx.attention`):
+        `q` `[B, Sq, num_heads * head_dim]`, `k`, `v` `[B, Sk, Hkv * head_dim]` with `Hkv` dividing
+        `num_heads` (grouped-query heads); result `[B, Sq, num_heads * head_dim]`. `mask_kind`: "none"
+        (default), "causal" (aligned to the end of the keys), "sliding_window" (with `window`), "custom"
+        (`mask` `[B, Sk]`, nonzero = key valid) or "bias" (`mask` `[B, num_heads, Sq, Sk]` added to the
+        scores). `score_scale` defaults to `1 / sqrt(head_dim)`; `softcap` caps scores as `c * tanh(s / c)`."""
         attrs = {"mask": mask, "num_heads": num_heads, "head_dim": head_dim, "mask_kind": mask_kind,
                  "window": window, "score_scale": score_scale, "softcap": softcap}
         return self._hir(rlx_hir.AttentionOp, [q, k, v], attrs, out_shape)
 
     def rope(self, x, cos, sin, head_dim, n_rot=None, *, out_shape=None) -> Tensor:
+        """Rotary position embedding, NeoX rotate-half form, per head (`rlx_hir.rope`): `x` `[B, S, H * head_dim]`,
+        `cos`, `sin` `[S, n_rot / 2]`; the first `n_rot` features of each head rotate (default: all
+        `head_dim`), feature `i` paired with `i + n_rot / 2`. Result: `x`'s shape."""
         attrs = {"head_dim": head_dim, "n_rot": head_dim if n_rot is None else n_rot}
         return self._hir(rlx_hir.RopeOp, [x, cos, sin], attrs, out_shape)
 
     def depthwise_conv1d_causal(self, x, weight, left_pad, kernel_size, *, out_shape=None) -> Tensor:
+        """Causal depthwise 1-D convolution over the sequence (`rlx_hir.depthwise_conv1d_causal`): `x` `[B, S, C]`,
+        `weight` `[C, 1, 1, K]` (RLX's grouped-conv layout, `K = kernel_size`), `left_pad` `[B, K - 1, C]`
+        (the positions before this chunk; zeros at a stream's start); `out[b, s, c] = sum_k weight[c, 0, 0, k]
+        * concat(left_pad, x)[b, s + k, c]`. Result `[B, S, C]`."""
         return self._hir(rlx_hir.DepthwiseConv1dCausalOp, [x, weight, left_pad], {"kernel_size": kernel_size}, out_shape)
 
     def gated_delta_net(self, q, k, v, g, beta, state_size=None, *, out_shape=None) -> Tensor:
@@ -539,8 +573,15 @@ class GraphModule:
         return self._hir(rlx_hir.GatedDeltaNetCarryOp, [q, k, v, g, beta, state], {"state_size": n}, None, results=2)
 
     def llama_decoder_block(self, x, ln1_g, ln1_b, q_w, k_w, v_w, o_w, ln2_g, ln2_b, gate_w, up_w, down_w, cos, sin,
-                            mask=None, *, num_heads, head_dim, num_kv_heads, eps=1e-5, mask_kind="causal",
+                            mask=None, *, num_heads, head_dim, num_kv_heads, eps=DEFAULT_EPS, mask_kind="causal",
                             window=None, out_shape=None) -> Tensor:
+        """One Llama decoder layer (`rlx_hir.llama_decoder_block`), pre-norm attention and SwiGLU FFN, both residual:
+        `x` `[B, S, D]`; `ln1_g`, `ln1_b`, `ln2_g`, `ln2_b` `[D]` (RMSNorm scale and shift, shift zeros for
+        Llama); `q_w` `[D, num_heads * head_dim]`, `k_w`, `v_w` `[D, num_kv_heads * head_dim]`, `o_w`
+        `[num_heads * head_dim, D]`; `gate_w`, `up_w` `[D, F]`, `down_w` `[F, D]` (weights `[in, out]`);
+        `cos`, `sin` `[S, head_dim / 2]` (RoPE, rotate-half, every feature of a head). `eps` (both RMSNorms)
+        defaults to 1e-6 (`rlx.norm.DEFAULT_EPS`, as in the dialect; pass a checkpoint's `rms_norm_eps`, e.g.
+        1e-5, explicitly); `mask_kind` "causal" by default (see `attention`). Result `[B, S, D]`."""
         operands = [x, ln1_g, ln1_b, q_w, k_w, v_w, o_w, ln2_g, ln2_b, gate_w, up_w, down_w, cos, sin]
         attrs = {"mask": mask, "num_heads": num_heads, "head_dim": head_dim, "num_kv_heads": num_kv_heads,
                  "eps": eps, "mask_kind": mask_kind, "window": window}

@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Callable, Optional
 
 from mlir import ir
 
@@ -88,10 +88,14 @@ def _snippet(position: Optional[SourcePosition], sources: dict[str, str]) -> str
 
 
 class DiagnosticCollector:
-    """Captures every diagnostic a Context emits while the `with` block runs."""
+    """Captures every diagnostic a Context emits while the `with` block runs.
 
-    def __init__(self, context: ir.Context):
+    `explain`, where given, may reword each diagnostic as it arrives (e.g. name the op and attribute
+    that an IRDL error leaves out); it changes the Diagnostic in place."""
+
+    def __init__(self, context: ir.Context, explain: Optional[Callable[[Diagnostic], None]] = None):
         self.context = context
+        self.explain = explain
         self.diagnostics: list[Diagnostic] = []
         self._handler = None
         self._previous_emit = None
@@ -111,7 +115,10 @@ class DiagnosticCollector:
         self.context.emit_error_diagnostics = self._previous_emit
 
     def _collect(self, diagnostic: ir.Diagnostic) -> bool:
-        self.diagnostics.append(Diagnostic.from_mlir(diagnostic))
+        collected = Diagnostic.from_mlir(diagnostic)
+        if self.explain is not None:
+            self.explain(collected)
+        self.diagnostics.append(collected)
         return True
 
     @property

@@ -240,15 +240,26 @@ def build_pass_manager(
     elements: Sequence[Element],
     context: ir.Context,
     *,
+    print_ir_before_all: bool = False,
     print_ir_after_all: bool = False,
+    print_ir_after_change: bool = False,
     print_ir_after_failure: bool = False,
+    print_debuginfo: bool = False,
+    elide_elements_larger: Optional[int] = None,
+    timing: bool = False,
+    statistics: bool = False,
     verification: Optional[VerificationState] = None,
 ) -> PassManager:
     """A pass manager running `elements` in order. Each RLX pass is followed by the RLX
     verifier, unless `verification` knows the module to be RLX-free (see VerificationState);
     by default that knowledge starts afresh with each run, at its first RLX pass; a state
     passed in (e.g. shared by pass managers that each run one pass on the same module)
-    is the caller's to keep true."""
+    is the caller's to keep true.
+
+    The rest is MLIR's own instrumentation, as mlir-opt's flags of the same names set it up:
+    IR printing before every pass / after every pass / after a change / after a failure (to
+    stderr; with locations where `print_debuginfo`, constants of more than `elide_elements_larger`
+    elements elided), pass timing and pass statistics (reported when the pass manager is destroyed)."""
     own_state = verification is None
     verification = verification if verification is not None else VerificationState()
     first_python = next((e for e in elements if not isinstance(e, str)), None) if own_state else None
@@ -272,13 +283,22 @@ def build_pass_manager(
                 pm.add(callback, name=element.name, argument=element.name, description=element.summary)
             previous = element
         flush()
-        if print_ir_after_all or print_ir_after_failure:
-            # MLIR's "after failure" filter only applies on top of "after all".
+        if print_ir_before_all or print_ir_after_all or print_ir_after_change or print_ir_after_failure:
+            # MLIR's "after change" and "after failure" filters apply on top of "after all".
+            after = print_ir_after_all or print_ir_after_change or print_ir_after_failure
             pm.enable_ir_printing(
-                print_after_all=True,
-                print_after_failure=print_ir_after_failure and not print_ir_after_all,
+                print_before_all=print_ir_before_all,
+                print_after_all=after,
+                print_after_change=print_ir_after_change and not print_ir_after_all,
+                print_after_failure=print_ir_after_failure and not (print_ir_after_all or print_ir_after_change),
                 print_module_scope=True,
+                large_elements_limit=elide_elements_larger,
+                enable_debug_info=print_debuginfo,
             )
+        if timing:
+            pm.enable_timing()
+        if statistics:
+            pm.enable_statistics()
     return pm
 
 

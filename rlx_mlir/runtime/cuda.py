@@ -61,6 +61,9 @@ class CudaExecutable:
     def __call__(self, *args: np.ndarray, **kwargs: np.ndarray):
         return self._function(*args, **kwargs)
 
+    def __repr__(self) -> str:
+        return f"CudaExecutable({self.signature}, target='cuda', chip='{self.chip}')"
+
 
 def compile_cuda(
     module: Union[str, ir.Module],

@@ -48,9 +48,6 @@ class Executable:
                                     [spec.tied_input for spec in signature.outputs])
         self._function = CFunction(address, self._interface.buffer_shapes, packed=True)
 
-    def __repr__(self) -> str:
-        return f"<rlx_mlir.Executable {self.signature!r}>"
-
     @property
     def llvm_ir(self) -> str:
         """The compiled module in the LLVM dialect (printed on demand)."""
@@ -59,6 +56,9 @@ class Executable:
     @property
     def input_names(self) -> list[str]:
         return [spec.name for spec in self.signature.inputs]
+
+    def __repr__(self) -> str:
+        return f"Executable({self.signature}, target='cpu')"
 
     def __call__(self, *args: np.ndarray, out=None, **kwargs: np.ndarray):
         """Runs the function; `out` (an array, or a tuple with one per result) receives the results

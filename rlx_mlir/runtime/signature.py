@@ -13,7 +13,7 @@ from mlir.dialects import func
 
 from ..ir import dtypes
 from ..ir.attrs import NAME_ATTR, PARAM_ATTR, TIED_ATTR
-from ..ir.diagnostics import SourcePosition, position_of
+from ..ir.diagnostics import CompileError, SourcePosition, position_of
 
 
 @dataclass(frozen=True)
@@ -29,10 +29,14 @@ class TensorSpec:
     def describe(self) -> str:
         return f"{self.mlir_type} (numpy {self.dtype.name} {list(self.shape)})"
 
-    def __repr__(self) -> str:
-        marks = (["param"] if self.is_param else []) + ([f"in place of input #{self.tied_input}"]
-                                                         if self.tied_input is not None else [])
-        return f"{self.name}: {self.mlir_type}" + (f" ({', '.join(marks)})" if marks else "")
+    def __str__(self) -> str:
+        """`name: float32[4, 8]`, with ` (param)` for a weight and ` (= input #i, updated in place)` for a tied result."""
+        text = f"{self.name}: {self.dtype.name}{list(self.shape)}"
+        if self.is_param:
+            text += " (param)"
+        if self.tied_input is not None:
+            text += f" (= input #{self.tied_input}, updated in place)"
+        return text
 
 
 @dataclass(frozen=True)
@@ -42,14 +46,34 @@ class Signature:
     outputs: tuple[TensorSpec, ...]
     named_inputs: bool  # True when every argument carries an `rlx.name`
 
-    def __repr__(self) -> str:
-        inputs = ", ".join(map(repr, self.inputs))
-        outputs = ", ".join(map(repr, self.outputs))
+    def __str__(self) -> str:
+        """`@mlp(x: float32[4, 8], w: float32[8, 16] (param)) -> (result0: float32[4, 16])`."""
+        inputs = ", ".join(str(spec) for spec in self.inputs)
+        outputs = ", ".join(str(spec) for spec in self.outputs)
         return f"@{self.entry}({inputs}) -> ({outputs})"
+
+    def __repr__(self) -> str:
+        return f"Signature({self})"
 
 
 def numpy_dtype(element: ir.Type, where: str) -> np.dtype:
-    return np.dtype(dtypes.numpy_name(str(element), where))
+    """The numpy dtype of arrays of `element` (see `numpy_dtype_named`)."""
+    return numpy_dtype_named(str(element), where)
+
+
+def numpy_dtype_named(name: str, where: str) -> np.dtype:
+    """The numpy dtype of arrays of the element type spelled `name`; bf16 is ml_dtypes' `bfloat16`
+    (the dtype JAX uses: numpy has none), a CompileError saying what to do where ml_dtypes is not
+    installed."""
+    if name == "bf16":
+        try:
+            return np.dtype(dtypes.numpy_name(name, where))
+        except ValueError:
+            raise CompileError(
+                f"{where}: bf16 arrays need the ml_dtypes package (numpy has no bf16): pip install ml_dtypes; "
+                "or take f32 at the function boundary and rlx.cast to bf16 inside the function"
+            ) from None
+    return np.dtype(dtypes.numpy_name(name, where))
 
 
 def _spec(
@@ -59,11 +83,10 @@ def _spec(
         raise ValueError(f"{where}: only ranked tensors cross the numpy boundary, got {type_}")
     if not type_.has_static_shape:
         raise ValueError(
-            f"{where}: a dynamic dimension ({type_}) cannot be compiled as it is: give it a size first. "
-            "Name its symbol in the argument's `rlx.dims` (the builder's `g.input(name, (\"BATCH\", 8))` does) "
-            "and compile() specialises each size on first use; or bind the sizes before compiling or exporting "
-            "(`GraphModule.bind_dims({...})`, the pass `rlx-bind-dims{BATCH=1}`, `rlx-run --bind BATCH=1`); "
-            "an AOT library is exported per binding"
+            f"{where}: {type_} has dynamic sizes, and a compiled function takes static shapes: bind them first "
+            "(rlx-opt --rlx-bind-dims=BATCH=1,SEQ=7, GraphModule.bind_dims, rlx_mlir.dims.dynamic.bind_module; "
+            "rlx-run --bind), one compiled function per binding; or name them with rlx.dims "
+            '(e.g. {rlx.dims = ["BATCH", 8]}) and compile() specialises on the sizes of each call'
         )
     position = position_of(location) if location is not None else None
     return TensorSpec(

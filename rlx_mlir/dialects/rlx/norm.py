@@ -11,12 +11,19 @@ from ...ir.shapes import DYNAMIC, format_shape, shape_of
 from .dialect import Rlx, same_element_type
 
 __all__ = [
+    "DEFAULT_EPS",
     "RmsNormOp",
     "LayerNormOp",
     "FusedResidualRmsNormOp",
     "FusedResidualLayerNormOp",
     "FusedSwigluOp",
 ]
+
+
+# The one default epsilon of every RMS/LayerNorm, in MIR, in HIR (rms_norm, residual_rms_norm,
+# llama_decoder_block) and in the builder: RLX's, and Llama's own (Llama 2 checkpoints say 1e-5 in
+# their config, which LlamaConfig.eps and the checkpoint loaders pass on explicitly).
+DEFAULT_EPS = 1e-6
 
 
 # --- shared checks ------------------------------------------------------------------
@@ -68,7 +75,7 @@ class _AxisNorm(Rlx.Operation, traits=[Pure]):
     gamma = operand(FloatTensor, "scale, `[x.shape[axis]]`, broadcast along `axis`")
     beta = operand(FloatTensor, "shift, `[x.shape[axis]]`, broadcast along `axis` (zeros for none)")
     axis = attribute(I64Attr, "the normalised axis; negative counts from the end", default=-1)
-    eps = attribute(F32Attr, "added to the statistic under the square root; must be positive", default=1e-6)
+    eps = attribute(F32Attr, "added to the statistic under the square root; must be positive", default=DEFAULT_EPS)
     result = result(FloatTensor, "same type as `x`")
 
     @classmethod
@@ -108,7 +115,7 @@ class _ResidualNorm(Rlx.Operation, traits=[Pure]):
     bias = operand(FloatTensor, "optional bias `[D]` added to the sum", optional=True)
     gamma = operand(FloatTensor, "scale, `[D]`")
     beta = operand(FloatTensor, "shift, `[D]` (zeros for none)")
-    eps = attribute(F32Attr, "added to the statistic under the square root; must be positive", default=1e-6)
+    eps = attribute(F32Attr, "added to the statistic under the square root; must be positive", default=DEFAULT_EPS)
     result = result(FloatTensor, "the normalised sum, same type as `x`")
 
     @classmethod

@@ -9,6 +9,7 @@ from mlir import ir
 from ...dsl import F32Attr, FloatTensor, I64Attr, Pure, VerifyError, attribute, operand, result, same_as
 from ...ir.shapes import format_shape, shape_of
 from ..rlx.dialect import same_element_type
+from ..rlx.norm import DEFAULT_EPS
 from .attention import AttentionOp
 from .dialect import RlxHir, check_positive, check_shape, weight_shape
 
@@ -69,7 +70,7 @@ class LlamaDecoderBlockOp(RlxHir.Operation, name="llama_decoder_block", traits=[
     num_heads = attribute(I64Attr, "`H`, query heads")
     head_dim = attribute(I64Attr, "`hd`, features per head (even: RoPE rotates pairs)")
     num_kv_heads = attribute(I64Attr, "`Hkv`, key / value heads; divides `H`")
-    eps = attribute(F32Attr, "epsilon of both RMSNorms; must be positive", default=1e-6)
+    eps = attribute(F32Attr, "epsilon of both RMSNorms; must be positive", default=DEFAULT_EPS)
     mask_kind = same_as(AttentionOp.mask_kind, default="causal")
     window = same_as(AttentionOp.window)
     result = result(FloatTensor, "`[B, S, D]`, like `x`")

@@ -12,7 +12,8 @@ nothing provides is an export-time error, not a load-time one.
 
 Next to `model.so` it writes `model.json`, the manifest `loader.py` reads,
 with the SHA-256 of every library the loader will load.  The functions'
-signatures (symbols, inputs, outputs and which outputs are tied to an input)
+signatures (symbols, inputs, outputs, which outputs are tied to an input, and
+the size and alignment of the arena the caller passes, where there is one)
 are also compiled into the library (`rlx_aot_signature`, JSON), so the loader
 can check a manifest against the library it describes.
 """
@@ -36,7 +37,7 @@ from mlir.dialects import func, llvm
 from ..driver import Compilation
 from ..ir.diagnostics import CompileError
 from ..pipelines.lower_to_llvm import LowerToLLVM
-from ..runtime.signature import find_function, signature_of
+from ..runtime.signature import arena_of, find_function, signature_of
 from ..targets import TARGETS
 from ..targets.cpu import AUTO_THREADS, MAX_THREADS, resolve_threads
 from ..targets.cuda import check_target
@@ -139,7 +140,7 @@ def _check_calling_convention(lowered: ir.Module, records: list, target: str) ->
             arity[ir.StringAttr(op.attributes["sym_name"]).value] = len(op.regions[0].blocks[0].arguments)
     for function in records:
         tied = sum(output["tied"] is not None for output in function["outputs"])
-        expected = len(function["inputs"]) + len(function["outputs"]) - tied
+        expected = len(function["inputs"]) + ("arena" in function) + len(function["outputs"]) - tied
         found = arity.get(function["symbol"])
         if tied and found == expected + tied:
             raise CompileError(f"@{function['name']}: target '{target}' does not update results tied to an "
@@ -204,6 +205,10 @@ def export(
                              f"must be letters, digits, '_', '$' and '.', not starting with a digit")
         records = [_function_record(signature_of(find_function(parsed, name))) for name in names]
         job.run(parsed, pipeline, f"lowering for target '{target}' failed")
+        for record in records:  # the caller's arena, where the planned code takes one (rlx.arena)
+            arena = arena_of(parsed, record["name"])
+            if arena is not None:
+                record["arena"] = {"bytes": arena[0], "alignment": arena[1]}
         _check_calling_convention(parsed, records, target)
         lowered = parsed.operation.get_asm()
     compiler = _c_compiler()

@@ -45,12 +45,15 @@ from ..targets.toolchain import llvm_tool, mlir_tool
 from .loader import (
     CIFACE_PREFIX,
     MANIFEST_FORMAT,
+    PACKED_PREFIX,
     SIGNATURE_SYMBOL,
     SYMBOL_NAME,
     check_manifest,
     file_sha256,
     manifest_path,
 )
+
+EMIT_KINDS = ("shared", "object", "mlir-llvm")  # what `export(emit=...)` writes
 
 
 def _runtime_candidates(target: str) -> list[Path]:
@@ -131,6 +134,29 @@ def _signature_global(record: dict) -> str:
     return f'\n@{SIGNATURE_SYMBOL} = constant [{len(data)} x i8] c"{text}", align 1\n'
 
 
+def descriptor_count(record: dict) -> int:
+    """The memref descriptors the C interface of a function record takes: one per input, one for
+    the caller's arena where it has one, one per result not tied to an input."""
+    tied = sum(output["tied"] is not None for output in record["outputs"])
+    return len(record["inputs"]) + ("arena" in record) + len(record["outputs"]) - tied
+
+
+def _packed_wrappers(records: list) -> str:
+    """LLVM IR: `void rlx_call_<name>(ptr args)` per function, calling `_mlir_ciface_<name>` with the
+    descriptor pointers `args[0..n)`: a call of any arity from C (the C runtime's) without libffi."""
+    text = []
+    for record in records:
+        count = descriptor_count(record)
+        body = [f'define void @"{PACKED_PREFIX}{record["name"]}"(ptr %args) {{']
+        for index in range(count):
+            body.append(f"  %p{index} = getelementptr inbounds ptr, ptr %args, i64 {index}")
+            body.append(f"  %a{index} = load ptr, ptr %p{index}, align 8")
+        arguments = ", ".join(f"ptr %a{index}" for index in range(count))
+        body += [f'  call void @"{record["symbol"]}"({arguments})', "  ret void", "}"]
+        text.append("\n".join(body))
+    return "\n" + "\n\n".join(text) + "\n"
+
+
 def _check_calling_convention(lowered: ir.Module, records: list, target: str) -> None:
     """Each `_mlir_ciface_<name>` takes one descriptor per input and per result not tied to an input:
     what the loader passes (a result tied to an input must have been updated in its buffer)."""
@@ -140,7 +166,7 @@ def _check_calling_convention(lowered: ir.Module, records: list, target: str) ->
             arity[ir.StringAttr(op.attributes["sym_name"]).value] = len(op.regions[0].blocks[0].arguments)
     for function in records:
         tied = sum(output["tied"] is not None for output in function["outputs"])
-        expected = len(function["inputs"]) + ("arena" in function) + len(function["outputs"]) - tied
+        expected = descriptor_count(function)
         found = arity.get(function["symbol"])
         if tied and found == expected + tied:
             raise CompileError(f"@{function['name']}: target '{target}' does not update results tied to an "
@@ -162,8 +188,15 @@ def export(
     opt_level: int = 3,
     filename: str = "<string>",
     threads: int = 1,
+    emit: str = "shared",
 ) -> dict:
     """Compiles `module` (MLIR text or ir.Module; not modified) into the shared object `path`.
+
+    `emit` says what is written to `path`: "shared" (the library, its manifest and runtime
+    libraries), "object" (the position-independent object file, for static linking),
+    "mlir-llvm" (the lowered module in the LLVM dialect).  Each is a stage of the one
+    compile sequence below; the function records (the manifest's `functions`) are returned
+    for every form, in the manifest for "shared".
 
     Exports every public function (or those named in `functions`).  For
     "cuda", `chip`, `features` and `format` select the GPU code (see
@@ -179,6 +212,8 @@ def export(
     """
     if target not in TARGETS:
         raise ValueError(f"unknown target '{target}'; available: {', '.join(TARGETS)}")
+    if emit not in EMIT_KINDS:
+        raise ValueError(f"unknown emit kind '{emit}'; available: {', '.join(EMIT_KINDS)}")
     if isinstance(threads, bool) or not isinstance(threads, numbers.Integral) or not 0 <= threads <= MAX_THREADS:
         raise ValueError(f"export(): threads must be an integer in [0, {MAX_THREADS}] ({AUTO_THREADS}: this "
                          f"machine's thread count), got {threads!r} ({type(threads).__name__})")
@@ -189,7 +224,10 @@ def export(
         pipeline = LowerToLLVM(threads=resolve_threads(int(threads)))
     text = module.operation.get_asm(enable_debug_info=True) if isinstance(module, ir.Module) else module
     output = Path(path).resolve()
-    _check_output_path(output, target)
+    if emit == "shared":
+        _check_output_path(output, target)
+    elif output.is_dir():
+        raise ValueError(f"{output}: is a directory; give the path of the file to write")
     with Compilation(filename=filename) as job:
         parsed = job.parse(text)
         names = functions or [
@@ -211,7 +249,11 @@ def export(
                 record["arena"] = {"bytes": arena[0], "alignment": arena[1]}
         _check_calling_convention(parsed, records, target)
         lowered = parsed.operation.get_asm()
-    compiler = _c_compiler()
+    if emit == "mlir-llvm":
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(lowered)
+        return {"target": target, "functions": records}
+    compiler = _c_compiler() if emit == "shared" else None
     with tempfile.TemporaryDirectory(prefix="rlx-aot-") as scratch:
         scratch = Path(scratch)
         (scratch / "model.mlir").write_text(lowered)
@@ -219,8 +261,13 @@ def export(
               "-o", str(scratch / "model.ll")], "translation to LLVM IR")
         with open(scratch / "model.ll", "a") as ll:  # what the loader checks the manifest against
             ll.write(_signature_global({"target": target, "functions": records}))
+            ll.write(_packed_wrappers(records))
         _run([_tool("llc", llvm_tool), f"-O{opt_level}", "-relocation-model=pic", "-filetype=obj",
               str(scratch / "model.ll"), "-o", str(scratch / "model.o")], "code generation (llc)")
+        if emit == "object":
+            output.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(scratch / "model.o", output)
+            return {"target": target, "functions": records}
         needed = _undefined_symbols(scratch / "model.o")
         runtime = [lib for lib in _runtime_candidates(target) if needed & _defined_symbols(lib)]
         output.parent.mkdir(parents=True, exist_ok=True)
@@ -230,7 +277,8 @@ def export(
                 shutil.copy2(library, destination)
         # Only the C interfaces and the signature record are exported: the functions they call stay
         # local, so a function named like a symbol of the process (`step`, `index`: libc's) is still ours.
-        exports = [record["symbol"] for record in records] + [SIGNATURE_SYMBOL]
+        exports = [record["symbol"] for record in records] + [PACKED_PREFIX + record["name"] for record in records]
+        exports.append(SIGNATURE_SYMBOL)
         (scratch / "exports.map").write_text("{\n  global: " + "; ".join(exports) + ";\n  local: *;\n};\n")
         _run([*compiler, "-shared", "-o", str(output), str(scratch / "model.o"), f"-L{output.parent}",
               *[f"-l:{lib.name}" for lib in runtime], "-lm", "-Wl,-rpath,$ORIGIN", "-Wl,--no-undefined",

@@ -76,6 +76,9 @@ def _unload_cuda_models() -> None:
 MANIFEST_FORMAT = "rlx-aot/2"
 SIGNATURE_SYMBOL = "rlx_aot_signature"  # in the library: its functions, as JSON (written by the exporter)
 CIFACE_PREFIX = "_mlir_ciface_"
+# In the library: `void rlx_call_<name>(void **descriptors)`, the C interface with its descriptor
+# pointers packed in one array (inputs, arena, untied results), what the C runtime calls.
+PACKED_PREFIX = "rlx_call_"
 SYMBOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")  # a function name that names C symbols (MLIR's bare-id)
 DTYPES = NUMPY_NAMES  # the numpy dtypes a function's arguments and results can have
 _MAX_BYTES = 2**62  # a larger tensor is not one a compiled function can describe

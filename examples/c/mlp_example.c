@@ -20,10 +20,11 @@ static float *load(const char *dir, const char *name, size_t count) {
   return data;
 }
 
-static int check(rlx_status_t status, rlx_error_t *err) {
+/* `err` by address: read after the call that sets it (C leaves argument order unspecified). */
+static int check(rlx_status_t status, rlx_error_t **err) {
   if (status == RLX_OK) return 0;
-  fprintf(stderr, "error %d: %s\n", (int)status, rlx_error_message(err));
-  rlx_error_free(err);
+  fprintf(stderr, "error %d: %s\n", (int)status, rlx_error_message(*err));
+  rlx_error_free(*err);
   return 1;
 }
 
@@ -31,15 +32,15 @@ int main(int argc, char **argv) {
   if (argc != 3) return fprintf(stderr, "usage: %s LIBRARY DATA_DIR\n", argv[0]), 2;
   rlx_error_t *err = NULL;
   rlx_model_t *model = rlx_model_open(argv[1], &err);
-  if (!model) return check(rlx_error_code(err), err);
+  if (!model) return check(rlx_error_code(err), &err);
   rlx_context_t *ctx = rlx_context_create(model, &err);
-  if (!ctx) return check(rlx_error_code(err), err);
+  if (!ctx) return check(rlx_error_code(err), &err);
 
   static const char *weights[] = {"w1", "b1", "w2", "b2"};
   for (int i = 0; i < 4; ++i) {
     const rlx_tensor_info_t *info = rlx_model_input(model, (size_t)rlx_model_find_input(model, weights[i]));
     float *data = load(argv[2], weights[i], (size_t)info->elements); /* kept for the context's life */
-    if (check(rlx_context_bind_param(ctx, weights[i], data, info->bytes, &err), err)) return 1;
+    if (check(rlx_context_bind_param(ctx, weights[i], data, info->bytes, &err), &err)) return 1;
   }
   static const int64_t x_shape[] = RLX_MLP_INPUT_X_SHAPE, y_shape[] = RLX_MLP_OUTPUT_RESULT0_SHAPE;
   float *x = load(argv[2], "x", RLX_MLP_INPUT_X_ELEMENTS);
@@ -47,7 +48,7 @@ int main(int argc, char **argv) {
   float y[RLX_MLP_OUTPUT_RESULT0_ELEMENTS];
   rlx_tensor_t in[] = {{x, RLX_MLP_INPUT_X_BYTES, RLX_MLP_INPUT_X_DTYPE, RLX_MLP_INPUT_X_RANK, x_shape}};
   rlx_tensor_t out[] = {{y, sizeof y, RLX_MLP_OUTPUT_RESULT0_DTYPE, RLX_MLP_OUTPUT_RESULT0_RANK, y_shape}};
-  if (check(rlx_invoke(ctx, in, 1, out, 1, &err), err)) return 1;
+  if (check(rlx_invoke(ctx, in, 1, out, 1, &err), &err)) return 1;
 
   double worst = 0;
   for (int i = 0; i < RLX_MLP_OUTPUT_RESULT0_ELEMENTS; ++i) worst = fmax(worst, fabs((double)y[i] - expected[i]));

@@ -18,10 +18,11 @@ struct Error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-void check(rlx_status_t status, rlx_error_t *err) {
+// `err` by address: read after the call that sets it (argument order is unspecified).
+void check(rlx_status_t status, rlx_error_t **err) {
   if (status == RLX_OK) return;
-  std::string message = rlx_error_message(err);
-  rlx_error_free(err);
+  std::string message = rlx_error_message(*err);
+  rlx_error_free(*err);
   throw Error(message);
 }
 
@@ -46,7 +47,7 @@ int main(int argc, char **argv) try {
   const int threads = argc == 5 ? std::stoi(argv[3]) : 4, calls = argc == 5 ? std::stoi(argv[4]) : 1000;
   rlx_error_t *err = nullptr;
   Model model(rlx_model_open(argv[1], &err), &rlx_model_close);
-  if (!model) check(rlx_error_code(err), err);
+  if (!model) check(rlx_error_code(err), &err);
   const std::string dir = argv[2];
   std::vector<std::vector<float>> weights;
   const char *names[] = {"w1", "b1", "w2", "b2"};
@@ -61,10 +62,10 @@ int main(int argc, char **argv) try {
   auto make_context = [&] {
     rlx_error_t *error = nullptr;
     Context context(rlx_context_create(model.get(), &error), &rlx_context_destroy);
-    if (!context) check(rlx_error_code(error), error);
+    if (!context) check(rlx_error_code(error), &error);
     for (size_t i = 0; i < weights.size(); ++i)
       check(rlx_context_bind_param(context.get(), names[i], weights[i].data(), weights[i].size() * sizeof(float),
-                                   &error), error);
+                                   &error), &error);
     return context;
   };
   auto run = [&](rlx_context_t *context, std::vector<float> &y) {
@@ -73,7 +74,7 @@ int main(int argc, char **argv) try {
                     RLX_MLP_INPUT_X_RANK, x_shape};
     rlx_tensor_t out{y.data(), RLX_MLP_OUTPUT_RESULT0_BYTES, RLX_MLP_OUTPUT_RESULT0_DTYPE,
                      RLX_MLP_OUTPUT_RESULT0_RANK, y_shape};
-    check(rlx_invoke(context, &in, 1, &out, 1, &error), error);
+    check(rlx_invoke(context, &in, 1, &out, 1, &error), &error);
   };
 
   std::vector<float> reference(RLX_MLP_OUTPUT_RESULT0_ELEMENTS);

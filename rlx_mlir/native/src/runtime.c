@@ -314,6 +314,97 @@ static int json_equal(const json_t *a, const json_t *b) {
   }
 }
 
+/* --- SHA-256 (FIPS 180-4): the manifest's digest of each library, checked before dlopen ------ */
+
+typedef struct {
+  uint32_t state[8];
+  uint64_t length;
+  unsigned char block[64];
+  size_t used;
+} sha256_t;
+
+static const uint32_t SHA_K[64] = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+
+#define ROTR(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
+
+static void sha256_block(sha256_t *sha, const unsigned char *p) {
+  uint32_t w[64], v[8];
+  for (int i = 0; i < 16; ++i)
+    w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
+  for (int i = 16; i < 64; ++i) {
+    uint32_t s0 = ROTR(w[i - 15], 7) ^ ROTR(w[i - 15], 18) ^ (w[i - 15] >> 3);
+    uint32_t s1 = ROTR(w[i - 2], 17) ^ ROTR(w[i - 2], 19) ^ (w[i - 2] >> 10);
+    w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+  }
+  memcpy(v, sha->state, sizeof v);
+  for (int i = 0; i < 64; ++i) {
+    uint32_t s1 = ROTR(v[4], 6) ^ ROTR(v[4], 11) ^ ROTR(v[4], 25);
+    uint32_t t1 = v[7] + s1 + ((v[4] & v[5]) ^ (~v[4] & v[6])) + SHA_K[i] + w[i];
+    uint32_t s0 = ROTR(v[0], 2) ^ ROTR(v[0], 13) ^ ROTR(v[0], 22);
+    uint32_t t2 = s0 + ((v[0] & v[1]) ^ (v[0] & v[2]) ^ (v[1] & v[2]));
+    memmove(v + 1, v, 7 * sizeof v[0]);
+    v[4] += t1;
+    v[0] = t1 + t2;
+  }
+  for (int i = 0; i < 8; ++i) sha->state[i] += v[i];
+}
+
+static void sha256_init(sha256_t *sha) {
+  static const uint32_t initial[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                      0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+  memcpy(sha->state, initial, sizeof initial);
+  sha->length = 0;
+  sha->used = 0;
+}
+
+static void sha256_update(sha256_t *sha, const unsigned char *data, size_t size) {
+  sha->length += size;
+  while (size > 0) {
+    size_t take = 64 - sha->used < size ? 64 - sha->used : size;
+    memcpy(sha->block + sha->used, data, take);
+    sha->used += take, data += take, size -= take;
+    if (sha->used == 64) sha256_block(sha, sha->block), sha->used = 0;
+  }
+}
+
+static void sha256_hex(sha256_t *sha, char hex[65]) {
+  uint64_t bits = sha->length * 8;
+  unsigned char pad = 0x80, zero = 0, length[8];
+  sha256_update(sha, &pad, 1);
+  while (sha->used != 56) sha256_update(sha, &zero, 1);
+  for (int i = 0; i < 8; ++i) length[i] = (unsigned char)(bits >> (56 - 8 * i));
+  sha256_update(sha, length, 8);
+  for (int i = 0; i < 32; ++i) snprintf(hex + 2 * i, 3, "%02x", (sha->state[i / 4] >> (24 - 8 * (i % 4))) & 0xff);
+}
+
+/* 1 when the file at `path` has the SHA-256 `expected` (64 lower-case hex digits). */
+static rlx_status_t check_digest(const char *path, const char *expected, const char *manifest, rlx_error_t **err) {
+  FILE *file = fopen(path, "rb");
+  if (!file) return fail(err, RLX_ERROR_IO, "%s: cannot open it (named by %s)", path, manifest);
+  sha256_t sha;
+  sha256_init(&sha);
+  unsigned char buffer[1 << 16];
+  size_t got;
+  while ((got = fread(buffer, 1, sizeof buffer, file)) > 0) sha256_update(&sha, buffer, got);
+  int bad = ferror(file);
+  fclose(file);
+  if (bad) return fail(err, RLX_ERROR_IO, "%s: read error", path);
+  char hex[65];
+  sha256_hex(&sha, hex);
+  if (strcmp(hex, expected) != 0)
+    return fail(err, RLX_ERROR_MANIFEST, "%s: its SHA-256 is not the one %s records (the file is truncated, "
+                "altered, or from another export; export the model again)", path, manifest);
+  return RLX_OK;
+}
+
 /* --- the model ----------------------------------------------------------------------------- */
 
 typedef void (*packed_function)(void **descriptors);
@@ -472,6 +563,28 @@ static rlx_status_t open_model(rlx_model_t *model, const char *path, const char 
   base = base ? base + 1 : path;
   if (strcmp(library->string, base) != 0)
     return fail(err, RLX_ERROR_MANIFEST, "%s: library: describes '%s', not '%s'", where, library->string, base);
+
+  /* Before anything is loaded: a truncated library would be mapped past its end (SIGBUS). */
+  const json_t *digests = json_get(manifest, "sha256"), *runtime = json_get(manifest, "runtime_libraries");
+  if (!digests || digests->kind != JSON_OBJECT || !runtime || runtime->kind != JSON_ARRAY)
+    return fail(err, RLX_ERROR_MANIFEST, "%s: expected sha256 (an object) and runtime_libraries (a list)", where);
+  size_t directory = (size_t)(base - path);
+  for (size_t i = 0; i <= runtime->count; ++i) {
+    const json_t *name = i == 0 ? library : &runtime->items[i - 1];
+    if (name->kind != JSON_STRING || !name->string[0] || strchr(name->string, '/') || strcmp(name->string, ".") == 0 ||
+        strcmp(name->string, "..") == 0)
+      return fail(err, RLX_ERROR_MANIFEST, "%s: runtime_libraries: expected bare file names", where);
+    const json_t *digest = json_get(digests, name->string);
+    if (!digest || digest->kind != JSON_STRING || strlen(digest->string) != 64)
+      return fail(err, RLX_ERROR_MANIFEST, "%s: sha256.%s: missing or not 64 hex digits", where, name->string);
+    char *file = malloc(directory + strlen(name->string) + 1);
+    if (!file) return fail(err, RLX_ERROR_OUT_OF_MEMORY, "out of memory");
+    memcpy(file, path, directory);
+    strcpy(file + directory, name->string);
+    rlx_status_t status = check_digest(file, digest->string, where, err);
+    free(file);
+    if (status != RLX_OK) return status;
+  }
 
   model->library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!model->library) {

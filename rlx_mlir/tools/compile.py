@@ -49,6 +49,8 @@ def _parser() -> ArgumentParser:
     parser.add_argument("--emit", choices=["shared", "header", *[k for k in EMIT_KINDS if k != "shared"]],
                         default="shared", help="what -o receives (default: shared)")
     parser.add_argument("--header", metavar="PATH", help="where the C header goes (default: <output stem>.h)")
+    parser.add_argument("--cpu", metavar="NAME", help="the CPU to tune for and use the instructions of "
+                        "(LLVM -mcpu: 'native' = this machine's); default: the target's baseline, any machine")
     parser.add_argument("-O", dest="opt_level", type=int, choices=range(4), default=3, help="LLVM -O level")
     parser.add_argument("--cmake-dir", action="store_true", help="print the directory of RlxMlirConfig.cmake")
     parser.add_argument("--include-dir", action="store_true", help="print the directory holding rlx/runtime.h")
@@ -100,6 +102,6 @@ def _main(argv: list[str]) -> int:
 
 def _export(text: str, filename: str, path: str, args, emit: str) -> dict:
     return export(text, path, args.target, functions=args.entry or None, opt_level=args.opt_level,
-                  filename=filename, threads=args.threads, emit=emit)
+                  filename=filename, threads=args.threads, emit=emit, cpu=args.cpu)
 if __name__ == "__main__":
     sys.exit(main())

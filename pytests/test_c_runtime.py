@@ -21,8 +21,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_llama import CONFIG as LLAMA
+from test_llama import reference_forward
 
 from rlx_mlir import aot
+from rlx_mlir.models.llama import random_weights
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "c"
@@ -282,6 +285,7 @@ def test_the_python_loader_runs_what_rlx_compile_wrote(built):
 def test_the_cmake_examples_build_and_pass_under_ctest(tmp_path):
     build, data = tmp_path / "build", tmp_path / "data"
     subprocess.run([sys.executable, str(EXAMPLES / "make_data.py"), str(data)], check=True)
+    subprocess.run([sys.executable, str(EXAMPLES / "make_llama.py"), str(data / "llama")], check=True, env=ENV)
     cmake_dir = rlx_compile("--cmake-dir").stdout.strip()
     configure = subprocess.run(
         ["cmake", "-S", str(EXAMPLES), "-B", str(build), f"-DRlxMlir_DIR={cmake_dir}", f"-DRLX_EXAMPLE_DATA={data}",
@@ -293,7 +297,13 @@ def test_the_cmake_examples_build_and_pass_under_ctest(tmp_path):
     assert (build / "rlx_models" / "mlp_model" / "mlp.h").is_file()
     tested = subprocess.run(["ctest", "--output-on-failure"], cwd=build, capture_output=True, text=True, timeout=120)
     assert tested.returncode == 0, tested.stdout + tested.stderr
-    assert "100% tests passed, 0 tests failed out of 2" in tested.stdout
+    assert "100% tests passed, 0 tests failed out of 3" in tested.stdout
+    # The Llama's logits from C against the numpy reference of pytests/test_llama.py.
+    weights = random_weights(LLAMA, seed=0)
+    tokens = np.fromfile(data / "llama" / "tokens.bin", np.int64).reshape(LLAMA.batch, LLAMA.seq)
+    expected = reference_forward(tokens, weights, LLAMA)
+    logits = np.fromfile(data / "llama" / "result0.out.bin", np.float32).reshape(expected.shape)
+    np.testing.assert_allclose(logits, expected, rtol=1e-4, atol=1e-4 * np.abs(expected).max())
     # Rebuilding with nothing changed runs rlx-compile again only when the .mlir changed.
     again = subprocess.run(["cmake", "--build", str(build)], capture_output=True, text=True, env=ENV, timeout=120)
     assert "rlx-compile" not in again.stdout

@@ -38,6 +38,7 @@ from mlir.dialects import func, llvm
 from ..driver import Compilation
 from ..ir.diagnostics import CompileError
 from ..pipelines.lower_to_llvm import LowerToLLVM
+from ..runtime import disk_cache
 from ..runtime.signature import arena_of, find_function, signature_of
 from ..targets import TARGETS
 from ..targets.cpu import AUTO_THREADS, MAX_THREADS, resolve_threads
@@ -247,48 +248,28 @@ def export(
         _check_output_path(output, target)
     elif output.is_dir():
         raise ValueError(f"{output}: is a directory; give the path of the file to write")
-    with Compilation(filename=filename) as job:
-        parsed = job.parse(text)
-        names = functions or [
-            ir.StringAttr(op.sym_name).value
-            for op in parsed.body.operations
-            if isinstance(op, func.FuncOp) and not op.is_external and "sym_visibility" not in op.attributes
-        ]
-        if not names:
-            raise ValueError("the module has no public function to export")
-        bad = [name for name in names if not SYMBOL_NAME.fullmatch(name)]
-        if bad:
-            raise ValueError(f"function '@{bad[0]}' cannot be exported: a C symbol is named after it, so its name "
-                             f"must be letters, digits, '_', '$' and '.', not starting with a digit")
-        records = [_function_record(signature_of(find_function(parsed, name))) for name in names]
-        job.run(parsed, pipeline, f"lowering for target '{target}' failed")
-        for record in records:  # the caller's arena, where the planned code takes one (rlx.arena)
-            arena = arena_of(parsed, record["name"])
-            if arena is not None:
-                record["arena"] = {"bytes": arena[0], "alignment": arena[1]}
-        _check_calling_convention(parsed, records, target)
-        lowered = parsed.operation.get_asm()
     if emit == "mlir-llvm":
+        records, lowered = _lower(text, filename, functions, pipeline, target)
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(lowered)
         return {"target": target, "functions": records}
-    compiler = _c_compiler() if emit == "shared" else None
+    # The object file and its records, from the disk cache when this module was compiled with these
+    # options (and these tools) before, by any process.
+    options = {"target": target, "functions": list(functions) if functions else None, "opt_level": opt_level,
+               "threads": resolve_threads(int(threads)) if target == "cpu" else None, "cpu": cpu,
+               "filename": filename, "gpu": [chip, features, format] if target == "cuda" else None}
+    entry_name = disk_cache.key("aot-object", text, options, _tool("llc", llvm_tool))
+    entry = disk_cache.lookup(entry_name)
     with tempfile.TemporaryDirectory(prefix="rlx-aot-") as scratch:
         scratch = Path(scratch)
-        (scratch / "model.mlir").write_text(lowered)
-        _run([_tool("mlir-translate", mlir_tool), "--mlir-to-llvmir", str(scratch / "model.mlir"),
-              "-o", str(scratch / "model.ll")], "translation to LLVM IR")
-        with open(scratch / "model.ll", "a") as ll:  # what the loader checks the manifest against
-            ll.write(_signature_global({"target": target, "functions": records}))
-            ll.write(_packed_wrappers(records))
-        # LLVM's IR optimizations (what the JIT's ExecutionEngine runs at `opt_level`): llc alone only
-        # generates code, and the library ran the 2-layer Llama about 4x slower than the JIT without them.
-        # The target (this machine's triple, `cpu`'s features) lets opt's vectorizers weigh real costs.
-        machine = [f"-mtriple={_default_triple()}"] + ([f"-mcpu={cpu}"] if cpu else [])
-        _run([_tool("opt", llvm_tool), *machine, f"-passes=default<O{opt_level}>", str(scratch / "model.ll"),
-              "-o", str(scratch / "model.bc")], "LLVM IR optimization (opt)")
-        _run([_tool("llc", llvm_tool), *machine, f"-O{opt_level}", "-relocation-model=pic", "-filetype=obj",
-              str(scratch / "model.bc"), "-o", str(scratch / "model.o")], "code generation (llc)")
+        if entry is not None:
+            records = json.loads((entry / "records.json").read_text())
+            shutil.copyfile(entry / "model.o", scratch / "model.o")
+        else:
+            records, lowered = _lower(text, filename, functions, pipeline, target)
+            _compile_object(lowered, records, target, opt_level, cpu, scratch)
+            disk_cache.store(entry_name, {"model.o": scratch / "model.o", "records.json": json.dumps(records)})
+        compiler = _c_compiler() if emit == "shared" else None
         if emit == "object":
             output.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(scratch / "model.o", output)
@@ -322,6 +303,50 @@ def export(
     check_manifest(manifest)  # what the loader will accept
     Path(manifest_path(str(output))).write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest
+
+
+def _lower(text: str, filename: str, functions, pipeline, target: str) -> tuple[list, str]:
+    """Parses, checks and lowers the module: (the function records, the module in the LLVM dialect)."""
+    with Compilation(filename=filename) as job:
+        parsed = job.parse(text)
+        names = functions or [
+            ir.StringAttr(op.sym_name).value
+            for op in parsed.body.operations
+            if isinstance(op, func.FuncOp) and not op.is_external and "sym_visibility" not in op.attributes
+        ]
+        if not names:
+            raise ValueError("the module has no public function to export")
+        bad = [name for name in names if not SYMBOL_NAME.fullmatch(name)]
+        if bad:
+            raise ValueError(f"function '@{bad[0]}' cannot be exported: a C symbol is named after it, so its name "
+                             f"must be letters, digits, '_', '$' and '.', not starting with a digit")
+        records = [_function_record(signature_of(find_function(parsed, name))) for name in names]
+        job.run(parsed, pipeline, f"lowering for target '{target}' failed")
+        for record in records:  # the caller's arena, where the planned code takes one (rlx.arena)
+            arena = arena_of(parsed, record["name"])
+            if arena is not None:
+                record["arena"] = {"bytes": arena[0], "alignment": arena[1]}
+        _check_calling_convention(parsed, records, target)
+        lowered = parsed.operation.get_asm()
+    return records, lowered
+
+
+def _compile_object(lowered: str, records: list, target: str, opt_level: int, cpu, scratch: Path) -> None:
+    """LLVM dialect -> LLVM IR (+ the signature record and packed entry points) -> scratch/model.o."""
+    (scratch / "model.mlir").write_text(lowered)
+    _run([_tool("mlir-translate", mlir_tool), "--mlir-to-llvmir", str(scratch / "model.mlir"),
+          "-o", str(scratch / "model.ll")], "translation to LLVM IR")
+    with open(scratch / "model.ll", "a") as ll:  # what the loader checks the manifest against
+        ll.write(_signature_global({"target": target, "functions": records}))
+        ll.write(_packed_wrappers(records))
+    # LLVM's IR optimizations (what the JIT's ExecutionEngine runs at `opt_level`): llc alone only
+    # generates code, and the library ran the 2-layer Llama about 4x slower than the JIT without them.
+    # The target (this machine's triple, `cpu`'s features) lets opt's vectorizers weigh real costs.
+    machine = [f"-mtriple={_default_triple()}"] + ([f"-mcpu={cpu}"] if cpu else [])
+    _run([_tool("opt", llvm_tool), *machine, f"-passes=default<O{opt_level}>", str(scratch / "model.ll"),
+          "-o", str(scratch / "model.bc")], "LLVM IR optimization (opt)")
+    _run([_tool("llc", llvm_tool), *machine, f"-O{opt_level}", "-relocation-model=pic", "-filetype=obj",
+          str(scratch / "model.bc"), "-o", str(scratch / "model.o")], "code generation (llc)")
 
 
 def _function_record(signature) -> dict:

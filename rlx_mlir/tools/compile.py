@@ -10,7 +10,9 @@ Every form is a stage of `rlx_mlir.aot.export` (the one compile sequence, throug
 `driver.py`); the header comes from the same function records as the manifest
 (`rlx_mlir/aot/header.py`). The C runtime (`rlx/runtime.h`, `rlx_model_open`) loads
 the library and its manifest; `find_package(RlxMlir CONFIG)` with the directory
-`--cmake-dir` prints gives CMake `rlx_add_model`.
+`--cmake-dir` prints gives CMake `rlx_add_model`. Object files are cached on disk across
+processes (`RLX_CACHE_DIR`, see `rlx_mlir/runtime/disk_cache.py`): compiling an unchanged
+module again only links.
 """
 
 from __future__ import annotations

@@ -264,18 +264,21 @@ def export(
         scratch = Path(scratch)
         if entry is not None:
             records = json.loads((entry / "records.json").read_text())
+            runtime_names = json.loads((entry / "runtime.json").read_text())
             shutil.copyfile(entry / "model.o", scratch / "model.o")
         else:
             records, lowered = _lower(text, filename, functions, pipeline, target)
             _compile_object(lowered, records, target, opt_level, cpu, scratch)
-            disk_cache.store(entry_name, {"model.o": scratch / "model.o", "records.json": json.dumps(records)})
+            needed = _undefined_symbols(scratch / "model.o")  # the runtime libraries it links with
+            runtime_names = [lib.name for lib in _runtime_candidates(target) if needed & _defined_symbols(lib)]
+            disk_cache.store(entry_name, {"model.o": scratch / "model.o", "records.json": json.dumps(records),
+                                          "runtime.json": json.dumps(runtime_names)})
         compiler = _c_compiler() if emit == "shared" else None
         if emit == "object":
             output.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(scratch / "model.o", output)
             return {"target": target, "functions": records}
-        needed = _undefined_symbols(scratch / "model.o")
-        runtime = [lib for lib in _runtime_candidates(target) if needed & _defined_symbols(lib)]
+        runtime = [lib for lib in _runtime_candidates(target) if lib.name in runtime_names]
         output.parent.mkdir(parents=True, exist_ok=True)
         for library in runtime:
             destination = output.parent / library.name

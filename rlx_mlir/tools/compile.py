@@ -77,7 +77,7 @@ def _main(argv: list[str]) -> int:
     header = Path(args.header) if args.header else output.with_suffix(".h")
     if args.emit == "header":
         header = output
-    if args.emit in ("shared", "object", "header") and header.resolve() == output.resolve() and args.emit != "header":
+    if args.emit in ("shared", "object") and header.resolve() == output.resolve():
         raise ToolError(f"the header path {header} is the output path; name the output otherwise")
     try:
         if args.emit == "header":  # the function records come from the lowering (the arena's size)

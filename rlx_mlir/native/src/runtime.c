@@ -894,6 +894,11 @@ rlx_status_t rlx_invoke(rlx_context_t *context, const rlx_tensor_t *inputs, size
         return fail(err, RLX_ERROR_INVALID_ARGUMENT, "output '%s' of @%s overlaps input '%s': give it a buffer of "
                     "its own", info->name, model->function, model->inputs[i].name);
     }
+    for (size_t other = 0; other < o; ++other)
+      if (model->outputs[other].tied < 0 && overlap(outputs[o].data, info->bytes, outputs[other].data,
+                                                     model->outputs[other].bytes))
+        return fail(err, RLX_ERROR_INVALID_ARGUMENT, "outputs '%s' and '%s' of @%s share memory: each needs a "
+                    "buffer of its own", model->outputs[other].name, info->name, model->function);
     point(context->descriptors[context->output_slot[o]], outputs[o].data);
   }
   model->call(context->pointers);

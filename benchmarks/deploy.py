@@ -5,7 +5,7 @@ The model of examples/c/make_llama.py (2 layers, hidden 64, seq 7) compiled once
 `--calls` calls each of
   - the C runtime: examples/c/run_model.c (`rlx_invoke`, weights bound once), timed in C;
   - the Python AOT loader (`rlx_mlir.aot.load`) on the same library, every weight passed per call;
-  - the Python JIT (`rlx_mlir.compile`).
+  - the Python JIT (`rlx_mlir.compile`, one thread like the library).
 Best and median microseconds per call, and each one's ratio to the C runtime's best.
 
     python benchmarks/deploy.py [--calls 2000] [--rounds 3]
@@ -62,7 +62,7 @@ def main() -> None:
                         str(NATIVE / "src" / "runtime.c"), "-o", str(program), "-ldl", "-lm"], check=True)
         model = aot.load(str(work / "libllama.so"))
         text = (work / "llama.mlir").read_text()
-        jit = rlx_mlir.compile(text)
+        jit = rlx_mlir.compile(text, threads=1)  # serial, as the library (rlx-compile's default --threads 1)
         arguments = {spec.name: np.fromfile(work / f"{spec.name}.bin", spec.dtype).reshape(spec.shape)
                      for spec in model.llama.inputs}
         samples = {"C runtime (rlx_invoke)": [], "Python AOT loader": [], "Python JIT (compile)": []}

@@ -30,8 +30,8 @@
 // CHECK: return{{$}}
 
 // LLVM-LABEL: llvm.func @_mlir_ciface_decode(
-// LLVM-SAME: %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr)
-// LLVM-SAME: attributes {llvm.emit_c_interface}
+// LLVM-SAME: %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr, %{{[^:]*}}: !llvm.ptr)
+// LLVM-SAME: attributes {llvm.emit_c_interface, rlx.arena = array<i64: 128, 64>}
 func.func @decode(%x: tensor<1x1x8xf32>, %k_cache: tensor<1x16x8xf32>, %v_cache: tensor<1x16x8xf32>, %pos: tensor<i64>,
                   %wk: tensor<8x8xf32>, %wv: tensor<8x8xf32>)
     -> (tensor<1x1x8xf32>, tensor<1x16x8xf32> {rlx.tied = 1 : i64}, tensor<1x16x8xf32> {rlx.tied = 2 : i64}) {

@@ -1,31 +1,33 @@
 // rlx-lower-to-llvm takes MIR (or linalg on tensors) all the way to the LLVM
 // dialect: results become caller-provided out-params, intermediates live in
-// the LIR plan's arena (one global, no allocation per call; with plan=false
+// the LIR plan's arena (one buffer the caller passes, no allocation per call; with plan=false
 // internal buffers are malloc'ed and freed before returning), and public
 // functions get a C interface.
 // RUN: rlx-opt %s --split-input-file --rlx-lower-to-llvm | FileCheck %s
 // RUN: rlx-opt %s --split-input-file --pass-pipeline='builtin.module(rlx-lower-to-llvm{plan=false})' | FileCheck %s --check-prefix=DIRECT
 // RUN: rlx-opt %s --split-input-file --pass-pipeline='builtin.module(rlx-lower-to-llvm{out-params=false})' | FileCheck %s --check-prefix=RESULTS
 
-// The add is fused into the gelu's loop (no slot), so the arena holds the matmul's 256 bytes;
-// erf is an inline polynomial (rlx-approximate-math), not a libm call.
-// CHECK: llvm.mlir.global private @__rlx_arena_mlp() {addr_space = 0 : i32, alignment = 64 : i64} : !llvm.array<256 x i8>
+// The add is fused into the gelu's loop (no slot), so the arena holds the matmul's 256 bytes:
+// the caller's, the fourth memref argument (after the three inputs, before the out-param), not
+// a global; erf is an inline polynomial (rlx-approximate-math), not a libm call.
+// CHECK-NOT: llvm.mlir.global
 // CHECK-LABEL: llvm.func @mlp(
-// CHECK-SAME: attributes {llvm.emit_c_interface}
+// CHECK-SAME: %arg19: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: !llvm.ptr,
+// CHECK-SAME: attributes {llvm.emit_c_interface, rlx.arena = array<i64: 256, 64>}
 // CHECK-NOT: func.func
 // CHECK-NOT: memref.
 // CHECK-NOT: @malloc
-// CHECK: llvm.mlir.addressof @__rlx_arena_mlp
+// CHECK-NOT: llvm.mlir.addressof
 // CHECK-NOT: @erff
 // CHECK: llvm.intr.fma
 // CHECK: llvm.return{{$}}
 // DIRECT-LABEL: llvm.func @mlp(
 // DIRECT: %[[TMP:.*]] = llvm.call @malloc
 // DIRECT: llvm.call @free(%[[TMP]])
-// Three inputs and the output, each as a pointer to its memref descriptor.
+// Three inputs, the arena and the output, each as a pointer to its memref descriptor.
 // CHECK-LABEL: llvm.func @_mlir_ciface_mlp(
-// CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
-// CHECK-SAME: attributes {llvm.emit_c_interface}
+// CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
+// CHECK-SAME: attributes {llvm.emit_c_interface, rlx.arena = array<i64: 256, 64>}
 
 // RESULTS-LABEL: llvm.func @mlp(
 // RESULTS-SAME: -> !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>

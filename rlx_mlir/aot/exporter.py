@@ -12,7 +12,8 @@ nothing provides is an export-time error, not a load-time one.
 
 Next to `model.so` it writes `model.json`, the manifest `loader.py` reads,
 with the SHA-256 of every library the loader will load.  The functions'
-signatures (symbols, inputs, outputs and which outputs are tied to an input)
+signatures (symbols, inputs, outputs, which outputs are tied to an input, and
+the size and alignment of the arena the caller passes, where there is one)
 are also compiled into the library (`rlx_aot_signature`, JSON), so the loader
 can check a manifest against the library it describes.
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 import json
 import numbers
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -38,7 +40,8 @@ from ..dims.dynamic import DimError, function_symbols
 from ..driver import Compilation
 from ..ir.diagnostics import CompileError
 from ..pipelines.lower_to_llvm import LowerToLLVM
-from ..runtime.signature import find_function, signature_of
+from ..runtime import disk_cache
+from ..runtime.signature import arena_of, find_function, signature_of
 from ..targets import TARGETS
 from ..targets.cpu import AUTO_THREADS, MAX_THREADS, resolve_threads
 from ..targets.cuda import check_target
@@ -46,12 +49,15 @@ from ..targets.toolchain import llvm_tool, mlir_tool
 from .loader import (
     CIFACE_PREFIX,
     MANIFEST_FORMAT,
+    PACKED_PREFIX,
     SIGNATURE_SYMBOL,
     SYMBOL_NAME,
     check_manifest,
     file_sha256,
     manifest_path,
 )
+
+EMIT_KINDS = ("shared", "object", "mlir-llvm")  # what `export(emit=...)` writes
 
 
 def _runtime_candidates(target: str) -> list[Path]:
@@ -64,6 +70,18 @@ def _runtime_candidates(target: str) -> list[Path]:
     venv_lib = Path(sys.prefix) / "lib" / "libiomp5.so"
     candidates.append(venv_lib)
     return [c for c in candidates if c.exists()]
+
+
+def _default_triple() -> str:
+    """llc's default target triple (this machine's): the triple opt and llc compile for."""
+    try:
+        done = subprocess.run([_tool("llc", llvm_tool), "--version"], capture_output=True, text=True)
+    except OSError as error:
+        raise CompileError(f"cannot run llc: {error.strerror or error}") from None
+    found = re.search(r"Default target:\s*(\S+)", done.stdout)
+    if found is None:
+        raise CompileError("llc --version names no default target triple")
+    return found.group(1)
 
 
 def _run(command: Sequence[str], what: str) -> None:
@@ -133,6 +151,29 @@ def _signature_global(record: dict) -> str:
     return f'\n@{SIGNATURE_SYMBOL} = constant [{len(data)} x i8] c"{text}", align 1\n'
 
 
+def descriptor_count(record: dict) -> int:
+    """The memref descriptors the C interface of a function record takes: one per input, one for
+    the caller's arena where it has one, one per result not tied to an input."""
+    tied = sum(output["tied"] is not None for output in record["outputs"])
+    return len(record["inputs"]) + ("arena" in record) + len(record["outputs"]) - tied
+
+
+def _packed_wrappers(records: list) -> str:
+    """LLVM IR: `void rlx_call_<name>(ptr args)` per function, calling `_mlir_ciface_<name>` with the
+    descriptor pointers `args[0..n)`: a call of any arity from C (the C runtime's) without libffi."""
+    text = []
+    for record in records:
+        count = descriptor_count(record)
+        body = [f'define void @"{PACKED_PREFIX}{record["name"]}"(ptr %args) {{']
+        for index in range(count):
+            body.append(f"  %p{index} = getelementptr inbounds ptr, ptr %args, i64 {index}")
+            body.append(f"  %a{index} = load ptr, ptr %p{index}, align 8")
+        arguments = ", ".join(f"ptr %a{index}" for index in range(count))
+        body += [f'  call void @"{record["symbol"]}"({arguments})', "  ret void", "}"]
+        text.append("\n".join(body))
+    return "\n" + "\n\n".join(text) + "\n"
+
+
 def _check_calling_convention(lowered: ir.Module, records: list, target: str) -> None:
     """Each `_mlir_ciface_<name>` takes one descriptor per input and per result not tied to an input:
     what the loader passes (a result tied to an input must have been updated in its buffer)."""
@@ -142,7 +183,7 @@ def _check_calling_convention(lowered: ir.Module, records: list, target: str) ->
             arity[ir.StringAttr(op.attributes["sym_name"]).value] = len(op.regions[0].blocks[0].arguments)
     for function in records:
         tied = sum(output["tied"] is not None for output in function["outputs"])
-        expected = len(function["inputs"]) + len(function["outputs"]) - tied
+        expected = descriptor_count(function)
         found = arity.get(function["symbol"])
         if tied and found == expected + tied:
             raise CompileError(f"@{function['name']}: target '{target}' does not update results tied to an "
@@ -164,8 +205,18 @@ def export(
     opt_level: int = 3,
     filename: str = "<string>",
     threads: int = 1,
+    emit: str = "shared",
+    cpu: Optional[str] = None,
 ) -> dict:
     """Compiles `module` (MLIR text or ir.Module; not modified) into the shared object `path`.
+
+    `emit` says what is written to `path`: "shared" (the library, its manifest and runtime
+    libraries), "object" (the position-independent object file, for static linking),
+    "mlir-llvm" (the lowered module in the LLVM dialect).  Each is a stage of the one
+    compile sequence below; the function records (the manifest's `functions`) are returned
+    for every form, in the manifest for "shared".  `cpu` is the CPU the code is tuned for and may
+    use the instructions of (LLVM's -mcpu: "native" is this machine's, as the JIT compiles); the
+    default is the target's baseline (x86-64: SSE2), code that runs on any machine of the target.
 
     Exports every public function (or those named in `functions`).  For
     "cuda", `chip`, `features` and `format` select the GPU code (see
@@ -181,6 +232,11 @@ def export(
     """
     if target not in TARGETS:
         raise ValueError(f"unknown target '{target}'; available: {', '.join(TARGETS)}")
+    if cpu is not None and not re.fullmatch(r"[A-Za-z0-9_.+-]+", cpu):
+        raise ValueError(f"export(): cpu must be an LLVM CPU name such as 'native', 'x86-64-v3' or 'znver4', "
+                         f"got {cpu!r}")
+    if emit not in EMIT_KINDS:
+        raise ValueError(f"unknown emit kind '{emit}'; available: {', '.join(EMIT_KINDS)}")
     if isinstance(threads, bool) or not isinstance(threads, numbers.Integral) or not 0 <= threads <= MAX_THREADS:
         raise ValueError(f"export(): threads must be an integer in [0, {MAX_THREADS}] ({AUTO_THREADS}: this "
                          f"machine's thread count), got {threads!r} ({type(threads).__name__})")
@@ -191,7 +247,72 @@ def export(
         pipeline = LowerToLLVM(threads=resolve_threads(int(threads)))
     text = module.operation.get_asm(enable_debug_info=True) if isinstance(module, ir.Module) else module
     output = Path(path).resolve()
-    _check_output_path(output, target)
+    if emit == "shared":
+        _check_output_path(output, target)
+    elif output.is_dir():
+        raise ValueError(f"{output}: is a directory; give the path of the file to write")
+    if emit == "mlir-llvm":
+        records, lowered = _lower(text, filename, functions, pipeline, target)
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(lowered)
+        return {"target": target, "functions": records}
+    # The object file and its records, from the disk cache when this module was compiled with these
+    # options (and these tools) before, by any process.
+    options = {"target": target, "functions": list(functions) if functions else None, "opt_level": opt_level,
+               "threads": resolve_threads(int(threads)) if target == "cpu" else None, "cpu": cpu,
+               "filename": filename, "gpu": [chip, features, format] if target == "cuda" else None}
+    entry_name = disk_cache.key("aot-object", text, options, _tool("llc", llvm_tool))
+    entry = disk_cache.lookup(entry_name)
+    with tempfile.TemporaryDirectory(prefix="rlx-aot-") as scratch:
+        scratch = Path(scratch)
+        if entry is not None:
+            records = json.loads((entry / "records.json").read_text())
+            runtime_names = json.loads((entry / "runtime.json").read_text())
+            shutil.copyfile(entry / "model.o", scratch / "model.o")
+        else:
+            records, lowered = _lower(text, filename, functions, pipeline, target)
+            _compile_object(lowered, records, target, opt_level, cpu, scratch)
+            needed = _undefined_symbols(scratch / "model.o")  # the runtime libraries it links with
+            runtime_names = [lib.name for lib in _runtime_candidates(target) if needed & _defined_symbols(lib)]
+            disk_cache.store(entry_name, {"model.o": scratch / "model.o", "records.json": json.dumps(records),
+                                          "runtime.json": json.dumps(runtime_names)})
+        compiler = _c_compiler() if emit == "shared" else None
+        if emit == "object":
+            output.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(scratch / "model.o", output)
+            return {"target": target, "functions": records}
+        runtime = [lib for lib in _runtime_candidates(target) if lib.name in runtime_names]
+        output.parent.mkdir(parents=True, exist_ok=True)
+        for library in runtime:
+            destination = output.parent / library.name
+            if not destination.exists() or destination.stat().st_size != library.stat().st_size:
+                shutil.copy2(library, destination)
+        # Only the C interfaces and the signature record are exported: the functions they call stay
+        # local, so a function named like a symbol of the process (`step`, `index`: libc's) is still ours.
+        exports = [record["symbol"] for record in records] + [PACKED_PREFIX + record["name"] for record in records]
+        exports.append(SIGNATURE_SYMBOL)
+        (scratch / "exports.map").write_text("{\n  global: " + "; ".join(exports) + ";\n  local: *;\n};\n")
+        _run([*compiler, "-shared", "-o", str(output), str(scratch / "model.o"), f"-L{output.parent}",
+              *[f"-l:{lib.name}" for lib in runtime], "-lm", "-Wl,-rpath,$ORIGIN", "-Wl,--no-undefined",
+              "-Wl,--allow-shlib-undefined", f"-Wl,--version-script={scratch / 'exports.map'}"],
+             "linking the shared object")
+    manifest = {
+        "format": MANIFEST_FORMAT,
+        "target": target,
+        "library": output.name,
+        "runtime_libraries": [lib.name for lib in runtime],
+        "sha256": {name: file_sha256(str(output.parent / name)) for name in [output.name, *[r.name for r in runtime]]},
+        "functions": records,
+    }
+    if target == "cuda":
+        manifest["gpu"] = {"chip": chip, "features": features, "format": format}
+    check_manifest(manifest)  # what the loader will accept
+    Path(manifest_path(str(output))).write_text(json.dumps(manifest, indent=2) + "\n")
+    return manifest
+
+
+def _lower(text: str, filename: str, functions, pipeline, target: str) -> tuple[list, str]:
+    """Parses, checks and lowers the module: (the function records, the module in the LLVM dialect)."""
     with Compilation(filename=filename) as job:
         parsed = job.parse(text)
         names = functions or [
@@ -219,46 +340,31 @@ def export(
                 )
         records = [_function_record(signature_of(find_function(parsed, name))) for name in names]
         job.run(parsed, pipeline, f"lowering for target '{target}' failed")
+        for record in records:  # the caller's arena, where the planned code takes one (rlx.arena)
+            arena = arena_of(parsed, record["name"])
+            if arena is not None:
+                record["arena"] = {"bytes": arena[0], "alignment": arena[1]}
         _check_calling_convention(parsed, records, target)
         lowered = parsed.operation.get_asm()
-    compiler = _c_compiler()
-    with tempfile.TemporaryDirectory(prefix="rlx-aot-") as scratch:
-        scratch = Path(scratch)
-        (scratch / "model.mlir").write_text(lowered)
-        _run([_tool("mlir-translate", mlir_tool), "--mlir-to-llvmir", str(scratch / "model.mlir"),
-              "-o", str(scratch / "model.ll")], "translation to LLVM IR")
-        with open(scratch / "model.ll", "a") as ll:  # what the loader checks the manifest against
-            ll.write(_signature_global({"target": target, "functions": records}))
-        _run([_tool("llc", llvm_tool), f"-O{opt_level}", "-relocation-model=pic", "-filetype=obj",
-              str(scratch / "model.ll"), "-o", str(scratch / "model.o")], "code generation (llc)")
-        needed = _undefined_symbols(scratch / "model.o")
-        runtime = [lib for lib in _runtime_candidates(target) if needed & _defined_symbols(lib)]
-        output.parent.mkdir(parents=True, exist_ok=True)
-        for library in runtime:
-            destination = output.parent / library.name
-            if not destination.exists() or destination.stat().st_size != library.stat().st_size:
-                shutil.copy2(library, destination)
-        # Only the C interfaces and the signature record are exported: the functions they call stay
-        # local, so a function named like a symbol of the process (`step`, `index`: libc's) is still ours.
-        exports = [record["symbol"] for record in records] + [SIGNATURE_SYMBOL]
-        (scratch / "exports.map").write_text("{\n  global: " + "; ".join(exports) + ";\n  local: *;\n};\n")
-        _run([*compiler, "-shared", "-o", str(output), str(scratch / "model.o"), f"-L{output.parent}",
-              *[f"-l:{lib.name}" for lib in runtime], "-lm", "-Wl,-rpath,$ORIGIN", "-Wl,--no-undefined",
-              "-Wl,--allow-shlib-undefined", f"-Wl,--version-script={scratch / 'exports.map'}"],
-             "linking the shared object")
-    manifest = {
-        "format": MANIFEST_FORMAT,
-        "target": target,
-        "library": output.name,
-        "runtime_libraries": [lib.name for lib in runtime],
-        "sha256": {name: file_sha256(str(output.parent / name)) for name in [output.name, *[r.name for r in runtime]]},
-        "functions": records,
-    }
-    if target == "cuda":
-        manifest["gpu"] = {"chip": chip, "features": features, "format": format}
-    check_manifest(manifest)  # what the loader will accept
-    Path(manifest_path(str(output))).write_text(json.dumps(manifest, indent=2) + "\n")
-    return manifest
+    return records, lowered
+
+
+def _compile_object(lowered: str, records: list, target: str, opt_level: int, cpu, scratch: Path) -> None:
+    """LLVM dialect -> LLVM IR (+ the signature record and packed entry points) -> scratch/model.o."""
+    (scratch / "model.mlir").write_text(lowered)
+    _run([_tool("mlir-translate", mlir_tool), "--mlir-to-llvmir", str(scratch / "model.mlir"),
+          "-o", str(scratch / "model.ll")], "translation to LLVM IR")
+    with open(scratch / "model.ll", "a") as ll:  # what the loader checks the manifest against
+        ll.write(_signature_global({"target": target, "functions": records}))
+        ll.write(_packed_wrappers(records))
+    # LLVM's IR optimizations (what the JIT's ExecutionEngine runs at `opt_level`): llc alone only
+    # generates code, and the library ran the 2-layer Llama about 4x slower than the JIT without them.
+    # The target (this machine's triple, `cpu`'s features) lets opt's vectorizers weigh real costs.
+    machine = [f"-mtriple={_default_triple()}"] + ([f"-mcpu={cpu}"] if cpu else [])
+    _run([_tool("opt", llvm_tool), *machine, f"-passes=default<O{opt_level}>", str(scratch / "model.ll"),
+          "-o", str(scratch / "model.bc")], "LLVM IR optimization (opt)")
+    _run([_tool("llc", llvm_tool), *machine, f"-O{opt_level}", "-relocation-model=pic", "-filetype=obj",
+          str(scratch / "model.bc"), "-o", str(scratch / "model.o")], "code generation (llc)")
 
 
 def _function_record(signature) -> dict:

@@ -12,7 +12,9 @@ of `rlx_mlir` it imports (`scripts/gpu_bundle.py` lists it: `loader_files`), the
 Each function of the shared object is the C interface `_mlir_ciface_<name>`
 of a function whose results were turned into caller-provided buffers, called as
 `compile` calls it (`rlx_mlir.runtime.abi`): one pointer to a ranked memref
-descriptor per argument, then one per result, except results tied to an argument
+descriptor per argument, then one for the caller's arena where the function has
+one (the manifest's `arena`: bytes and alignment; each call context holds its
+own, so threads run a model at once), then one per result, except results tied to an argument
 (`rlx.tied = N`, a KV cache): those are updated in the argument's own buffer,
 and the call returns the caller's array (which must be writable and
 C-contiguous) as that result.
@@ -50,7 +52,7 @@ import numpy as np
 
 from ..errors import RlxError
 from ..ir.dtypes import NUMPY_NAMES, load_numpy_dtype
-from ..runtime.abi import IN_PLACE_LOADER, CFunction, Interface
+from ..runtime.abi import IN_PLACE_LOADER, ArenaSpec, CFunction, Interface
 from ..runtime.cuda_driver import CudaRuntime, DeviceFunction, cuda_device_error
 from ..targets import TARGETS  # MLIR-free
 
@@ -74,6 +76,9 @@ def _unload_cuda_models() -> None:
 MANIFEST_FORMAT = "rlx-aot/2"
 SIGNATURE_SYMBOL = "rlx_aot_signature"  # in the library: its functions, as JSON (written by the exporter)
 CIFACE_PREFIX = "_mlir_ciface_"
+# In the library: `void rlx_call_<name>(void **descriptors)`, the C interface with its descriptor
+# pointers packed in one array (inputs, arena, untied results), what the C runtime calls.
+PACKED_PREFIX = "rlx_call_"
 SYMBOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")  # a function name that names C symbols (MLIR's bare-id)
 DTYPES = NUMPY_NAMES  # the numpy dtypes a function's arguments and results can have (bfloat16: ml_dtypes')
 
@@ -162,7 +167,13 @@ def _check_spec(entry, where: str, output: bool, inputs: list) -> None:
 
 
 def _check_function(entry, where: str) -> None:
-    entry = _take(entry, where, {"name": str, "symbol": str, "inputs": list, "outputs": list})
+    entry = _take(entry, where, {"name": str, "symbol": str, "inputs": list, "outputs": list}, {"arena": dict})
+    if "arena" in entry:
+        arena = _take(entry["arena"], f"{where}.arena", {"bytes": int, "alignment": int})
+        if not 0 < arena["bytes"] <= _MAX_BYTES:
+            _fail(f"{where}.arena.bytes", f"expected a positive size, got {arena['bytes']}")
+        if not 0 < arena["alignment"] <= 4096 or arena["alignment"] & (arena["alignment"] - 1):
+            _fail(f"{where}.arena.alignment", f"expected a power of two up to 4096, got {arena['alignment']}")
     if not SYMBOL_NAME.fullmatch(entry["name"]):
         _fail(f"{where}.name", f"not a function name: {entry['name']!r}")
     if entry["symbol"] != CIFACE_PREFIX + entry["name"]:
@@ -263,7 +274,9 @@ class Function:
         self._target = model.target
         self._interface = Interface(self.name, self.inputs, self.outputs, [spec.tied for spec in self.outputs],
                                     in_place=IN_PLACE_LOADER)
-        self._function = CFunction(address, self._interface.buffer_shapes, packed=False)
+        arena = entry.get("arena")  # the caller's arena: one per call context (runtime/abi.py)
+        spec = ArenaSpec(len(self.inputs), arena["bytes"], arena["alignment"]) if arena else None
+        self._function = CFunction(address, self._interface.buffer_shapes, packed=False, arena=spec)
         self._device = DeviceFunction(self._interface, self._function, model.cuda) if model.target == "cuda" else None
 
     def __repr__(self) -> str:
@@ -278,12 +291,31 @@ class Function:
         self._function.run(call.addresses)
         return call.finish()
 
+    def context(self) -> "FunctionContext":
+        """A call context of its own (its own arena): calls in different contexts run concurrently."""
+        if self._device is not None:
+            raise ValueError("contexts are for CPU models (a CUDA function allocates its arena per call)")
+        return FunctionContext(self._interface, self._function.context())
+
     def time_on_device(self, *args, repeat: int = 10, **kwargs) -> list[float]:
         """Seconds per call with every argument already on the device ("cuda" only); see
         `rlx_mlir.runtime.cuda_driver.DeviceFunction.time_on_device`."""
         if self._device is None:
             raise ValueError("time_on_device needs a CUDA model")
         return self._device.time_on_device(*args, repeat=repeat, **kwargs)
+
+
+class FunctionContext:
+    """One caller's state of a `Function` (its arena): call it as the function itself."""
+
+    def __init__(self, interface: Interface, context):
+        self._interface = interface
+        self._context = context
+
+    def __call__(self, *args, **kwargs):
+        call = self._interface.prepare(args, kwargs)
+        self._context.run(call.addresses)
+        return call.finish()
 
 
 class Model:

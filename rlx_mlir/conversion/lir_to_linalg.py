@@ -1,8 +1,16 @@
 """rlx-lir-to-linalg: lower LIR so that the generated code executes the plan.
 
-Each planned function gets one arena, a private `memref.global` of the plan's
-size and alignment (allocated once when the module is loaded, reused by every
-call).  Every planned intermediate is computed into `memref.view`s of the
+Each planned function gets one arena of the plan's size and alignment.  By
+default it is a private `memref.global` (allocated once when the module is
+loaded, reused by every call: one call at a time).  With `caller-arena` (what
+rlx-lower-to-llvm uses) the arena belongs to the caller: a function that needs
+one takes it as its last argument, a `memref<?xi8>` (before the out-params),
+and says how large and how aligned it must be in `rlx.arena = array<i64: bytes,
+alignment>`.  A callee's arena follows its caller's own slots
+(`total(f) = align(own(f)) + max over callees of total(callee)`), passed as a
+`memref.view` at each `func.call`, so one buffer per call of the entry point
+holds them all and the compiled code owns no memory between calls: two callers
+with two arenas run the same code at once.  Every planned intermediate is computed into `memref.view`s of the
 arena at its slot: the MIR op lowers to linalg on tensors as in
 rlx-mir-to-linalg, and `bufferization.materialize_in_destination` into the
 view, with `eliminate-empty-tensors` before bufferization, makes the op write
@@ -34,12 +42,12 @@ from __future__ import annotations
 import dataclasses
 
 from mlir import ir
-from mlir.dialects import arith, bufferization, memref
+from mlir.dialects import arith, bufferization, func, memref
 
 from ..dialects.rlx_lir.ir_plan import defined_functions, find_plan, function_buffers
-from ..ir.attrs import FUSED_ATTR, PHASE_ATTR, SLOT_ATTR, VIEW_ATTR
+from ..ir.attrs import ARENA_ATTR, FUSED_ATTR, PHASE_ATTR, SLOT_ATTR, VIEW_ATTR
 from ..ir.walk import collect_ops
-from ..passmanager.base import RlxPass
+from ..passmanager.base import RlxPass, option
 from .mir_to_linalg.mir_to_linalg import MirToLinalg
 
 
@@ -50,11 +58,13 @@ def arena_symbol(function) -> str:
 @dataclasses.dataclass(frozen=True)
 class LirToLinalg(RlxPass):
     name = "rlx-lir-to-linalg"
-    summary = "Lower LIR to linalg, each intermediate computed into its arena slot (memref.view of one global)"
+    summary = "Lower LIR to linalg, each intermediate computed into its arena slot (memref.view of the arena)"
     creates_rlx_ops = False
+    caller_arena: bool = option(False, "the arena is an argument the caller passes (re-entrant), not a global")
 
     def run(self, module: ir.Operation) -> None:
         module_block = module.regions[0].blocks[0]
+        own = {}  # function name -> (bytes, alignment) of its own slots, with caller_arena
         for function in defined_functions(module):
             block = function.regions[0].blocks[0]
             plan = find_plan(function)
@@ -64,7 +74,12 @@ class LirToLinalg(RlxPass):
             returned = _returned_values(function)  # read off the plan before anything changes
             placed = [op.operation for op in block.operations
                       if SLOT_ATTR in op.operation.attributes and VIEW_ATTR not in op.operation.attributes]
-            if arena_size > 0 and placed:
+            if arena_size > 0 and placed and self.caller_arena:
+                own[ir.StringAttr(function.sym_name).value] = (arena_size, alignment)
+                arena = _arena_argument(function)
+                for op in placed:
+                    _compute_into_slot(op, arena)
+            elif arena_size > 0 and placed:
                 arena_type = ir.MemRefType.get([arena_size], ir.IntegerType.get_signless(8))
                 with ir.InsertionPoint.at_block_begin(module_block), function.location:
                     memref.GlobalOp(
@@ -80,10 +95,81 @@ class LirToLinalg(RlxPass):
                 _compute_into_own_buffer(op, result)
             plan.operation.erase()
         MirToLinalg().run(module)
+        if self.caller_arena:  # after MirToLinalg, which calls the bodies of scan / if / while
+            _pass_arenas_to_callees(module, own)
         for op in collect_ops(module):  # plan attributes left on ops that were not rlx ops
             for name in (SLOT_ATTR, VIEW_ATTR, PHASE_ATTR, FUSED_ATTR):
                 if name in op.attributes:
                     del op.attributes[name]
+
+
+def _arena_type() -> ir.MemRefType:
+    return ir.MemRefType.get([ir.ShapedType.get_dynamic_size()], ir.IntegerType.get_signless(8))
+
+
+def _align(size: int, alignment: int) -> int:
+    return -(-size // alignment) * alignment
+
+
+def _arena_argument(function) -> ir.Value:
+    """Appends the caller's arena, a `memref<?xi8>`, to `function`'s arguments and returns it."""
+    block = function.regions[0].blocks[0]
+    old = ir.FunctionType(ir.TypeAttr(function.attributes["function_type"]).value)
+    arena = block.add_argument(_arena_type(), function.location)
+    function.attributes["function_type"] = ir.TypeAttr.get(
+        ir.FunctionType.get([*old.inputs, _arena_type()], list(old.results)))
+    if "arg_attrs" in function.attributes:
+        attrs = list(ir.ArrayAttr(function.attributes["arg_attrs"]))
+        function.attributes["arg_attrs"] = ir.ArrayAttr.get(attrs + [ir.DictAttr.get({})])
+    return arena
+
+
+def _pass_arenas_to_callees(module: ir.Operation, own: dict) -> None:
+    """Sizes each function's arena (its own slots, then the largest arena of a function it calls),
+    gives every function that needs one the argument, and passes each callee its part."""
+    functions = {ir.StringAttr(f.sym_name).value: f for f in defined_functions(module)}
+    calls = {name: [c for c in collect_ops(f.operation, func.CallOp)
+                    if ir.FlatSymbolRefAttr(c.attributes["callee"]).value in functions]
+             for name, f in functions.items()}
+    alignment = max([a for _, a in own.values()], default=64)
+    totals: dict = {}
+
+    def total(name: str) -> int:  # the call graph is acyclic (the verifier rejects recursion)
+        if name not in totals:
+            totals[name] = 0  # a cycle, should one get here, adds nothing
+            callees = [total(ir.FlatSymbolRefAttr(c.attributes["callee"]).value) for c in calls[name]]
+            mine = own.get(name, (0, alignment))[0]
+            totals[name] = (_align(mine, alignment) + max(callees)) if any(callees) else mine
+        return totals[name]
+
+    for name in functions:
+        total(name)
+    arenas = {}
+    for name, function in functions.items():
+        if totals[name] == 0:
+            continue
+        block = function.regions[0].blocks[0]
+        arenas[name] = block.arguments[len(block.arguments) - 1] if name in own else _arena_argument(function)
+        function.attributes[ARENA_ATTR] = ir.DenseI64ArrayAttr.get([totals[name], alignment])
+    for name in functions:
+        for call in calls[name]:
+            callee = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
+            if totals[callee] == 0:
+                continue
+            with ir.InsertionPoint(call), call.location:
+                index = ir.IndexType.get()
+                start = arith.ConstantOp(index, _align(own.get(name, (0, alignment))[0], alignment)).result
+                size = arith.ConstantOp(index, totals[callee]).result
+                part = memref.ViewOp(_arena_type(), arenas[name], start, [size]).result
+                replacement = func.CallOp([r.type for r in call.results], call.attributes["callee"],
+                                          [*call.operands, part])
+            for position in range(len(call.attributes)):  # no_inline, and any other
+                named = call.attributes[position]
+                if named.name not in replacement.attributes:
+                    replacement.attributes[named.name] = named.attr
+            for old, new in zip(call.results, replacement.results):
+                old.replace_all_uses_with(new)
+            call.erase()
 
 
 def _compute_into_slot(op: ir.Operation, arena: ir.Value) -> None:

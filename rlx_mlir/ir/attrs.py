@@ -24,6 +24,9 @@ SLOT_ATTR = "rlx_lir.slot"  # op: array<i64: offset, size> of its result in the 
 VIEW_ATTR = "rlx_lir.view"  # op: its result is a view of its operand's slot (unit)
 PHASE_ATTR = "rlx_lir.phase"  # op: "prologue", "steady" or "epilogue"
 FUSED_ATTR = "rlx_lir.fused"  # op: an elementwise result computed inside its only consumer: no buffer
+# function: array<i64: bytes, alignment> of the arena its caller passes as its last argument (before
+# the out-params): every planned intermediate of it and of the functions it calls (rlx-lir-to-linalg)
+ARENA_ATTR = "rlx.arena"
 
 # --- linalg CPU codegen ----------------------------------------------------------------------
 KERNEL_ATTR = "rlx.microkernel"  # linalg.generic: a packed GEMM for rlx-tile-matmul (then its index)

@@ -100,7 +100,7 @@ class LowerToLLVM(RlxPipeline):
 
     def elements(self):
         planning = MirToLir(fuse_elementwise=self.fuse_elementwise)
-        lowering = [planning, LirToLinalg()] if self.plan else [MirToLinalg()]
+        lowering = [planning, LirToLinalg(caller_arena=True)] if self.plan else [MirToLinalg()]
         steps = [OutlineBlocks()] if self.outline_blocks else []
         steps.append(HirToMir())
         if self.split_weight_concat:

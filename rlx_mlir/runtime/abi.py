@@ -3,8 +3,9 @@
 Every function rlx-mlir compiles (JIT on the CPU or the GPU, or AOT into a shared object) is
 called through MLIR's C interface `_mlir_ciface_<name>`, after `rlx-lower-to-llvm` turned its
 results into caller-provided buffers: it takes one pointer to a ranked memref descriptor per
-argument, then one per result, except results tied to an argument (`rlx.tied = N`, a KV cache),
-which the function writes into that argument's own buffer.  The caller's array is that result.
+argument, then (when the planned code needs one, `rlx.arena`) one for the caller's arena, then
+one per result, except results tied to an argument (`rlx.tied = N`, a KV cache), which the
+function writes into that argument's own buffer.  The caller's array is that result.
 
 This module is that boundary, written once for `runtime/jit.py`, `runtime/cuda.py`,
 `runtime/specialize.py` and `aot/loader.py`:
@@ -13,7 +14,8 @@ This module is that boundary, written once for `runtime/jit.py`, `runtime/cuda.p
 - `Interface.prepare`: the arguments checked against their specs and made readable by compiled
   code (C-contiguous, aligned, native byte order), arguments updated in place checked to be
   the caller's own writable arrays, and the result arrays (fresh, `out=`, or the tied argument);
-- `CFunction`: the memref descriptors of one C interface, reused across calls, and the call.
+- `CFunction`: the memref descriptors of one C interface and the call; each `CallContext` owns
+  its descriptors and its arena, so calls in two contexts run at once.
 
 A spec is any object with `name`, `shape` (a tuple of ints), `dtype` (a numpy dtype) and
 `describe()` (how messages name what was expected).  The AOT loader runs where MLIR is not
@@ -64,17 +66,39 @@ def contiguous_descriptor(shape: Sequence[int]) -> ctypes.Structure:
     return descriptor
 
 
-class CFunction:
-    """A C interface at `address`, with one descriptor per buffer it takes (`shapes`, in order).
+class ArenaSpec:
+    """The caller's arena a C interface takes (`rlx.arena`): the buffer's `position` among the
+    descriptors (after the inputs, before the out-params), its size in bytes and its alignment."""
 
-    Without `packed`, the function takes one descriptor pointer per buffer (a shared object's
-    `_mlir_ciface_<name>`); with `packed`, one array of pointers to cells holding them (what
-    MLIR's ExecutionEngine's `raw_lookup` returns).  The descriptors are built once; a call only
-    sets their data pointers, under `lock` (one call at a time per function).
+    __slots__ = ("position", "size", "alignment")
+
+    def __init__(self, position: int, size: int, alignment: int):
+        self.position, self.size, self.alignment = position, size, alignment
+
+
+class CallContext:
+    """One caller's state for a C interface: its own memref descriptors and its own arena.
+
+    Calls through one context run one at a time (`lock`); calls through two contexts share
+    nothing and run at once (ctypes releases the GIL during the call).
     """
 
-    def __init__(self, address: int, shapes: Sequence[Sequence[int]], packed: bool):
+    def __init__(self, address: int, shapes: Sequence[Sequence[int]], packed: bool, arena: Optional[ArenaSpec]):
+        shapes = [tuple(shape) for shape in shapes]
+        self._arena_position = None
+        if arena is not None:
+            shapes.insert(arena.position, (arena.size,))
+            self._arena_position = arena.position
         self.descriptors = [contiguous_descriptor(shape) for shape in shapes]
+        self._bound = list(self.descriptors)  # the descriptors a call's addresses go to, in order
+        if arena is not None:
+            # Over-allocated by the alignment and sliced: numpy guarantees only the element size.
+            raw = np.zeros(arena.size + arena.alignment, np.uint8)
+            start = -raw.ctypes.data % arena.alignment
+            self.arena = raw[start:start + arena.size]
+            self.descriptors[arena.position].allocated = raw.ctypes.data
+            self.descriptors[arena.position].aligned = self.arena.ctypes.data
+            del self._bound[arena.position]
         addresses = [ctypes.addressof(d) for d in self.descriptors]
         if packed:
             self._cells = [ctypes.c_void_p(a) for a in addresses]
@@ -87,8 +111,9 @@ class CFunction:
         self.lock = threading.Lock()
 
     def bind(self, addresses: Sequence[int]) -> None:
-        """Points the descriptors at these buffers (host or device addresses), in order."""
-        for descriptor, address in zip(self.descriptors, addresses):
+        """Points the descriptors at these buffers (host or device addresses), in order (the arena,
+        the context's own, is not among them)."""
+        for descriptor, address in zip(self._bound, addresses):
             descriptor.allocated = descriptor.aligned = address
 
     def call(self) -> None:
@@ -96,10 +121,54 @@ class CFunction:
         self._function(*self._pointers)
 
     def run(self, addresses: Sequence[int]) -> None:
-        """Binds `addresses` and calls the function, one call at a time."""
+        """Binds `addresses` and calls the function, one call at a time per context."""
         with self.lock:
             self.bind(addresses)
             self._function(*self._pointers)
+
+
+class CFunction:
+    """A C interface at `address`, with one descriptor per buffer it takes (`shapes`, in order),
+    and, when `arena` is given, the caller's arena (which the compiled code needs; one per context).
+
+    Without `packed`, the function takes one descriptor pointer per buffer (a shared object's
+    `_mlir_ciface_<name>`); with `packed`, one array of pointers to cells holding them (what
+    MLIR's ExecutionEngine's `raw_lookup` returns).  `context()` gives a caller state of its own;
+    `run` takes an idle one from a pool (making one when all are busy), so threads that call
+    one function at once each run in a context (an arena) of their own.  `lock`, `bind` and
+    `call` act on the function's first context (the CUDA path's).
+    """
+
+    def __init__(self, address: int, shapes: Sequence[Sequence[int]], packed: bool,
+                 arena: Optional[ArenaSpec] = None):
+        self._address, self._shapes, self._packed, self.arena = address, list(shapes), packed, arena
+        self._first = self.context()
+        self.descriptors = self._first.descriptors
+        self.lock = self._first.lock
+        self._idle = [self._first]
+        self._pool_lock = threading.Lock()
+
+    def context(self) -> CallContext:
+        """A new caller state: descriptors and an arena of its own."""
+        return CallContext(self._address, self._shapes, self._packed, self.arena)
+
+    def bind(self, addresses: Sequence[int]) -> None:
+        self._first.bind(addresses)
+
+    def call(self) -> None:
+        self._first.call()
+
+    def run(self, addresses: Sequence[int]) -> None:
+        """Binds `addresses` and calls the function in an idle context."""
+        with self._pool_lock:
+            context = self._idle.pop() if self._idle else None
+        if context is None:
+            context = self.context()
+        try:
+            context.run(addresses)
+        finally:
+            with self._pool_lock:
+                self._idle.append(context)
 
 
 # --- arguments ------------------------------------------------------------------------------------

@@ -4,7 +4,8 @@ Compiling the same module again with the same options returns the executable
 compiled the first time. The key is a SHA-256 of the module text together with
 every option that changes the generated code (entry, target, optimisation
 level, plan, thread count, matmul kernels). Executables are safe to share:
-calls are serialised by the executable's own lock and outputs are fresh arrays.
+each call runs in a call context of its own (its own arena) and outputs are fresh arrays.
+Ahead-of-time compiles are also cached on disk, across processes (`disk_cache.py`).
 """
 
 from __future__ import annotations

@@ -5,7 +5,10 @@ caller-provided output buffers), JIT-compiles it once, and returns an
 `Executable`.  Calling it checks every argument against the signature, fills
 preallocated memref descriptors with the arrays' data pointers and calls the
 function's C interface (runtime/abi.py); outputs are numpy arrays allocated per
-call (or the caller's `out=` arrays).
+call (or the caller's `out=` arrays).  The compiled code keeps no state between
+calls: the planned intermediates live in an arena the caller passes, one per
+call context (`Executable.context()`; plain calls take an idle one from a pool),
+so threads call one executable at once.
 """
 
 from __future__ import annotations
@@ -25,10 +28,10 @@ from ..targets import TARGETS
 from ..targets.cpu import resolve_threads
 from ..targets.toolchain import openmp_library, runtime_library
 from . import isolation, options, specialize
-from .abi import ArgumentError, CFunction, Interface  # noqa: F401 (ArgumentError: re-exported)
+from .abi import ArenaSpec, ArgumentError, CallContext, CFunction, Interface  # noqa: F401 (ArgumentError: re-exported)
 from .compile_cache import COMPILE_CACHE, CacheInfo
 from .cuda import compile_cuda
-from .signature import Signature, find_function, signature_of
+from .signature import Signature, arena_of, find_function, signature_of
 
 DEFAULT_MAX_VARIANTS = 32  # specialisations a dynamic executable keeps (least recently used go first)
 
@@ -36,7 +39,8 @@ DEFAULT_MAX_VARIANTS = 32  # specialisations a dynamic executable keeps (least r
 class Executable:
     """A compiled function: call it with numpy arrays, get a numpy array (or a tuple)."""
 
-    def __init__(self, engine: ExecutionEngine, signature: Signature, module: ir.Module, context: ir.Context):
+    def __init__(self, engine: ExecutionEngine, signature: Signature, module: ir.Module, context: ir.Context,
+                 arena: Optional[tuple[int, int]] = None):
         self.signature = signature
         self._module = module
         self._engine = engine
@@ -46,7 +50,9 @@ class Executable:
             raise CompileError(f"compiled module has no C interface for '@{signature.entry}'")
         self._interface = Interface(f"@{signature.entry}", signature.inputs, signature.outputs,
                                     [spec.tied_input for spec in signature.outputs])
-        self._function = CFunction(address, self._interface.buffer_shapes, packed=True)
+        self.arena = arena  # (bytes, alignment) of the arena each call context holds, or None
+        spec = ArenaSpec(len(signature.inputs), *arena) if arena else None
+        self._function = CFunction(address, self._interface.buffer_shapes, packed=True, arena=spec)
 
     @property
     def llvm_ir(self) -> str:
@@ -66,6 +72,23 @@ class Executable:
         overlap an input (`exe(x, w, out=x)`): the result is computed into a temporary and copied."""
         call = self._interface.prepare(args, kwargs, out)
         self._function.run(call.addresses)
+        return call.finish()
+
+    def context(self) -> "ExecutionContext":
+        """A call context of its own (its own arena): calls in different contexts run concurrently."""
+        return ExecutionContext(self._interface, self._function.context())
+
+
+class ExecutionContext:
+    """One caller's state of an `Executable` (its arena): call it as the executable itself."""
+
+    def __init__(self, interface: Interface, context: CallContext):
+        self._interface = interface
+        self._context = context
+
+    def __call__(self, *args: np.ndarray, out=None, **kwargs: np.ndarray):
+        call = self._interface.prepare(args, kwargs, out)
+        self._context.run(call.addresses)
         return call.finish()
 
 
@@ -192,7 +215,7 @@ def _compile_text(
                 engine = ExecutionEngine(parsed, opt_level=opt_level, shared_libs=libraries)
         except RuntimeError as error:
             raise CompileError(f"the LLVM JIT could not compile the module: {error}") from None
-        return Executable(engine, signature, parsed, job.context)
+        return Executable(engine, signature, parsed, job.context, arena_of(parsed, signature.entry))
 
 
 def _first_non_llvm_op(module: ir.Operation) -> Optional[ir.Operation]:

@@ -12,7 +12,7 @@ from mlir import ir
 from mlir.dialects import func
 
 from ..ir import dtypes
-from ..ir.attrs import NAME_ATTR, PARAM_ATTR, TIED_ATTR
+from ..ir.attrs import ARENA_ATTR, NAME_ATTR, PARAM_ATTR, TIED_ATTR
 from ..ir.diagnostics import CompileError, SourcePosition, position_of
 
 
@@ -155,3 +155,13 @@ def _tied(spec: TensorSpec, function, index: int, function_type: ir.FunctionType
             f"but the result is {function_type.results[index]}"
         )
     return dataclasses.replace(spec, tied_input=argument)
+
+
+def arena_of(lowered: ir.Module, entry: str) -> Optional[tuple[int, int]]:
+    """(bytes, alignment) of the arena the lowered function `entry` takes (`rlx.arena`), or None."""
+    for op in lowered.body.operations:
+        if "sym_name" in op.attributes and ir.StringAttr(op.attributes["sym_name"]).value == entry:
+            if ARENA_ATTR in op.attributes:
+                size, alignment = list(ir.DenseI64ArrayAttr(op.attributes[ARENA_ATTR]))
+                return size, alignment
+    return None

@@ -42,9 +42,11 @@ class ReadonlyArguments(RlxPass):
             tied = set(tied_results(function).values())
             existing = list(ir.ArrayAttr(function.attributes["arg_attrs"])) if "arg_attrs" in function.attributes else []
             updated = []
+            arguments = function.regions[0].blocks[0].arguments
             for index in range(count):
                 attrs = ir.DictAttr(existing[index]) if index < len(existing) else ir.DictAttr.get({})
                 entries = {attrs[i].name: attrs[i].attr for i in range(len(attrs))}
-                entries[WRITABLE_ATTR] = ir.BoolAttr.get(index in tied)
+                if isinstance(arguments[index].type, ir.RankedTensorType):  # not the arena (a memref)
+                    entries[WRITABLE_ATTR] = ir.BoolAttr.get(index in tied)
                 updated.append(ir.DictAttr.get(entries))
             function.attributes["arg_attrs"] = ir.ArrayAttr.get(updated)

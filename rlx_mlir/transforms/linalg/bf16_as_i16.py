@@ -9,6 +9,8 @@ that the x86 backend cannot legalize on CPUs with AVX512-BF16 (LLVM 22 aborts th
 With this pass no `bfloat` value reaches LLVM:
 
 - `llvm.load` / `llvm.store` of bf16 (or a vector of it) load and store i16;
+- `llvm.getelementptr` over bf16 elements steps over i16 ones (the same 2-byte strides), so
+  not even address arithmetic names bfloat (LLVM keeps a typed GEP into a caller's buffer);
 - `fpext` bf16 -> f32 is the bits shifted into the high half of an i32 (exact);
 - `fptrunc` f32 -> bf16 rounds to nearest, ties to even, on the integer bits: add
   0x7fff + (bit 16), keep the high half (overflow carries into infinity, as it should);
@@ -119,6 +121,10 @@ class _Rewriter:
         op.results[0].replace_all_uses_with(result)
         op.erase()
 
+    def address(self, op: ir.Operation) -> None:
+        element = ir.TypeAttr(op.attributes["elem_type"]).value
+        op.attributes["elem_type"] = ir.TypeAttr.get(_like(element, ir.IntegerType.get_signless(16)))
+
     def erase_dead_bitcasts(self) -> None:
         for op in reversed(self.bitcasts):
             if next(iter(op.results[0].uses), None) is None:
@@ -131,6 +137,7 @@ _HANDLERS = {
     llvm.StoreOp: (_Rewriter.store, lambda op: _is_bf16(op.operands[0].type)),
     llvm.FPExtOp: (_Rewriter.extend, lambda op: _is_bf16(op.operands[0].type)),
     llvm.FPTruncOp: (_Rewriter.truncate, lambda op: _is_bf16(op.results[0].type)),
+    llvm.GEPOp: (_Rewriter.address, lambda op: _is_bf16(ir.TypeAttr(op.attributes["elem_type"]).value)),
 }
 _HANDLED = tuple(_HANDLERS)
 

@@ -1,0 +1,89 @@
+"""The Python boundary made visible: one call of the 2-layer Llama from C and from Python.
+
+The model of examples/c/make_llama.py (2 layers, hidden 64, seq 7) compiled once by rlx-compile
+(`--cpu native`, as the JIT compiles) into a library; then, interleaved `--rounds` times,
+`--calls` calls each of
+  - the C runtime: examples/c/run_model.c (`rlx_invoke`, weights bound once), timed in C;
+  - the Python AOT loader (`rlx_mlir.aot.load`) on the same library, every weight passed per call;
+  - the Python JIT (`rlx_mlir.compile`, one thread like the library).
+Best and median microseconds per call, and each one's ratio to the C runtime's best.
+
+    python benchmarks/deploy.py [--calls 2000] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+import rlx_mlir
+from rlx_mlir import aot
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples" / "c"
+NATIVE = ROOT / "rlx_mlir" / "native"
+
+
+def python_per_call(function, arguments: dict, calls: int) -> list[float]:
+    times = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        function(**arguments)
+        times.append((time.perf_counter() - start) * 1e6)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        sys.exit("no C compiler (cc or gcc): the C row needs one")
+    with tempfile.TemporaryDirectory(prefix="rlx-deploy-") as scratch:
+        work = Path(scratch)
+        subprocess.run([sys.executable, str(EXAMPLES / "make_llama.py"), str(work)], check=True)
+        subprocess.run([sys.executable, "-m", "rlx_mlir.tools.compile", str(work / "llama.mlir"), "-o",
+                        str(work / "libllama.so"), "--cpu", "native"], check=True)
+        program = work / "run_model"
+        subprocess.run([compiler, "-O2", "-std=c11", f"-I{NATIVE / 'include'}", str(EXAMPLES / "run_model.c"),
+                        str(NATIVE / "src" / "runtime.c"), "-o", str(program), "-ldl", "-lm"], check=True)
+        model = aot.load(str(work / "libllama.so"))
+        text = (work / "llama.mlir").read_text()
+        jit = rlx_mlir.compile(text, threads=1)  # serial, as the library (rlx-compile's default --threads 1)
+        arguments = {spec.name: np.fromfile(work / f"{spec.name}.bin", spec.dtype).reshape(spec.shape)
+                     for spec in model.llama.inputs}
+        samples = {"C runtime (rlx_invoke)": [], "Python AOT loader": [], "Python JIT (compile)": []}
+        for _ in range(args.rounds):
+            out = subprocess.run([str(program), str(work / "libllama.so"), str(work), str(args.calls)],
+                                 capture_output=True, text=True, check=True).stdout
+            best, median = map(float, re.search(r"best ([\d.]+) median ([\d.]+)", out).groups())
+            samples["C runtime (rlx_invoke)"].append((best, median))
+            for name, function in (("Python AOT loader", model), ("Python JIT (compile)", jit)):
+                times = python_per_call(function, arguments, args.calls)
+                samples[name].append((min(times), statistics.median(times)))
+    c_best = min(best for best, _ in samples["C runtime (rlx_invoke)"])
+    print(f"# rlx-mlir deployment: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+          f"{args.rounds} interleaved rounds of {args.calls} calls; the machine may be loaded")
+    print("| model | caller | us per call (best / median) | vs C (best) |")
+    print("|---|---|---|---|")
+    for name, rounds in samples.items():
+        best = min(b for b, _ in rounds)
+        median = statistics.median(m for _, m in rounds)
+        print(f"| llama 2 layers (hidden 64, seq 7) | {name} | {best:.1f} / {median:.1f} | {best / c_best:.2f}x |")
+
+
+if __name__ == "__main__":
+    main()

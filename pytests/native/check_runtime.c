@@ -1,0 +1,257 @@
+/* Drives the RLX C runtime for pytests/test_c_runtime.py on the MLP of examples/c (x [8, 32],
+ * weights w1 b1 w2 b2, result0 [8, 16]); data files as examples/c/make_data.py writes them.
+ *
+ *   check_runtime open LIBRARY                       status and message of rlx_model_open
+ *   check_runtime info LIBRARY                       the inputs and outputs, one line each
+ *   check_runtime run LIBRARY DATA                   the result, as float32 bytes, to DATA/result.bin
+ *   check_runtime threads LIBRARY DATA T C N         T threads, C contexts each, N calls per thread, each
+ *                                                    thread on its own input (x scaled by t + 1); prints
+ *                                                    how many results differ from the single-threaded one
+ *   check_runtime misuse LIBRARY DATA                one line per misuse: its status and message
+ *   check_runtime raw LIBRARY DIR                    any model: input i from DIR/<name>.bin (weights bound,
+ *                                                    the rest passed), outputs tied to an input given as
+ *                                                    NULL; writes DIR/<output>.out.bin for the others and
+ *                                                    DIR/<input>.after.bin for the inputs updated in place
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rlx/runtime.h"
+
+#define X_ELEMENTS 256
+#define Y_ELEMENTS 128
+static const int64_t X_SHAPE[] = {8, 32}, Y_SHAPE[] = {8, 16};
+static const char *WEIGHTS[] = {"w1", "b1", "w2", "b2"};
+static float *weights[4];
+static size_t weight_bytes[4];
+static float x[X_ELEMENTS];
+
+static void die(const char *what, rlx_error_t *err) {
+  fprintf(stderr, "%s: %s\n", what, rlx_error_message(err));
+  exit(3);
+}
+
+static float *load(const char *dir, const char *name, size_t bytes) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s.bin", dir, name);
+  FILE *file = fopen(path, "rb");
+  float *data = malloc(bytes);
+  if (!file || !data || fread(data, 1, bytes, file) != bytes) {
+    fprintf(stderr, "cannot read %s\n", path);
+    exit(3);
+  }
+  fclose(file);
+  return data;
+}
+
+static void load_all(const rlx_model_t *model, const char *dir) {
+  for (int i = 0; i < 4; ++i) {
+    weight_bytes[i] = rlx_model_input(model, (size_t)rlx_model_find_input(model, WEIGHTS[i]))->bytes;
+    weights[i] = load(dir, WEIGHTS[i], weight_bytes[i]);
+  }
+  float *data = load(dir, "x", sizeof x);
+  memcpy(x, data, sizeof x);
+  free(data);
+}
+
+static rlx_context_t *bound_context(const rlx_model_t *model) {
+  rlx_error_t *err = NULL;
+  rlx_context_t *context = rlx_context_create(model, &err);
+  if (!context) die("rlx_context_create", err);
+  for (int i = 0; i < 4; ++i)
+    if (rlx_context_bind_param(context, WEIGHTS[i], weights[i], weight_bytes[i], &err) != RLX_OK)
+      die("rlx_context_bind_param", err);
+  return context;
+}
+
+static rlx_status_t run(rlx_context_t *context, const float *input, float *output, rlx_error_t **err) {
+  rlx_tensor_t in = {(void *)input, sizeof x, RLX_DTYPE_FLOAT32, 2, X_SHAPE};
+  rlx_tensor_t out = {output, Y_ELEMENTS * sizeof(float), RLX_DTYPE_FLOAT32, 2, Y_SHAPE};
+  return rlx_invoke(context, &in, 1, &out, 1, err);
+}
+
+typedef struct {
+  const rlx_model_t *model;
+  int contexts, calls;
+  float input[X_ELEMENTS], expected[Y_ELEMENTS];
+  int differ;
+  int failed;
+} worker_t;
+
+static void *work(void *argument) {
+  worker_t *worker = argument;
+  rlx_context_t *contexts[64];
+  for (int c = 0; c < worker->contexts; ++c) contexts[c] = bound_context(worker->model);
+  float y[Y_ELEMENTS];
+  for (int call = 0; call < worker->calls; ++call) {
+    rlx_error_t *err = NULL;
+    if (run(contexts[call % worker->contexts], worker->input, y, &err) != RLX_OK) {
+      fprintf(stderr, "rlx_invoke: %s\n", rlx_error_message(err));
+      rlx_error_free(err);
+      worker->failed = 1;
+      break;
+    }
+    worker->differ += memcmp(y, worker->expected, sizeof y) != 0;
+  }
+  for (int c = 0; c < worker->contexts; ++c) rlx_context_destroy(contexts[c]);
+  return NULL;
+}
+
+static void report(const char *what, rlx_status_t status, rlx_error_t *err) {
+  printf("%s: %d %s\n", what, (int)status, status == RLX_OK ? "ok" : rlx_error_message(err));
+  rlx_error_free(err);
+}
+
+/* The call first, then its message: C leaves the order of a call's arguments unspecified. */
+#define REPORT(what, call)             \
+  do {                                 \
+    rlx_status_t status_ = (call);     \
+    report((what), status_, err);      \
+    err = NULL;                        \
+  } while (0)
+
+static void misuse(const rlx_model_t *model) {
+  rlx_error_t *err = NULL;
+  float y[Y_ELEMENTS];
+  rlx_context_t *unbound = rlx_context_create(model, &err);
+  REPORT("missing-param", run(unbound, x, y, &err));
+  rlx_context_destroy(unbound);
+
+  rlx_context_t *context = bound_context(model);
+  static const int64_t wrong_shape[] = {8, 31}, wrong_rank[] = {256};
+  rlx_tensor_t out = {y, sizeof y, RLX_DTYPE_FLOAT32, 2, Y_SHAPE};
+  rlx_tensor_t bad[] = {
+      {x, sizeof x, RLX_DTYPE_FLOAT32, 2, wrong_shape}, {x, sizeof x, RLX_DTYPE_FLOAT32, 1, wrong_rank},
+      {x, sizeof x, RLX_DTYPE_INT32, 2, X_SHAPE},        {x, sizeof x - 4, RLX_DTYPE_FLOAT32, 2, X_SHAPE},
+      {NULL, sizeof x, RLX_DTYPE_FLOAT32, 2, X_SHAPE},    {x, sizeof x, RLX_DTYPE_FLOAT32, 2, NULL}};
+  const char *names[] = {"wrong-shape", "wrong-rank", "wrong-dtype", "wrong-bytes", "null-data", "null-shape"};
+  for (int i = 0; i < 6; ++i) REPORT(names[i], rlx_invoke(context, &bad[i], 1, &out, 1, &err));
+  rlx_tensor_t good = {x, sizeof x, RLX_DTYPE_FLOAT32, 2, X_SHAPE};
+  REPORT("too-many-inputs", rlx_invoke(context, &good, 2, &out, 1, &err));
+  REPORT("null-inputs", rlx_invoke(context, NULL, 1, &out, 1, &err));
+  REPORT("null-context", rlx_invoke(NULL, &good, 1, &out, 1, &err));
+  rlx_tensor_t overlapping = {weights[0], sizeof y, RLX_DTYPE_FLOAT32, 2, Y_SHAPE};
+  REPORT("output-overlaps-weight", rlx_invoke(context, &good, 1, &overlapping, 1, &err));
+  REPORT("bind-unknown", rlx_context_bind_param(context, "w9", weights[0], weight_bytes[0], &err));
+  REPORT("bind-input", rlx_context_bind_param(context, "x", x, sizeof x, &err));
+  REPORT("bind-bytes", rlx_context_bind_param(context, "w1", weights[0], weight_bytes[0] - 4, &err));
+  REPORT("bind-null", rlx_context_bind_param(context, "w1", NULL, weight_bytes[0], &err));
+  REPORT("null-model", rlx_context_create(NULL, &err) ? RLX_OK : rlx_error_code(err));
+  REPORT("still-runs", rlx_invoke(context, &good, 1, &out, 1, &err));
+  rlx_context_destroy(context);
+  printf("queries: %lld %lld %d %d\n", (long long)rlx_model_find_input(model, "nope"),
+         (long long)rlx_model_find_output(model, "result0"), rlx_model_input(model, 5) == NULL,
+         rlx_model_output(model, 1) == NULL);
+}
+
+static int run_raw(const rlx_model_t *model, const char *dir) {
+  rlx_error_t *err = NULL;
+  size_t inputs = rlx_model_num_inputs(model), outputs = rlx_model_num_outputs(model), given = 0;
+  rlx_context_t *context = rlx_context_create(model, &err);
+  if (!context) die("rlx_context_create", err);
+  void **data = calloc(inputs + outputs, sizeof *data);
+  rlx_tensor_t *in = calloc(inputs + 1, sizeof *in), *out = calloc(outputs + 1, sizeof *out);
+  for (size_t i = 0; i < inputs; ++i) {
+    const rlx_tensor_info_t *info = rlx_model_input(model, i);
+    data[i] = load(dir, info->name, info->bytes);
+    if (info->is_param) {
+      if (rlx_context_bind_param(context, info->name, data[i], info->bytes, &err) != RLX_OK) die("bind", err);
+    } else {
+      in[given++] = (rlx_tensor_t){data[i], info->bytes, info->dtype, info->rank, info->shape};
+    }
+  }
+  for (size_t o = 0; o < outputs; ++o) {
+    const rlx_tensor_info_t *info = rlx_model_output(model, o);
+    data[inputs + o] = info->tied >= 0 ? NULL : malloc(info->bytes ? info->bytes : 1);
+    out[o] = (rlx_tensor_t){data[inputs + o], info->bytes, info->dtype, info->rank, info->shape};
+  }
+  if (rlx_invoke(context, in, given, out, outputs, &err) != RLX_OK) die("rlx_invoke", err);
+  for (size_t o = 0; o < outputs; ++o) {
+    const rlx_tensor_info_t *info = rlx_model_output(model, o);
+    char path[4096];
+    const rlx_tensor_info_t *written = info->tied >= 0 ? rlx_model_input(model, (size_t)info->tied) : info;
+    snprintf(path, sizeof path, "%s/%s.%s.bin", dir, written->name, info->tied >= 0 ? "after" : "out");
+    FILE *file = fopen(path, "wb");
+    void *bytes = info->tied >= 0 ? data[info->tied] : data[inputs + o];
+    if (!file || fwrite(bytes, 1, info->bytes, file) != info->bytes) return 3;
+    fclose(file);
+  }
+  rlx_context_destroy(context);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 3) return fprintf(stderr, "usage: see the comment at the top\n"), 2;
+  rlx_error_t *err = NULL;
+  if (strcmp(argv[1], "open-null") == 0) {
+    rlx_model_t *none = rlx_model_open(NULL, &err);
+    report("open-null", none ? RLX_OK : rlx_error_code(err), err);
+    return 0;
+  }
+  rlx_model_t *model = rlx_model_open(argv[2], &err);
+  if (strcmp(argv[1], "open") == 0) {
+    report("open", model ? RLX_OK : rlx_error_code(err), err);
+    rlx_model_close(model);
+    return 0;
+  }
+  if (!model) die("rlx_model_open", err);
+  if (strcmp(argv[1], "info") == 0) {
+    printf("function %s arena %zu runtime-inputs %zu\n", rlx_model_function(model), rlx_model_arena_bytes(model),
+           rlx_model_num_runtime_inputs(model));
+    for (size_t i = 0; i < rlx_model_num_inputs(model) + rlx_model_num_outputs(model); ++i) {
+      int output = i >= rlx_model_num_inputs(model);
+      const rlx_tensor_info_t *info = output ? rlx_model_output(model, i - rlx_model_num_inputs(model))
+                                             : rlx_model_input(model, i);
+      printf("%s %s %s [", output ? "output" : "input", info->name, rlx_dtype_name(info->dtype));
+      for (int d = 0; d < info->rank; ++d) printf(d ? ", %lld" : "%lld", (long long)info->shape[d]);
+      printf("] bytes %zu param %d tied %d\n", info->bytes, info->is_param, info->tied);
+    }
+    rlx_model_close(model);
+    return 0;
+  }
+  if (argc < 4) return 2;
+  if (strcmp(argv[1], "raw") == 0) {
+    int status = run_raw(model, argv[3]);
+    rlx_model_close(model);
+    return status;
+  }
+  load_all(model, argv[3]);
+  if (strcmp(argv[1], "run") == 0) {
+    rlx_context_t *context = bound_context(model);
+    float y[Y_ELEMENTS];
+    if (run(context, x, y, &err) != RLX_OK) die("rlx_invoke", err);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/result.bin", argv[3]);
+    FILE *file = fopen(path, "wb");
+    if (!file || fwrite(y, sizeof y, 1, file) != 1) return 3;
+    fclose(file);
+  } else if (strcmp(argv[1], "threads") == 0 && argc == 7) {
+    int threads = atoi(argv[4]), contexts = atoi(argv[5]), calls = atoi(argv[6]);
+    if (threads < 1 || threads > 64 || contexts < 1 || contexts > 64) return 2;
+    worker_t *workers = calloc((size_t)threads, sizeof *workers);
+    rlx_context_t *single = bound_context(model);
+    for (int t = 0; t < threads; ++t) {
+      workers[t].model = model, workers[t].contexts = contexts, workers[t].calls = calls;
+      for (int i = 0; i < X_ELEMENTS; ++i) workers[t].input[i] = x[i] * (float)(t + 1);
+      if (run(single, workers[t].input, workers[t].expected, &err) != RLX_OK) die("rlx_invoke", err);
+    }
+    rlx_context_destroy(single);
+    pthread_t ids[64];
+    for (int t = 0; t < threads; ++t) pthread_create(&ids[t], NULL, work, &workers[t]);
+    int differ = 0, failed = 0;
+    for (int t = 0; t < threads; ++t) {
+      pthread_join(ids[t], NULL);
+      differ += workers[t].differ, failed |= workers[t].failed;
+    }
+    printf("calls %d differ %d failed %d\n", threads * calls, differ, failed);
+    free(workers);
+  } else if (strcmp(argv[1], "misuse") == 0) {
+    misuse(model);
+  } else {
+    return 2;
+  }
+  rlx_model_close(model);
+  return 0;
+}

@@ -1,0 +1,309 @@
+"""Deployment from C and C++: rlx-compile, the C runtime (rlx/runtime.h) and the CMake package.
+
+The MLP of examples/c is compiled by the rlx-compile CLI; pytests/native/check_runtime.c (built
+with the system C compiler and the runtime's one source) opens it with no Python in its process,
+runs it and is compared with numpy; it runs 4 threads x 4 contexts x 1000 calls; it reports
+each misuse's error code and message. Broken libraries and manifests are refused with a code and
+a message, never a crash. The CMake example (rlx_add_model, a C and a C++ program) is
+configured, built and run under ctest where cmake is installed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_llama import CONFIG as LLAMA
+from test_llama import reference_forward
+
+from rlx_mlir import aot
+from rlx_mlir.models.llama import random_weights
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples" / "c"
+NATIVE = ROOT / "rlx_mlir" / "native"
+COMPILE = [sys.executable, "-m", "rlx_mlir.tools.compile"]  # rlx-compile, from these sources
+ENV = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+C_COMPILER = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+
+pytestmark = pytest.mark.skipif(C_COMPILER is None, reason="no C compiler (cc or gcc) to build the C runtime with")
+
+# Codes of rlx_status_t (rlx/runtime.h).
+INVALID_ARGUMENT, IO, LOAD, MANIFEST, SHAPE, DTYPE, MISSING_PARAM = 1, 2, 3, 4, 5, 6, 7
+
+
+def rlx_compile(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*COMPILE, *map(str, args)], capture_output=True, text=True, env=ENV, timeout=300)
+
+
+def gelu(v: np.ndarray) -> np.ndarray:
+    return 0.5 * v * (1.0 + np.vectorize(math.erf)(v / math.sqrt(2.0)))
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """(the MLP library, its data directory, the check_runtime program)."""
+    work = tmp_path_factory.mktemp("c-runtime")
+    done = rlx_compile(EXAMPLES / "mlp.mlir", "-o", work / "model" / "libmlp.so")
+    assert done.returncode == 0, done.stderr
+    subprocess.run([sys.executable, str(EXAMPLES / "make_data.py"), str(work / "data")], check=True)
+    program = work / "check_runtime"
+    subprocess.run([C_COMPILER, "-std=c11", "-O1", "-Wall", "-Werror", f"-I{NATIVE / 'include'}",
+                    str(ROOT / "pytests" / "native" / "check_runtime.c"), str(NATIVE / "src" / "runtime.c"),
+                    "-o", str(program), "-ldl", "-lpthread"], check=True)
+    return work / "model" / "libmlp.so", work / "data", program
+
+
+def check(program: Path, *args) -> str:
+    done = subprocess.run([str(program), *map(str, args)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, f"exit {done.returncode}: {done.stderr}"
+    return done.stdout
+
+
+def numpy_mlp(data: Path, scale: float = 1.0) -> np.ndarray:
+    a = {n: np.fromfile(data / f"{n}.bin", "<f4").astype(np.float64) for n in ("x", "w1", "b1", "w2", "b2")}
+    x = a["x"].reshape(8, 32) * scale
+    return gelu(x @ a["w1"].reshape(32, 64) + a["b1"]) @ a["w2"].reshape(64, 16) + a["b2"]
+
+
+def test_rlx_compile_writes_the_library_header_and_manifest(built):
+    library, _, _ = built
+    manifest = json.loads(library.with_suffix(".json").read_text())
+    function = manifest["functions"][0]
+    assert function["arena"]["bytes"] > 0 and function["arena"]["alignment"] == 64
+    header = library.with_name("libmlp.h").read_text()
+    for line in ("#include <rlx/runtime.h>", '#define RLX_MLP_NAME "mlp"', "#define RLX_MLP_NUM_INPUTS 5",
+                 "#define RLX_MLP_INPUT_X_SHAPE {8, 32}", "#define RLX_MLP_INPUT_W1_BYTES 8192",
+                 "#define RLX_MLP_INPUT_W1_PARAM 1", "#define RLX_MLP_OUTPUT_RESULT0_DTYPE RLX_DTYPE_FLOAT32",
+                 "#define RLX_MLP_OUTPUT_RESULT0_TIED -1",
+                 f"#define RLX_MLP_ARENA_BYTES {function['arena']['bytes']}"):
+        assert line in header, line
+    assert "x: float32[8, 32], w1: float32[32, 64] (param)" in header
+
+
+def test_the_c_program_matches_numpy(built):
+    library, data, program = built
+    check(program, "run", library, data)
+    result = np.fromfile(data / "result.bin", "<f4").reshape(8, 16)
+    np.testing.assert_allclose(result, numpy_mlp(data), rtol=1e-4, atol=1e-5)
+
+
+def test_inputs_and_outputs_are_queried_by_index_and_name(built):
+    library, _, program = built
+    lines = check(program, "info", library).splitlines()
+    assert re.fullmatch(r"function mlp arena \d+ runtime-inputs 1", lines[0])
+    assert lines[1:] == [
+        "input x float32 [8, 32] bytes 1024 param 0 tied -1",
+        "input w1 float32 [32, 64] bytes 8192 param 1 tied -1",
+        "input b1 float32 [64] bytes 256 param 1 tied -1",
+        "input w2 float32 [64, 16] bytes 4096 param 1 tied -1",
+        "input b2 float32 [16] bytes 64 param 1 tied -1",
+        "output result0 float32 [8, 16] bytes 512 param 0 tied -1",
+    ]
+
+
+def test_four_threads_with_four_contexts_each_match_one_thread(built):
+    library, data, program = built
+    # Each thread runs its own input (x times t + 1), so a shared arena would mix results up.
+    assert check(program, "threads", library, data, 4, 4, 1000).strip() == "calls 4000 differ 0 failed 0"
+
+
+MISUSES = {
+    "missing-param": (MISSING_PARAM, r"weight 'w1' of @mlp is not bound \(rlx_context_bind_param\)"),
+    "wrong-shape": (SHAPE, r"input 'x' of @mlp: expected float32\[8, 32\], got float32\[8, 31\]"),
+    "wrong-rank": (SHAPE, r"input 'x' of @mlp: expected float32\[8, 32\], got float32\[256\]"),
+    "wrong-dtype": (DTYPE, r"input 'x' of @mlp: expected float32\[8, 32\], got int32\[8, 32\]"),
+    "wrong-bytes": (SHAPE, r"input 'x' of @mlp: float32\[8, 32\] is 1024 bytes, got a buffer of 1020"),
+    "null-data": (INVALID_ARGUMENT, r"input 'x' of @mlp: data is NULL"),
+    "null-shape": (INVALID_ARGUMENT, r"input 'x' of @mlp: rank 2 with a NULL shape"),
+    "too-many-inputs": (INVALID_ARGUMENT, r"@mlp takes 1 runtime inputs \(its 4 weights are bound to the context\), got 2"),
+    "null-inputs": (INVALID_ARGUMENT, r"rlx_invoke: the inputs array is NULL"),
+    "null-context": (INVALID_ARGUMENT, r"rlx_invoke: the context is NULL"),
+    "output-overlaps-weight": (INVALID_ARGUMENT, r"output 'result0' of @mlp overlaps input 'w1'.*"),
+    "bind-unknown": (INVALID_ARGUMENT, r"@mlp has no input named 'w9'"),
+    "bind-input": (INVALID_ARGUMENT, r"input 'x' of @mlp is not a weight \(rlx.param\): pass it to rlx_invoke"),
+    "bind-bytes": (SHAPE, r"weight 'w1' of @mlp is float32 with 2048 elements \(8192 bytes\), got 8188 bytes"),
+    "bind-null": (INVALID_ARGUMENT, r"rlx_context_bind_param: the data is NULL"),
+    "null-model": (INVALID_ARGUMENT, r"rlx_context_create: model is NULL"),
+    "still-runs": (0, r"ok"),
+}
+
+
+def test_misuse_is_an_error_code_and_a_message(built):
+    library, data, program = built
+    lines = check(program, "misuse", library, data).splitlines()
+    found = dict(line.split(": ", 1) for line in lines if not line.startswith("queries"))
+    assert set(found) == set(MISUSES)
+    for name, (code, message) in MISUSES.items():
+        assert re.fullmatch(rf"{code} {message}", found[name]), (name, found[name])
+    assert "queries: -1 0 1 1" in lines  # unknown name -1, result0 at 0, indices out of range NULL
+    assert check(program, "open-null", "-").strip() == f"open-null: {INVALID_ARGUMENT} rlx_model_open: path is NULL"
+
+
+def broken_copy(library: Path, tmp_path: Path, change) -> Path:
+    for file in library.parent.iterdir():
+        shutil.copy2(file, tmp_path / file.name)
+    copy = tmp_path / library.name
+    change(copy, copy.with_suffix(".json"))
+    return copy
+
+
+def edit_manifest(edit):
+    def change(_library: Path, manifest: Path) -> None:
+        content = json.loads(manifest.read_text())
+        edit(content)
+        manifest.write_text(json.dumps(content))
+    return change
+
+
+BROKEN = {
+    # Refused before dlopen (which would map a truncated file past its end: SIGBUS).
+    "truncated-library": (lambda lib, _m: lib.write_bytes(lib.read_bytes()[:2000]),
+                          MANIFEST, r".*libmlp.so: its SHA-256 is not the one .*libmlp.json records .*"),
+    "empty-library": (lambda lib, _m: lib.write_bytes(b""), MANIFEST, r".*libmlp.so: its SHA-256 is not the one .*"),
+    "runtime-library-altered": (lambda lib, m: ((lib.parent / "libextra.so").write_bytes(b"\0" * 64), edit_manifest(
+                                    lambda c: (c["runtime_libraries"].append("libextra.so"),
+                                               c["sha256"].update({"libextra.so": "0" * 64})))(lib, m)),
+                                MANIFEST, r".*libextra.so: its SHA-256 is not the one .*"),
+    "runtime-library-path": (edit_manifest(lambda c: c["runtime_libraries"].append("../libm.so.6")),
+                             MANIFEST, r".*runtime_libraries: expected bare file names"),
+    "library-missing": (lambda lib, _m: lib.unlink(), IO, r".*libmlp.so: cannot open it \(named by .*libmlp.json\)"),
+    # A library that is not what it says, with the manifest's digest made to match: dlopen refuses it.
+    "not-a-library": (lambda lib, m: (lib.write_bytes(b"not an ELF file" * 100), edit_manifest(
+                          lambda c: c["sha256"].update({"libmlp.so": aot.loader.file_sha256(str(lib))}))(lib, m)),
+                      LOAD, r".*libmlp.so: cannot load the library: .*"),
+    "manifest-shape": (edit_manifest(lambda m: m["functions"][0]["inputs"][0].update(shape=[8, 33])),
+                       MANIFEST, r".*libmlp.json: does not describe libmlp.so .*export the model again\)"),
+    "manifest-arena": (edit_manifest(lambda m: m["functions"][0]["arena"].update(bytes=64)),
+                       MANIFEST, r".*does not describe libmlp.so.*"),
+    "manifest-format": (edit_manifest(lambda m: m.update(format="rlx-aot/1")),
+                        MANIFEST, r".*libmlp.json: format: not an RLX AOT manifest of format 'rlx-aot/2'.*"),
+    "manifest-library": (edit_manifest(lambda m: m.update(library="libother.so")),
+                         MANIFEST, r".*library: describes 'libother.so', not 'libmlp.so'"),
+    "manifest-not-json": (lambda _l, m: m.write_text('{"format": "rlx-aot/2", '), MANIFEST,
+                          r".*libmlp.json: not valid JSON: .*"),
+    "manifest-deep": (lambda _l, m: m.write_text("[" * 100000), MANIFEST, r".*not valid JSON: nested too deeply"),
+    "manifest-missing": (lambda _l, m: m.unlink(), IO, r".*libmlp.json: cannot open the manifest .*"),
+    "manifest-cuda": (edit_manifest(lambda m: m.update(target="cuda")), 9, r".*a 'cuda' model; .*'cpu' models"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BROKEN))
+def test_broken_libraries_and_manifests_are_refused(built, tmp_path, case):
+    library, _, program = built
+    change, code, message = BROKEN[case]
+    copy = broken_copy(library, tmp_path, change)
+    line = check(program, "open", copy).strip()
+    assert re.fullmatch(rf"open: {code} {message}", line), line
+
+
+def test_a_kv_cache_is_updated_in_place_through_the_c_api(built, tmp_path):
+    _, _, program = built
+    source = tmp_path / "step.mlir"
+    source.write_text("""
+func.func @step(%x: tensor<1x1x8xf32> {rlx.name = "x"}, %cache: tensor<1x16x8xf32> {rlx.name = "cache"},
+                %pos: tensor<i64> {rlx.name = "pos"}, %w: tensor<8x8xf32> {rlx.name = "w", rlx.param})
+    -> (tensor<1x1x8xf32>, tensor<1x16x8xf32> {rlx.tied = 1 : i64}) {
+  %k = "rlx.matmul"(%x, %w) : (tensor<1x1x8xf32>, tensor<8x8xf32>) -> tensor<1x1x8xf32>
+  %c = "rlx.kv_cache_write"(%cache, %k, %pos) : (tensor<1x16x8xf32>, tensor<1x1x8xf32>, tensor<i64>) -> tensor<1x16x8xf32>
+  %y = "rlx.tanh"(%k) : (tensor<1x1x8xf32>) -> tensor<1x1x8xf32>
+  return %y, %c : tensor<1x1x8xf32>, tensor<1x16x8xf32>
+}
+""")
+    done = rlx_compile(source, "-o", tmp_path / "libstep.so")
+    assert done.returncode == 0, done.stderr
+    rng = np.random.default_rng(7)
+    x, cache, w = (rng.standard_normal(s).astype(np.float32) for s in [(1, 1, 8), (1, 16, 8), (8, 8)])
+    for name, value in {"x": x, "cache": cache, "pos": np.array(5, np.int64), "w": w}.items():
+        value.tofile(tmp_path / f"{name}.bin")
+    check(program, "raw", tmp_path / "libstep.so", tmp_path)
+    k = x.astype(np.float64) @ w
+    expected_cache = cache.copy()
+    expected_cache[:, 5:6, :] = k
+    np.testing.assert_allclose(np.fromfile(tmp_path / "result0.out.bin", np.float32).reshape(1, 1, 8), np.tanh(k),
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.fromfile(tmp_path / "cache.after.bin", np.float32).reshape(1, 16, 8),
+                               expected_cache, rtol=1e-5, atol=1e-6)
+
+
+def test_rlx_compile_emits_header_object_and_llvm_dialect(tmp_path):
+    source = EXAMPLES / "mlp.mlir"
+    assert rlx_compile(source, "-o", tmp_path / "mlp.h", "--emit", "header").returncode == 0
+    assert "#define RLX_MLP_INPUT_B2_SHAPE {16}" in (tmp_path / "mlp.h").read_text()
+    assert not (tmp_path / "mlp.so").exists() and not (tmp_path / "mlp.json").exists()
+    assert rlx_compile(source, "-o", tmp_path / "mlp.o", "--emit", "object").returncode == 0
+    assert (tmp_path / "mlp.o").read_bytes()[:4] == b"\x7fELF" and (tmp_path / "mlp.h").exists()
+    assert rlx_compile(source, "-o", tmp_path / "mlp.ll.mlir", "--emit", "mlir-llvm").returncode == 0
+    lowered = (tmp_path / "mlp.ll.mlir").read_text()
+    assert "llvm.func @_mlir_ciface_mlp(" in lowered and "rlx.arena = array<i64:" in lowered
+    cmake_dir = rlx_compile("--cmake-dir").stdout.strip()
+    assert (Path(cmake_dir) / "RlxMlirConfig.cmake").is_file()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-o", "out.so"], r"rlx-compile: error: could not open input file 'missing.mlir': .*"),
+    ([], r"rlx-compile: error: no output path: give -o PATH"),
+    (["-o", "out.so", "--target", "tpu"], r".*argument --target: invalid choice: 'tpu'.*"),
+    (["-o", "out.so", "--entry", "nope"], r"rlx-compile: error: no function '@nope' in the module .*"),
+])
+def test_rlx_compile_usage_errors(tmp_path, args, message):
+    source = EXAMPLES / "mlp.mlir" if "missing.mlir" not in message else "missing.mlir"
+    done = subprocess.run([*COMPILE, str(source), *args], capture_output=True, text=True, env=ENV, cwd=tmp_path)
+    assert done.returncode == 1
+    assert re.search(message, done.stderr.strip(), re.S), done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_rlx_compile_reports_bad_mlir_at_its_location(tmp_path):
+    (tmp_path / "bad.mlir").write_text('func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n'
+                                       '  %0 = "rlx.add"(%x) : (tensor<4xf32>) -> tensor<4xf32>\n'
+                                       '  return %0 : tensor<4xf32>\n}\n')
+    done = rlx_compile(tmp_path / "bad.mlir", "-o", tmp_path / "libbad.so")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert re.search(r"bad.mlir:2:\d+: error: ", done.stderr), done.stderr
+    assert not (tmp_path / "libbad.so").exists()
+
+
+def test_the_python_loader_runs_what_rlx_compile_wrote(built):
+    library, data, _ = built
+    model = aot.load(str(library))
+    weights = {n: np.fromfile(data / f"{n}.bin", "<f4").reshape(s)
+               for n, s in {"w1": (32, 64), "b1": (64,), "w2": (64, 16), "b2": (16,)}.items()}
+    x = np.fromfile(data / "x.bin", "<f4").reshape(8, 32)
+    np.testing.assert_allclose(model(x=x, **weights), numpy_mlp(data), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.skipif(shutil.which("cmake") is None, reason="cmake is not installed (pip install cmake)")
+def test_the_cmake_examples_build_and_pass_under_ctest(tmp_path):
+    build, data = tmp_path / "build", tmp_path / "data"
+    subprocess.run([sys.executable, str(EXAMPLES / "make_data.py"), str(data)], check=True)
+    subprocess.run([sys.executable, str(EXAMPLES / "make_llama.py"), str(data / "llama")], check=True, env=ENV)
+    cmake_dir = rlx_compile("--cmake-dir").stdout.strip()
+    configure = subprocess.run(
+        ["cmake", "-S", str(EXAMPLES), "-B", str(build), f"-DRlxMlir_DIR={cmake_dir}", f"-DRLX_EXAMPLE_DATA={data}",
+         f"-DRLX_COMPILE={';'.join(COMPILE)}", "-DCMAKE_BUILD_TYPE=Release"],
+        capture_output=True, text=True, env=ENV, timeout=120)
+    assert configure.returncode == 0, configure.stdout + configure.stderr
+    compiled = subprocess.run(["cmake", "--build", str(build)], capture_output=True, text=True, env=ENV, timeout=300)
+    assert compiled.returncode == 0, compiled.stdout + compiled.stderr
+    assert (build / "rlx_models" / "mlp_model" / "mlp.h").is_file()
+    tested = subprocess.run(["ctest", "--output-on-failure"], cwd=build, capture_output=True, text=True, timeout=120)
+    assert tested.returncode == 0, tested.stdout + tested.stderr
+    assert "100% tests passed, 0 tests failed out of 3" in tested.stdout
+    # The Llama's logits from C against the numpy reference of pytests/test_llama.py.
+    weights = random_weights(LLAMA, seed=0)
+    tokens = np.fromfile(data / "llama" / "tokens.bin", np.int64).reshape(LLAMA.batch, LLAMA.seq)
+    expected = reference_forward(tokens, weights, LLAMA)
+    logits = np.fromfile(data / "llama" / "result0.out.bin", np.float32).reshape(expected.shape)
+    np.testing.assert_allclose(logits, expected, rtol=1e-4, atol=1e-4 * np.abs(expected).max())
+    # Rebuilding with nothing changed runs rlx-compile again only when the .mlir changed.
+    again = subprocess.run(["cmake", "--build", str(build)], capture_output=True, text=True, env=ENV, timeout=120)
+    assert "rlx-compile" not in again.stdout

@@ -1,0 +1,80 @@
+# The RLX CMake package: find_package(RlxMlir CONFIG) with RlxMlir_DIR set to the directory that
+# `rlx-compile --cmake-dir` prints. It gives
+#   RlxMlir::runtime            the C runtime (rlx/runtime.h; a static library, dlopen'ing models)
+#   rlx_add_model(<target> SOURCES model.mlir [ENTRY name] [TARGET cpu] [THREADS n] [NAME stem])
+#                               runs rlx-compile at build time (rebuilt when the .mlir changes) and
+#                               makes <target> an INTERFACE library: the generated <stem>.h on its
+#                               include path, RlxMlir::runtime linked, RLX_MODEL_<STEM>_PATH
+#                               defined as the library's path (also its RLX_LIBRARY property).
+# RLX_COMPILE (a cache variable, a command list) overrides how rlx-compile is run; by default the
+# rlx-compile program on PATH, else `python3 -m rlx_mlir.tools.compile`.
+if(CMAKE_VERSION VERSION_LESS 3.19)
+  message(FATAL_ERROR "RlxMlir needs CMake 3.19 or newer (INTERFACE libraries with dependencies)")
+endif()
+
+get_filename_component(_rlx_native_dir "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
+set(RlxMlir_INCLUDE_DIRS "${_rlx_native_dir}/include")
+
+if(NOT RLX_COMPILE)
+  find_program(_rlx_compile_program rlx-compile)
+  if(_rlx_compile_program)
+    set(RLX_COMPILE "${_rlx_compile_program}" CACHE STRING "the rlx-compile command")
+  else()
+    find_package(Python3 COMPONENTS Interpreter REQUIRED)
+    set(RLX_COMPILE "${Python3_EXECUTABLE};-m;rlx_mlir.tools.compile" CACHE STRING "the rlx-compile command")
+  endif()
+endif()
+
+if(NOT TARGET RlxMlir::runtime)
+  enable_language(C)
+  add_library(rlx_mlir_runtime STATIC "${_rlx_native_dir}/src/runtime.c")
+  set_target_properties(rlx_mlir_runtime PROPERTIES POSITION_INDEPENDENT_CODE ON C_STANDARD 11)
+  target_include_directories(rlx_mlir_runtime PUBLIC "${RlxMlir_INCLUDE_DIRS}")
+  target_link_libraries(rlx_mlir_runtime PUBLIC ${CMAKE_DL_LIBS})
+  add_library(RlxMlir::runtime ALIAS rlx_mlir_runtime)
+endif()
+
+function(rlx_add_model target)
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "" "ENTRY;TARGET;THREADS;NAME" "SOURCES")
+  list(LENGTH ARG_SOURCES _count)
+  if(NOT _count EQUAL 1)
+    message(FATAL_ERROR "rlx_add_model(${target}): SOURCES takes exactly one .mlir file")
+  endif()
+  if(ARG_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "rlx_add_model(${target}): unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
+  endif()
+  get_filename_component(_source "${ARG_SOURCES}" ABSOLUTE)
+  if(NOT ARG_NAME)
+    get_filename_component(ARG_NAME "${_source}" NAME_WE)
+  endif()
+  if(NOT ARG_TARGET)
+    set(ARG_TARGET cpu)
+  endif()
+  set(_options --target "${ARG_TARGET}")
+  if(ARG_ENTRY)
+    list(APPEND _options --entry "${ARG_ENTRY}")
+  endif()
+  if(DEFINED ARG_THREADS)
+    list(APPEND _options --threads "${ARG_THREADS}")
+  endif()
+  set(_dir "${CMAKE_CURRENT_BINARY_DIR}/rlx_models/${target}")
+  set(_library "${_dir}/lib${ARG_NAME}.so")
+  set(_header "${_dir}/${ARG_NAME}.h")
+  set(_manifest "${_dir}/lib${ARG_NAME}.json")
+  add_custom_command(
+    OUTPUT "${_library}" "${_header}" "${_manifest}"
+    COMMAND ${CMAKE_COMMAND} -E make_directory "${_dir}"
+    COMMAND ${RLX_COMPILE} "${_source}" -o "${_library}" --header "${_header}" ${_options}
+    DEPENDS "${_source}"
+    COMMENT "rlx-compile ${ARG_SOURCES} -> lib${ARG_NAME}.so"
+    VERBATIM)
+  add_custom_target(${target}_rlx_compile DEPENDS "${_library}" "${_header}" "${_manifest}")
+  add_library(${target} INTERFACE)
+  add_dependencies(${target} ${target}_rlx_compile)
+  target_include_directories(${target} INTERFACE "${_dir}")
+  target_link_libraries(${target} INTERFACE RlxMlir::runtime)
+  string(MAKE_C_IDENTIFIER "${ARG_NAME}" _stem)
+  string(TOUPPER "${_stem}" _stem)
+  target_compile_definitions(${target} INTERFACE "RLX_MODEL_${_stem}_PATH=\"${_library}\"")
+  set_target_properties(${target} PROPERTIES RLX_LIBRARY "${_library}")
+endfunction()

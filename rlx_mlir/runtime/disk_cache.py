@@ -1,0 +1,105 @@
+"""An on-disk cache of compiled code, shared by every process of the machine (and user).
+
+`rlx-compile` / `aot.export` keep the object file each compile produced (and its function
+records), so compiling the same module with the same options again only links.  An entry is a
+directory named by the SHA-256 of its key: the module text, every option that changes the
+generated code, and the versions of the tools (this package's own sources, the MLIR bindings and
+LLVM's `llc --version`), so a changed compiler never returns stale code.
+
+The directory is `RLX_CACHE_DIR`, else `$XDG_CACHE_HOME/rlx-mlir`, else `~/.cache/rlx-mlir`;
+`RLX_CACHE_DIR=off` (or an empty value) turns the cache off.  Writers never collide: an entry is
+written into a temporary directory beside it and renamed into place in one step (a second writer
+of the same entry finds it there and drops its own copy); readers see whole entries or none.
+A cache that cannot be written (read-only, full disk) is skipped, never an error.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Mapping, Optional, Union
+
+ENV = "RLX_CACHE_DIR"
+_OFF = ("", "off", "0", "none")
+PACKAGE = Path(__file__).resolve().parents[1]  # rlx_mlir/
+
+
+def cache_dir() -> Optional[Path]:
+    """Where entries live, or None when the cache is off."""
+    named = os.environ.get(ENV)
+    if named is not None:
+        return None if named.strip().lower() in _OFF else Path(named).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "rlx-mlir"
+
+
+@functools.lru_cache(maxsize=None)
+def tool_versions(llc: Optional[str]) -> str:
+    """A digest of everything besides the module and options that decides the generated code."""
+    digest = hashlib.sha256()
+    for path in sorted(PACKAGE.rglob("*")):  # this package's compiler, every source file of it
+        if path.is_file() and path.suffix in (".py", ".c", ".h") and "__pycache__" not in path.parts:
+            digest.update(str(path.relative_to(PACKAGE)).encode() + b"\0" + path.read_bytes() + b"\0")
+    try:
+        from mlir import ir  # the bindings' build: their shared library's size and modification time
+
+        library = next(Path(ir.__file__).resolve().parent.glob("_mlir_libs/_mlir*.so"), None)
+        if library is not None:
+            stat = library.stat()
+            digest.update(f"{library.name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    except ImportError:
+        pass
+    if llc:
+        try:
+            digest.update(subprocess.run([llc, "--version"], capture_output=True, text=True).stdout.encode())
+        except OSError:
+            pass
+    return digest.hexdigest()
+
+
+def key(kind: str, text: str, options: Mapping, llc: Optional[str]) -> str:
+    """The entry name for compiling `text` as `kind` with `options` (JSON-serialisable values)."""
+    record = {"kind": kind, "module": hashlib.sha256(text.encode()).hexdigest(), "options": options,
+              "tools": tool_versions(llc)}
+    return hashlib.sha256(json.dumps(record, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def lookup(name: str) -> Optional[Path]:
+    """The directory of entry `name`, when the cache is on and holds it."""
+    root = cache_dir()
+    if root is None:
+        return None
+    entry = root / name[:2] / name
+    return entry if (entry / "complete").is_file() else None
+
+
+def store(name: str, files: Mapping[str, Union[bytes, str, Path]]) -> Optional[Path]:
+    """Writes entry `name` (file name -> bytes, text, or a file to copy) atomically; None where the
+    cache is off or cannot be written."""
+    root = cache_dir()
+    if root is None:
+        return None
+    final = root / name[:2] / name
+    try:
+        final.parent.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=f".{name[:16]}-", dir=final.parent))
+        try:
+            for file_name, content in files.items():
+                if isinstance(content, Path):
+                    shutil.copyfile(content, scratch / file_name)
+                else:
+                    (scratch / file_name).write_bytes(content.encode() if isinstance(content, str) else content)
+            (scratch / "complete").write_bytes(b"")
+            os.rename(scratch, final)  # atomic; fails when another writer got there first
+        except OSError:
+            shutil.rmtree(scratch, ignore_errors=True)
+            return final if (final / "complete").is_file() else None
+        return final
+    except OSError:
+        return None

@@ -26,6 +26,7 @@ from ..targets.cpu import AUTO_THREADS, MAX_THREADS, ThreadCountError, resolve_t
 from ..transforms.abi.distinct_results import DistinctResults
 from ..transforms.abi.drop_tied_results import DropTiedResults
 from ..transforms.abi.emit_c_interface import EmitCInterface
+from ..transforms.abi.noalias_arguments import NoaliasArguments, NoaliasToLLVM
 from ..transforms.abi.readonly_arguments import ReadonlyArguments
 from ..transforms.hir.outline_blocks import OutlineBlocks
 from ..transforms.linalg.approximate_math import ApproximateMath
@@ -138,7 +139,9 @@ class LowerToLLVM(RlxPipeline):
             # from linalg to here would walk (and canonicalize) them all; before rlx-split-functions,
             # which weighs functions by the code LLVM will see.
             steps.append(ApproximateMath())
-        steps += [SplitFunctions(), *TO_LLVM]
+        # The functions split off receive their buffers as arguments: say which never overlap, so
+        # that LLVM vectorizes their loops without run-time overlap checks and scalar copies.
+        steps += [SplitFunctions(), NoaliasArguments(), *TO_LLVM, NoaliasToLLVM()]
         steps.append(Bf16AsI16())  # LLVM's x86 backend cannot legalize every bf16 vector it vectorizes
         return steps
 

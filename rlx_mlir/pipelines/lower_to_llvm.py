@@ -94,6 +94,10 @@ class LowerToLLVM(RlxPipeline):
     fuse_elementwise: bool = option(True, "fuse elementwise chains into one loop nest (rlx-fuse-elementwise)")
     reassociate: bool = option(True, "let float sums in reductions be reordered, so they vectorize")
     matmul_kernels: bool = option(True, "pack, tile and vectorize f32 matmuls (false: scalar loops)")
+    split_max_ops: int = option(
+        20000, "largest function left whole for LLVM (rlx-split-functions{max-ops}); 1 splits every loop nest off",
+        minimum=1,
+    )
     threads: int = option(
         AUTO_THREADS, "OpenMP threads for matmul kernels and large loops; 0 = this machine's cores", minimum=0,
         maximum=MAX_THREADS,
@@ -141,7 +145,7 @@ class LowerToLLVM(RlxPipeline):
             steps.append(ApproximateMath())
         # The functions split off receive their buffers as arguments: say which never overlap, so
         # that LLVM vectorizes their loops without run-time overlap checks and scalar copies.
-        steps += [SplitFunctions(), NoaliasArguments(), *TO_LLVM, NoaliasToLLVM()]
+        steps += [SplitFunctions(max_ops=self.split_max_ops), NoaliasArguments(), *TO_LLVM, NoaliasToLLVM()]
         steps.append(Bf16AsI16())  # LLVM's x86 backend cannot legalize every bf16 vector it vectorizes
         return steps
 

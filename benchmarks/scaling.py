@@ -18,6 +18,7 @@ and prints the slowest of them. The target: 50k ops in under 60 s.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import platform
 import time
 
@@ -94,9 +95,10 @@ def time_compile(ops: int, shape: str) -> tuple[float, float, float, float]:
     return compiled - start, called - compiled, time.process_time() - cpu, check(result, ops, shape)
 
 
-def time_stages(ops: int, shape: str) -> list[tuple[str, float]]:
-    """Seconds of each step compile() takes, run one by one: parse and verify, each element of
-    `rlx-lower-to-llvm` (an RLX pass or an upstream pass), LLVM code generation, the first call."""
+def time_stages(ops: int, shape: str) -> list[tuple[str, float, float]]:
+    """(name, wall seconds, CPU seconds) of each step compile() takes, run one by one: parse and
+    verify, each element of `rlx-lower-to-llvm` (an RLX pass or an upstream pass), LLVM code
+    generation, the first call."""
     from mlir.execution_engine import ExecutionEngine
 
     from rlx_mlir import driver
@@ -110,28 +112,29 @@ def time_stages(ops: int, shape: str) -> list[tuple[str, float]]:
     from rlx_mlir.targets.toolchain import openmp_library, runtime_library
 
     text, threads, stages = program(ops, shape), default_threads(), []
+
+    @contextlib.contextmanager
+    def timed(name: str):
+        wall, cpu = time.perf_counter(), time.process_time()
+        yield
+        stages.append((name, time.perf_counter() - wall, time.process_time() - cpu))
+
     context = make_context()
     with context, DiagnosticCollector(context) as diagnostics:
-        start = time.perf_counter()
-        module = driver.parse_verified(text, "<scaling>", context, diagnostics)
-        signature = signature_of(find_function(module, "main"))
-        stages.append(("parse + verify", time.perf_counter() - start))
+        with timed("parse + verify"):
+            module = driver.parse_verified(text, "<scaling>", context, diagnostics)
+            signature = signature_of(find_function(module, "main"))
         verification = VerificationState()  # one pass manager per step: share what the verifier learnt, as one would
         for element in expand(LowerToLLVM(threads=threads)):
-            name = element if isinstance(element, str) else element.name
-            start = time.perf_counter()
-            build_pass_manager([element], context, verification=verification).run(module.operation)
-            stages.append((name, time.perf_counter() - start))
+            with timed(element if isinstance(element, str) else element.name):
+                build_pass_manager([element], context, verification=verification).run(module.operation)
         libraries = [runtime_library("mlir_c_runner_utils")] + ([openmp_library()] if threads > 1 else [])
-        start = time.perf_counter()
-        engine = ExecutionEngine(module, opt_level=3, shared_libs=libraries)
-        stages.append(("LLVM: translation and -O3 (ExecutionEngine)", time.perf_counter() - start))
-        start = time.perf_counter()
-        exe = Executable(engine, signature, module, context)  # looks the function up: machine code
-        stages.append(("LLVM: machine code (first lookup)", time.perf_counter() - start))
-        start = time.perf_counter()
-        check(exe(*inputs()), ops, shape)
-        stages.append(("first call", time.perf_counter() - start))
+        with timed("LLVM: translation and -O3 (ExecutionEngine)"):
+            engine = ExecutionEngine(module, opt_level=3, shared_libs=libraries)
+        with timed("LLVM: machine code (first lookup)"):
+            exe = Executable(engine, signature, module, context)  # looks the function up: machine code
+        with timed("first call"):
+            check(exe(*inputs()), ops, shape)
     return stages
 
 
@@ -153,8 +156,11 @@ def main() -> None:
             print(f"{shape:>8} {ops:>7} {compile_s:>10.2f} {call_s:>10.3f} {total:>8.2f} {cpu_s:>8.2f} {error:>10.1e}{mark}",
                   flush=True)
             if args.stages:
-                for name, seconds in sorted(time_stages(ops, shape), key=lambda item: -item[1])[:8]:
-                    print(f"{'':>17} {seconds:>8.2f} s  {name}", flush=True)
+                stages = time_stages(ops, shape)
+                wall, cpu = sum(item[1] for item in stages), sum(item[2] for item in stages)
+                print(f"{'':>17} stages: {wall:.2f} s wall, {cpu:.2f} s cpu; the slowest (wall, cpu):", flush=True)
+                for name, seconds, cpu_seconds in sorted(stages, key=lambda item: -item[2])[:10]:
+                    print(f"{'':>17} {seconds:>8.2f} s {cpu_seconds:>8.2f} s  {name}", flush=True)
 
 
 if __name__ == "__main__":

@@ -44,7 +44,7 @@ import dataclasses
 from mlir import ir
 from mlir.dialects import arith, bufferization, func, memref
 
-from ..dialects.rlx_lir.ir_plan import defined_functions, find_plan, function_buffers
+from ..dialects.rlx_lir.ir_plan import defined_functions, find_plan, returned_outputs
 from ..ir.attrs import ARENA_ATTR, FUSED_ATTR, PHASE_ATTR, SLOT_ATTR, VIEW_ATTR
 from ..ir.walk import collect_ops
 from ..passmanager.base import RlxPass, option
@@ -188,11 +188,7 @@ def _compute_into_slot(op: ir.Operation, arena: ir.Value) -> None:
 
 def _returned_values(function) -> list:
     """(op, result) for each result the plan calls an output: returned, and neither a view nor a slot."""
-    buffers = function_buffers(function)
-    return [
-        (op, result) for op in buffers.ops for result in op.results
-        if result in buffers.value_ids and buffers.buffers[buffers.value_ids[result]].kind == "output"
-    ]
+    return returned_outputs(function)
 
 
 def _compute_into_own_buffer(op: ir.Operation, result: ir.Value) -> None:

@@ -31,4 +31,6 @@ ARENA_ATTR = "rlx.arena"
 # --- linalg CPU codegen ----------------------------------------------------------------------
 KERNEL_ATTR = "rlx.microkernel"  # linalg.generic: a packed GEMM for rlx-tile-matmul (then its index)
 PACKED_ATTR = "rlx.microkernel_packed"  # linalg.generic: whether its B operand was packed (bool)
+# function: LLVM argument positions (aligned pointers of memref arguments) that get llvm.noalias
+NOALIAS_POINTERS_ATTR = "rlx.noalias_pointers"
 PARALLEL_ID = "rlx.parallel_id"  # linalg op: transient tag while rlx-parallelize-linalg tiles it

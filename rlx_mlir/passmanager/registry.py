@@ -59,6 +59,8 @@ PASSES = LazyTable({
     "rlx-dce": "transforms.mir.dce:DeadCodeElimination",
     "rlx-emit-c-interface": "transforms.abi.emit_c_interface:EmitCInterface",
     "rlx-split-functions": "transforms.linalg.split_functions:SplitFunctions",
+    "rlx-noalias-arguments": "transforms.abi.noalias_arguments:NoaliasArguments",
+    "rlx-noalias-to-llvm": "transforms.abi.noalias_arguments:NoaliasToLLVM",
     "rlx-verify": "passmanager.verify:Verify",
     "rlx-outline-blocks": "transforms.hir.outline_blocks:OutlineBlocks",
     "rlx-split-weight-concat": "transforms.mir.split_weight_concat:SplitWeightConcat",

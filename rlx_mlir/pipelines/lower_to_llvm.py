@@ -26,6 +26,7 @@ from ..targets.cpu import AUTO_THREADS, MAX_THREADS, ThreadCountError, resolve_t
 from ..transforms.abi.distinct_results import DistinctResults
 from ..transforms.abi.drop_tied_results import DropTiedResults
 from ..transforms.abi.emit_c_interface import EmitCInterface
+from ..transforms.abi.noalias_arguments import NoaliasArguments, NoaliasToLLVM
 from ..transforms.abi.readonly_arguments import ReadonlyArguments
 from ..transforms.hir.outline_blocks import OutlineBlocks
 from ..transforms.linalg.approximate_math import ApproximateMath
@@ -93,6 +94,10 @@ class LowerToLLVM(RlxPipeline):
     fuse_elementwise: bool = option(True, "fuse elementwise chains into one loop nest (rlx-fuse-elementwise)")
     reassociate: bool = option(True, "let float sums in reductions be reordered, so they vectorize")
     matmul_kernels: bool = option(True, "pack, tile and vectorize f32 matmuls (false: scalar loops)")
+    split_max_ops: int = option(
+        20000, "largest function left whole for LLVM (rlx-split-functions{max-ops}); 1 splits every loop nest off",
+        minimum=1,
+    )
     threads: int = option(
         AUTO_THREADS, "OpenMP threads for matmul kernels and large loops; 0 = this machine's cores", minimum=0,
         maximum=MAX_THREADS,
@@ -138,7 +143,9 @@ class LowerToLLVM(RlxPipeline):
             # from linalg to here would walk (and canonicalize) them all; before rlx-split-functions,
             # which weighs functions by the code LLVM will see.
             steps.append(ApproximateMath())
-        steps += [SplitFunctions(), *TO_LLVM]
+        # The functions split off receive their buffers as arguments: say which never overlap, so
+        # that LLVM vectorizes their loops without run-time overlap checks and scalar copies.
+        steps += [SplitFunctions(max_ops=self.split_max_ops), NoaliasArguments(), *TO_LLVM, NoaliasToLLVM()]
         steps.append(Bf16AsI16())  # LLVM's x86 backend cannot legalize every bf16 vector it vectorizes
         return steps
 

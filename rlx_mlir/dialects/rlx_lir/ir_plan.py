@@ -127,6 +127,32 @@ def function_buffers(function, fuse_elementwise: Optional[bool] = None) -> Funct
     return FunctionBuffers(ops, buffers, value_ids)
 
 
+def returned_outputs(function) -> list:
+    """(op, result) for each value that `function_buffers` calls an output (kind "output": a
+    ranked tensor returned by the function, neither a view of another value nor a constant),
+    in schedule order, read off the return and the ops it returns from without building every
+    buffer (rlx-lir-to-linalg needs only these)."""
+    block = function.operation.regions[0].blocks[0]
+    last = block.operations[len(block.operations) - 1].operation if len(block.operations) else None
+    if last is None or not is_op(last, func.ReturnOp):
+        return []
+    chosen = set()
+    for value in last.operands:
+        if not isinstance(value, ir.OpResult) or not isinstance(value.type, ir.RankedTensorType):
+            continue
+        op = value.owner.operation if isinstance(value.owner, ir.OpView) else value.owner
+        view = _view_source(op)
+        # A view of a value with a buffer (an argument, a tensor an op makes), as in function_buffers.
+        is_view = view is not None and (isinstance(view[0], ir.BlockArgument) or isinstance(view[0].type, ir.RankedTensorType))
+        if not is_view and op.name not in _CONSTANT_NAMES:
+            chosen.add(value)
+    if not chosen:
+        return []
+    owners = {value.owner.operation if isinstance(value.owner, ir.OpView) else value.owner for value in chosen}
+    return [(op.operation, result) for op in block.operations if op.operation in owners
+            for result in op.operation.results if result in chosen]
+
+
 def _fused_ops(ops: list, returned: set, fuse_elementwise: Optional[bool]) -> dict[int, int]:
     """{index of a fused op: index of its consumer}, decided (`fuse_elementwise`) or read from markers."""
     positions = {op: index for index, op in enumerate(ops)}

@@ -164,23 +164,27 @@ class DequantMatmulOp(Rlx.Operation, name="dequant_matmul", traits=[Pure]):
         xs = shape_of(x)
         if len(xs) < 1:
             raise VerifyError(f"requires x of rank 1 or more, got {format_shape(xs)}")
-        n = weight_columns(scheme, xs[-1], w, side)
+        n = weight_columns(scheme, xs[-1], w, side, types=False)
         check_global_scale(scheme, global_scale)
         return ir.RankedTensorType.get([*xs[:-1], n], ir.F32Type.get())
 
+    def verify(self) -> None:
+        weight_columns(self.scheme, shape_of(self.x.type)[-1], self.w.type, [v.type for v in self.side])
 
-def weight_columns(scheme_name: str, k: int, w: ir.Type, side) -> int:
-    """N, the output width, after checking `w` and the side tensors against the scheme for K = `k`."""
+
+def weight_columns(scheme_name: str, k: int, w: ir.Type, side, types: bool = True) -> int:
+    """N, the output width, after checking `w` and the side tensors against the scheme for K = `k`
+    (their element types too, with `types`: the builder leaves those to the verifier)."""
     affine = affine_scheme(scheme_name)
     if affine is not None:
-        return check_affine_operands(affine, k, w, list(side))
+        return check_affine_operands(affine, k, w, list(side), types)
     if side:
         raise VerifyError(
             f"scheme '{scheme_name}' keeps its scales inside the blocks of w and takes no tensors after w, "
             f"but {len(side)} {'was' if len(side) == 1 else 'were'} given"
         )
     element = ir.RankedTensorType(w).element_type
-    if str(element) != "ui8":
+    if types and str(element) != "ui8":
         raise VerifyError(f"operand 'w' must be a ranked tensor of ui8, but got {w}")
     ws = shape_of(w)
     if len(ws) != 2:

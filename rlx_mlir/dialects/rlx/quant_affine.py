@@ -129,9 +129,9 @@ def check_global_scale(scheme_name: str, global_scale: Optional[float]) -> None:
         raise VerifyError(f"attribute 'global_scale' is for scheme 'nvfp4' only, but the scheme is '{scheme_name}'")
 
 
-def check_affine_operands(scheme: AffineScheme, k: int, w: ir.Type, side: Sequence[ir.Type]) -> int:
-    """N, after checking `w` and the side tensors against `scheme` for K = `k`; VerifyError naming
-    the scheme, what it expects and what it was given."""
+def check_affine_operands(scheme: AffineScheme, k: int, w: ir.Type, side: Sequence[ir.Type], types: bool = True) -> int:
+    """N, after checking `w` and the side tensors against `scheme` for K = `k` (their element
+    types too, with `types`); VerifyError naming the scheme, what it expects and what it was given."""
     name = scheme.name
     if len(side) != len(scheme.side):
         wanted = ", ".join(s.spelled(scheme.block) for s in scheme.side)
@@ -140,7 +140,7 @@ def check_affine_operands(scheme: AffineScheme, k: int, w: ir.Type, side: Sequen
             f"scheme '{name}' takes {count} tensor{'s' if count != 1 else ''} after w ({wanted}), but {len(side)} "
             f"{'was' if len(side) == 1 else 'were'} given"
         )
-    if _element(w) != scheme.code_element:
+    if types and _element(w) != scheme.code_element:
         raise VerifyError(f"operand 'w' must be a ranked tensor of {scheme.code_element} for scheme '{name}', but got {w}")
     ws = shape_of(w)
     packed = "[K, N / 2] (two 4-bit codes per byte along N)" if scheme.codes_per_byte == 2 else "[K, N]"
@@ -153,7 +153,7 @@ def check_affine_operands(scheme: AffineScheme, k: int, w: ir.Type, side: Sequen
     n = DYNAMIC if ws[1] == DYNAMIC else ws[1] * scheme.codes_per_byte
     for tensor, given in zip(scheme.side, side):
         expected = tensor.shape(k, n, scheme.block)
-        if _element(given) != tensor.element:
+        if types and _element(given) != tensor.element:
             raise VerifyError(f"scheme '{name}' needs {tensor.name} of element type {tensor.element}, but got {given}")
         gs = shape_of(given)
         fits = len(gs) == len(expected) and all(DYNAMIC in (a, b) or a == b for a, b in zip(gs, expected))

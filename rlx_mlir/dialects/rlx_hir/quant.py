@@ -7,6 +7,7 @@ from typing import Optional
 from mlir import ir
 
 from ...dsl import Pure, TensorOf, VerifyError, operand, result, same_as
+from ...ir.shapes import shape_of
 from ..rlx.linalg import FusedMatmulBiasActOp
 from ..rlx.quant import DequantMatmulOp, weight_columns
 from ..rlx.quant_affine import check_global_scale, side_count
@@ -72,8 +73,11 @@ class DequantLinearOp(RlxHir.Operation, name="dequant_linear", traits=[Pure]):
                 "(the operands after w share one type); add the bias with rlx.add"
             )
         side, bias = (extra, None) if count else ([], extra[0] if extra else None)
-        n = weight_columns(scheme, xs[-1], w, side)
+        n = weight_columns(scheme, xs[-1], w, side, types=False)
         check_global_scale(scheme, global_scale)
         if bias is not None:
             check_shape("bias", bias, [n], "[N]")
         return ir.RankedTensorType.get([*xs[:-1], n], ir.F32Type.get())
+
+    def verify(self) -> None:
+        weight_columns(self.scheme, shape_of(self.x.type)[-1], self.w.type, [v.type for v in self.side])

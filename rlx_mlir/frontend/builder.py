@@ -26,7 +26,6 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import func
 
-from ..conversion.hir_to_mir.expansions import _ACTIVATION_OPS
 from ..conversion.hir_to_mir.hir_to_mir import HirToMir
 from ..conversion.mir_to_lir import MirToLir
 from ..dialects import rlx, rlx_hir
@@ -362,9 +361,11 @@ class GraphModule:
         product = self._hir(rlx_hir.DequantLinearOp, [x, w, side], {**attrs, "activation": "none"}, None)
         out = self._emit(rlx.AddOp, [product, bias], {}, None)
         if activation not in (None, "none"):
-            if activation not in _ACTIVATION_OPS:
-                raise BuildError(f"unknown activation {activation!r}; expected one of 'none', {', '.join(map(repr, _ACTIVATION_OPS))}")
-            out = self._emit(_ACTIVATION_OPS[activation], [out], {}, None)
+            activations = {"relu": rlx.ReluOp, "gelu": rlx.GeluOp, "gelu_approx": rlx.GeluApproxOp,
+                           "silu": rlx.SiluOp, "sigmoid": rlx.SigmoidOp, "tanh": rlx.TanhOp}  # rlx_hir.linear's
+            if activation not in activations:
+                raise BuildError(f"unknown activation {activation!r}; expected one of 'none', {', '.join(map(repr, activations))}")
+            out = self._emit(activations[activation], [out], {}, None)
         if out_shape is not None and tuple(out_shape) != out.shape:
             raise BuildError(f"rlx_hir.dequant_linear gives shape {format_shape(out.shape)}, but out_shape is {format_shape(out_shape)}")
         return out

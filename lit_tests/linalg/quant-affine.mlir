@@ -14,6 +14,9 @@
 // CHECK-DAG: #[[DEC_W:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
 // CHECK-DAG: #[[DEC_SIDE:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d3, d4)>
 // CHECK-DAG: #[[DEC_OUT:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
+// CHECK-DAG: #[[SCALE_IN:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3, d2)>
+// CHECK-DAG: #[[SCALE_OUT:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[NW:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d1, d2, d0, d5)>
 
 // int4/32, M = 1, K = 64, N = 32 (16 bytes a row): panels of 2 columns (16 panels); w viewed as
 // [K/B, B, N/P, P/2] bytes, scale and zp as [K/B, N/P, P/2, 2], x as [M, K/B, B].
@@ -62,4 +65,18 @@ func.func @int4(%x: tensor<1x64xf32>, %w: tensor<64x16xui8>, %s: tensor<2x32xf32
 func.func @gemm(%x: tensor<8x64xf32>, %w: tensor<64x32xi8>, %s: tensor<2x32xf32>) -> tensor<8x32xf32> {
   %0 = "rlx.dequant_matmul"(%x, %w, %s) {scheme = "int8/32"} : (tensor<8x64xf32>, tensor<64x32xi8>, tensor<2x32xf32>) -> tensor<8x32xf32>
   return %0 : tensor<8x32xf32>
+}
+
+// nvfp4, M = 1, K = 32, N = 32 (panels of 2): the E4M3 scales decoded once into f32 [K/16, N/P, 2,
+// P/2] (even columns of a panel, then odd), then the kernel over (p, b, j, m, h, c) with the
+// nibble h outside the contiguous byte loop c, and its [N/P, M, 2, P/2] transposed into [M, N].
+// CHECK-LABEL: func.func @nvfp4
+// CHECK: %[[SCALES:.*]] = linalg.generic {indexing_maps = [#[[SCALE_IN]], #[[SCALE_OUT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%{{.*}} : tensor<2x16x1x2xi8>) outs(%{{.*}} : tensor<2x16x2x1xf32>)
+// CHECK: arith.bitcast %{{.*}} : i32 to f32
+// CHECK: %[[K:.*]] = linalg.generic {indexing_maps = [#[[NW]], #[[SIDE_MAP]], #[[X_MAP]], #[[OUT_MAP]]], iterator_types = ["parallel", "reduction", "reduction", "parallel", "parallel", "parallel"]} ins(%{{.*}}, %[[SCALES]], %{{.*}} : tensor<2x16x16x1xi8>, tensor<2x16x2x1xf32>, tensor<1x2x16xf32>) outs(%{{.*}} : tensor<16x1x2x1xf32>)
+// CHECK: linalg.index 4 : index
+// CHECK: linalg.transpose ins(%[[K]] : tensor<16x1x2x1xf32>) outs(%{{.*}} : tensor<1x16x1x2xf32>) permutation = [1, 0, 3, 2]
+func.func @nvfp4(%x: tensor<1x32xf32>, %w: tensor<32x16xui8>, %s: tensor<2x32xui8>) -> tensor<1x32xf32> {
+  %0 = "rlx.dequant_matmul"(%x, %w, %s) {scheme = "nvfp4", global_scale = 0.5 : f32} : (tensor<1x32xf32>, tensor<32x16xui8>, tensor<2x32xui8>) -> tensor<1x32xf32>
+  return %0 : tensor<1x32xf32>
 }

@@ -21,6 +21,13 @@ along N over the panel: contiguous loads of codes, scales and the panel's row of
 panel dimension first, so the thread split has something to split) and transposed to
 `[M, N]` after, a reshape when M = 1.
 
+NVFP4 first decodes its E4M3 block scales (times the global scale) into f32, once per call (a
+sixteenth as many values as weights), laid out `[K / 16, N / P, 2, P / 2]`: each panel's even
+columns, then its odd ones.  Its generic puts `h` outside `c`, `(p, b, j, m, h, c)`, so the
+innermost loop reads codes, scales and outputs contiguously with the nibble fixed; with the E2M1
+and E4M3 decodes inside an interleaved (`h` innermost) loop LLVM did not vectorise it, and the GEMV
+ran at a sixth of int4's speed.  Its output `[N / P, M, 2, P / 2]` is transposed into `[M, N]`.
+
 Large M (prefill): decoding every weight once per row would cost M decodes per weight, so the
 weight is decoded once into an f32 `[K, N]` tensor (a parallel `linalg.generic` with the same
 body) and multiplied by `linalg.matmul`, which rlx-pack-matmul and rlx-tile-matmul turn into
@@ -63,20 +70,18 @@ def _bits_to_f32(bits: ir.Value) -> ir.Value:
 
 
 def e2m1_value(code: ir.Value) -> ir.Value:
-    """The f32 an E2M1 code (an i32 0..15) stands for, built from its bit pattern.
-
-    `code & 7` = `2 e + m`; for e >= 1 the value is `(1 + m / 2) 2^(e - 1)`: f32 exponent field
-    `e + 126`, mantissa `m << 22`; for e = 0 it is `m / 2` (0 or 0.5 = `0x3F000000`); bit 3 is
-    the sign."""
+    """The f32 an E2M1 code (an i32 0..15) stands for: `v = code & 7` as a float is 0, 0.5, 1,
+    1.5 as `v / 2` (v < 4), 2, 3 as `v - 2` (v < 6), 4, 6 as `2 (v - 4)`; bit 3 is the sign."""
+    f32 = ir.F32Type.get()
     magnitude = arith.andi(code, _c32(7))
-    normal = arith.ori(
-        arith.shli(arith.addi(arith.shrui(magnitude, _c32(1)), _c32(126)), _c32(23)),
-        arith.shli(arith.andi(magnitude, _c32(1)), _c32(22)),
-    )
-    small = arith.cmpi(arith.CmpIPredicate.ult, magnitude, _c32(2))
-    bits = arith.select(small, arith.muli(magnitude, _c32(0x3F000000)), normal)
-    sign = arith.shli(arith.andi(code, _c32(8)), _c32(28))
-    return _bits_to_f32(arith.ori(bits, sign))
+    v = arith.uitofp(f32, magnitude)
+    low = arith.mulf(v, _f32c(0.5))
+    middle = arith.subf(v, _f32c(2.0))
+    high = arith.mulf(arith.subf(v, _f32c(4.0)), _f32c(2.0))
+    below_six = arith.select(arith.cmpi(arith.CmpIPredicate.ult, magnitude, _c32(6)), middle, high)
+    value = arith.select(arith.cmpi(arith.CmpIPredicate.ult, magnitude, _c32(4)), low, below_six)
+    negative = arith.cmpi(arith.CmpIPredicate.ne, arith.andi(code, _c32(8)), _c32(0))
+    return arith.select(negative, arith.negf(value), value)
 
 
 def e4m3_value(byte: ir.Value) -> ir.Value:
@@ -100,13 +105,13 @@ def _byte(value: ir.Value) -> ir.Value:
 def decode(scheme: AffineScheme, code_byte: ir.Value, half: ir.Value, side: list) -> ir.Value:
     """The f32 weight of one code: `code_byte` the element of `w`, `half` the index (an i32, 0 or
     1) of the code in the byte for the 4-bit schemes, `side` the elements of the side tensors
-    (and, for nvfp4, the global scale after them)."""
+    (for nvfp4, the f32 block scale: the E4M3 byte's value times the global scale)."""
     f32 = ir.F32Type.get()
     if scheme.codes_per_byte == 2:
         code = arith.andi(arith.shrui(_byte(code_byte), arith.muli(half, _c32(4))), _c32(15))
     if scheme.kind == NVFP4:
-        scales, global_scale = side
-        return arith.mulf(arith.mulf(e2m1_value(code), e4m3_value(_byte(scales))), global_scale)
+        (scale,) = side  # the E4M3 byte's value times the global scale, decoded before the loop
+        return arith.mulf(e2m1_value(code), scale)
     if scheme.kind == "int8":
         (scale,) = side
         return arith.mulf(arith.sitofp(f32, code_byte), scale)
@@ -142,7 +147,10 @@ def lower_dequant_matmul(op) -> ir.Value:
     # Views: w [K/B, B, N/P, P/H]; the side tensors [K/B, N/P, P/H, H].
     w = lb.reshape(op.w, ir.RankedTensorType.get([k // block, block, n // panel, panel // per_byte],
                                                  ir.RankedTensorType(op.w.type).element_type))
-    side_views = [
+    halves_outer = scheme.kind == NVFP4 and m < GEMM_ROWS
+    if scheme.kind == NVFP4:
+        side = [_nvfp4_scales(side[0], op.global_scale, k // block, n // panel, panel // per_byte, halves_outer)]
+    side_views = side if halves_outer else [
         lb.reshape(value, ir.RankedTensorType.get([k // block, n // panel, panel // per_byte, per_byte],
                                                   ir.RankedTensorType(value.type).element_type))
         for value in side
@@ -155,8 +163,6 @@ def lower_dequant_matmul(op) -> ir.Value:
         def compute(code_byte, *rest):
             side_values, tail = list(rest[: len(side)]), list(rest[len(side):])
             half = arith.index_cast(_i32(), linalg.IndexOp(weight_index).result) if per_byte == 2 else None
-            if op.global_scale is not None:
-                side_values.append(_f32c(op.global_scale))
             weight = decode(scheme, code_byte, half, side_values)
             if not tail:  # the decoding generic: the weight is the result
                 return weight
@@ -177,9 +183,21 @@ def lower_dequant_matmul(op) -> ir.Value:
         product = linalg.matmul(x, weight, outs=[lb.zeros([m, n], f32)])
         return lb.reshape(product, op.result.type)
 
+    x = lb.reshape(op.x, ir.RankedTensorType.get([m, k // block, block], f32))
+    iterators = [lb.PARALLEL, lb.REDUCTION, lb.REDUCTION, lb.PARALLEL, lb.PARALLEL, lb.PARALLEL]
+    target = [m, n // panel, panel // per_byte, per_byte]
+    if halves_outer:
+        # (p, b, j, m, h, c): out[p, m, h, c] += x[m, b, j] * W(w[b, j, p, c], scale[b, p, h, c]): the
+        # innermost loop reads bytes, scales and outputs contiguously (nibble h fixed in it).
+        p, b, j, r, h, c = _dims(6)
+        maps = [ir.AffineMap.get(6, 0, e) for e in ([b, j, p, c], [b, p, h, c], [r, b, j], [p, r, h, c])]
+        shape = [n // panel, m, per_byte, panel // per_byte]
+        product = lb.generic([w, *side_views, x], lb.zeros(shape, f32), maps, iterators, body(4))
+        # [N/P, M, 2, P/2] -> [M, N/P, P/2, 2]
+        product = linalg.transpose(product, outs=[lb.empty(target, f32)], permutation=[1, 0, 3, 2]).results[0]
+        return lb.reshape(product, op.result.type)
     # (p, b, j, m, c, h): out[p, m, c, h] += x[m, b, j] * W(w[b, j, p, c], side[b, p, c, h]).
     p, b, j, r, c, h = _dims(6)
-    x = lb.reshape(op.x, ir.RankedTensorType.get([m, k // block, block], f32))
     maps = [
         ir.AffineMap.get(6, 0, [b, j, p, c]),
         *side_maps(b, p, c, h, 6),
@@ -187,12 +205,28 @@ def lower_dequant_matmul(op) -> ir.Value:
         ir.AffineMap.get(6, 0, [p, r, c, h]),
     ]
     shape = [n // panel, m, panel // per_byte, per_byte]
-    iterators = [lb.PARALLEL, lb.REDUCTION, lb.REDUCTION, lb.PARALLEL, lb.PARALLEL, lb.PARALLEL]
     product = lb.generic([w, *side_views, x], lb.zeros(shape, f32), maps, iterators, body(5))
     if m > 1:  # [N/P, M, P/H, H] -> [M, N/P, P/H, H]; with one row it already is [1, N]
-        target = [m, n // panel, panel // per_byte, per_byte]
         product = linalg.transpose(product, outs=[lb.empty(target, f32)], permutation=[1, 0, 2, 3]).results[0]
     return lb.reshape(product, op.result.type)
+
+
+def _nvfp4_scales(scales: ir.Value, global_scale: float, blocks: int, panels: int, half_panel: int,
+                  halves_outer: bool) -> ir.Value:
+    """The E4M3 block scales `[K / 16, N]` decoded once, times the global scale, as f32 (a
+    sixteenth as many values as weights, instead of a decode per weight in the loop): `[K / 16,
+    N]`, or with `halves_outer` `[K / 16, N / P, 2, P / 2]`, the even columns of each panel, then
+    the odd ones."""
+    f32 = ir.F32Type.get()
+    if not halves_outer:
+        decoded_type = ir.RankedTensorType.get(shape_of(scales.type), f32)
+        return lb.elementwise([scales], decoded_type, lambda s: arith.mulf(e4m3_value(_byte(s)), _f32c(global_scale)))
+    view = lb.reshape(scales, ir.RankedTensorType.get([blocks, panels, half_panel, 2], ir.RankedTensorType(scales.type).element_type))
+    b, p, h, c = _dims(4)
+    maps = [ir.AffineMap.get(4, 0, [b, p, c, h]), ir.AffineMap.get_identity(4)]
+    out = lb.empty([blocks, panels, 2, half_panel], f32)
+    return lb.generic([view], out, maps, [lb.PARALLEL] * 4,
+                      lambda s, _: arith.mulf(e4m3_value(_byte(s)), _f32c(global_scale)))
 
 
 __all__ = ["GEMM_ROWS", "decode", "e2m1_value", "e4m3_value", "lower_dequant_matmul"]

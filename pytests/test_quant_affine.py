@@ -17,7 +17,7 @@ from rlx_mlir import GraphModule, quant
 from rlx_mlir.frontend.builder import BuildError
 
 SCHEMES = ["int8/32", "int8_asym/16", "int4/32", "int4/64", "nvfp4"]
-M_SIZES = (1, 3, 17)  # 17 >= GEMM_ROWS: the decode-once path
+M_SIZES = (1, 3, 17, 48)  # 48 = GEMM_ROWS: the decode-once path
 E2M1 = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0]
 
 
@@ -119,7 +119,7 @@ def test_quantised_weights_match_the_reference(scheme):
 
 
 @pytest.mark.parametrize("scheme", SCHEMES)
-@pytest.mark.parametrize("m", M_SIZES)
+@pytest.mark.parametrize("m", (1, 3, 17))
 def test_random_codes(scheme, m):
     """Every code, any zero point, signed scales, E4M3 subnormals; N = 96 spans several panels."""
     rng = np.random.default_rng([m, *scheme.encode()])
@@ -129,9 +129,9 @@ def test_random_codes(scheme, m):
     _check(_run(scheme, w, side, global_scale, (m, k), x), x, plain_weight(scheme, w, side, global_scale))
 
 
-@pytest.mark.parametrize("batch", [(2, 3), (2, 9)])
+@pytest.mark.parametrize("batch", [(2, 3), (2, 24)])
 def test_batched_x(batch):
-    """x [2, 3, K] (6 rows, the decoding kernel) and [2, 9, K] (18 rows, decode once + GEMM)."""
+    """x [2, 3, K] (6 rows, the decoding kernel) and [2, 24, K] (48 rows, decode once + GEMM)."""
     rng = np.random.default_rng(batch[1])
     k, n = 64, 32
     w, side, _ = random_codes("int4/32", n, k, rng)
@@ -202,15 +202,16 @@ def test_symbolic_batch():
     g.set_outputs(g.dequant_linear(g.input("x", ("B", k)), g.param("w", w.shape, "i8"), "int8/32",
                                    side=[g.param("s", side[0].shape)]))
     exe = g.compile()
-    for batch in (1, 9):
+    for batch in (1, 9, 48):
         x = rng.standard_normal((batch, k)).astype(np.float32)
         _check(exe(x=x, w=w, s=side[0]), x, plain_weight("int8/32", w, side))
 
 
 def test_weight_split_between_threads():
-    """N = 512 columns of int4 (16 panels): two threads share the panels."""
+    """N = 512 columns of int4 (16 panels), K = 256 (a weight above rlx-parallelize-linalg's
+    minimum size): the lowered code forks threads, which share the panels."""
     rng = np.random.default_rng(5)
-    k, n = 64, 512
+    k, n = 256, 512
     w, side, _ = random_codes("int4/32", n, k, rng)
     g = GraphModule.mir("threads")
     xt = g.input("x", (1, k))
@@ -218,6 +219,19 @@ def test_weight_split_between_threads():
     g.set_outputs(g.dequant_matmul(xt, ts[0], "int4/32", side=ts[1:]))
     x = rng.standard_normal((1, k)).astype(np.float32)
     _check(g.compile(threads=2)(x, w, *side), x, plain_weight("int4/32", w, side))
+    from mlir import ir
+
+    from rlx_mlir.passmanager.pipeline import run_pipeline
+
+    text = (
+        f"func.func @f(%x: tensor<1x{k}xf32>, %w: tensor<{k}x{n // 2}xui8>, %s: tensor<8x{n}xf32>) -> tensor<1x{n}xf32> {{\n"
+        f'  %0 = "rlx.dequant_matmul"(%x, %w, %s, %s) {{scheme = "int4/32"}} : (tensor<1x{k}xf32>, tensor<{k}x{n // 2}xui8>, '
+        f"tensor<8x{n}xf32>, tensor<8x{n}xf32>) -> tensor<1x{n}xf32>\n  return %0 : tensor<1x{n}xf32>\n}}\n"
+    )
+    with rlx_mlir.make_context() as context, ir.Location.unknown(context):
+        module = ir.Module.parse(text)
+        run_pipeline(module.operation, "builtin.module(rlx-lower-to-llvm{threads=2})")
+        assert "omp.parallel" in str(module)
 
 
 def _builder(shapes):

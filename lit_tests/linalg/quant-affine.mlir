@@ -3,7 +3,7 @@
 // code h in the byte) whose body decodes its one code (nibble h of the byte for int4), subtracts
 // the block's zero point, applies the scale and adds x * weight into out[p, m, c, h]: the
 // innermost loops run along N, where LLVM vectorises.  No f32 copy of the weight.  From
-// GEMM_ROWS = 8 rows of x on, the weight is decoded once into f32 [K, N] by an all-parallel
+// GEMM_ROWS = 48 rows of x on, the weight is decoded once into f32 [K, N] by an all-parallel
 // generic with the same body and multiplied by linalg.matmul (the f32 GEMM kernel).
 // RUN: rlx-opt %s --rlx-mir-to-linalg | FileCheck %s
 
@@ -50,10 +50,10 @@ func.func @int4(%x: tensor<1x64xf32>, %w: tensor<64x16xui8>, %s: tensor<2x32xf32
   return %0 : tensor<1x32xf32>
 }
 
-// int8/32 with M = 8: the weight decoded once (code * scale, all parallel) into f32 [64, 32],
+// int8/32 with M = 48: the weight decoded once (code * scale, all parallel) into f32 [64, 32],
 // then linalg.matmul.
 // CHECK-LABEL: func.func @gemm
-// CHECK-SAME: %[[X:[^:]*]]: tensor<8x64xf32>
+// CHECK-SAME: %[[X:[^:]*]]: tensor<48x64xf32>
 // CHECK: %[[DECODED:.*]] = linalg.generic {indexing_maps = [#[[DEC_W]], #[[DEC_SIDE]], #[[DEC_OUT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}
 // CHECK-SAME: tensor<2x32x16x2xi8>, tensor<2x16x2x1xf32>
 // CHECK: ^bb0(%[[CODE:.*]]: i8, %[[SCALE:.*]]: f32, %{{.*}}: f32):
@@ -61,10 +61,10 @@ func.func @int4(%x: tensor<1x64xf32>, %w: tensor<64x16xui8>, %s: tensor<2x32xf32
 // CHECK: %[[WEIGHT:.*]] = arith.mulf %[[CF]], %[[SCALE]] : f32
 // CHECK: linalg.yield %[[WEIGHT]] : f32
 // CHECK: %[[W32:.*]] = tensor.expand_shape %{{.*}} output_shape [64, 32] : tensor<2048xf32> into tensor<64x32xf32>
-// CHECK: linalg.matmul ins(%[[X]], %[[W32]] : tensor<8x64xf32>, tensor<64x32xf32>)
-func.func @gemm(%x: tensor<8x64xf32>, %w: tensor<64x32xi8>, %s: tensor<2x32xf32>) -> tensor<8x32xf32> {
-  %0 = "rlx.dequant_matmul"(%x, %w, %s) {scheme = "int8/32"} : (tensor<8x64xf32>, tensor<64x32xi8>, tensor<2x32xf32>) -> tensor<8x32xf32>
-  return %0 : tensor<8x32xf32>
+// CHECK: linalg.matmul ins(%[[X]], %[[W32]] : tensor<48x64xf32>, tensor<64x32xf32>)
+func.func @gemm(%x: tensor<48x64xf32>, %w: tensor<64x32xi8>, %s: tensor<2x32xf32>) -> tensor<48x32xf32> {
+  %0 = "rlx.dequant_matmul"(%x, %w, %s) {scheme = "int8/32"} : (tensor<48x64xf32>, tensor<64x32xi8>, tensor<2x32xf32>) -> tensor<48x32xf32>
+  return %0 : tensor<48x32xf32>
 }
 
 // nvfp4, M = 1, K = 32, N = 32 (panels of 2): the E4M3 scales decoded once into f32 [K/16, N/P, 2,

@@ -13,7 +13,7 @@ with `p` a panel of P output columns (parallel, outermost: the loop rlx-parallel
 splits across threads), `b` the K block and `j` the k in it (reductions), `m` the row of x,
 and `c`, `h` the byte of `w` in the panel's row and the code in the byte (H = 2 codes per byte
 for int4 / nvfp4, 1 for int8).  The body decodes the one code it reads (sign-/zero-extension,
-nibble `h` of the byte, the E2M1 and E4M3 bit patterns of nvfp4), applies its block's scale
+nibble `h` of the byte, the E2M1 value of an nvfp4 code), applies its block's scale
 (and zero point), and adds `x[m, k] * W[k, n]` into the output element.  convert-linalg-to-loops
 makes `h` (unrolled, two interleaved columns) and `c` the innermost loops, so LLVM vectorises
 along N over the panel: contiguous loads of codes, scales and the panel's row of the output

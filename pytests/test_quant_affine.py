@@ -274,3 +274,27 @@ func.func @f(%x: tensor<2x64xf32>, %w: tensor<64x6xi8>, %s: tensor<2x6xf32>) -> 
 """
     with pytest.raises(rlx_mlir.CompileError, match=r"scheme 'int8/32' takes its 1 side tensor after w and no bias"):
         rlx_mlir.compile(text, entry="f")
+
+
+@pytest.mark.parametrize(
+    "scheme, w_type, side_types, attrs, n",
+    [
+        ("int8/32", "tensor<64x6xi8>", ["tensor<2x6xf32>"], "", 6),
+        ("int4/32", "tensor<64x6xui8>", ["tensor<2x12xf32>", "tensor<2x12xf32>"], "", 12),
+        ("nvfp4", "tensor<64x6xui8>", ["tensor<4x12xui8>"], ", global_scale = 0.5 : f32", 12),
+    ],
+)
+def test_cuda_export_compiles_the_kernel(scheme, w_type, side_types, attrs, n, tmp_path):
+    """Everywhere, GPU or not: the CUDA chain maps the decoding kernel to a GPU kernel (PTX embedded)."""
+    from rlx_mlir import aot
+
+    args = ", ".join(f"%s{i}: {t}" for i, t in enumerate(side_types))
+    names = ", ".join(f"%s{i}" for i in range(len(side_types)))
+    text = (
+        f"func.func @f(%x: tensor<2x64xf32>, %w: {w_type}, {args}) -> tensor<2x{n}xf32> {{\n"
+        f'  %0 = "rlx.dequant_matmul"(%x, %w, {names}) {{scheme = "{scheme}"{attrs}}} : '
+        f"(tensor<2x64xf32>, {w_type}, {', '.join(side_types)}) -> tensor<2x{n}xf32>\n"
+        f"  return %0 : tensor<2x{n}xf32>\n}}\n"
+    )
+    aot.export(text, str(tmp_path / "q.so"), target="cuda")
+    assert b".visible .entry f_kernel" in (tmp_path / "q.so").read_bytes()

@@ -279,7 +279,8 @@ class GraphModule:
         def operand(t):
             if isinstance(t, Tensor):
                 return dynamic_builder.Operand(t.value, t.shape)
-            if isinstance(t, list):  # a variadic operand: its tensors must have static shapes
+            if isinstance(t, list) and t and all(isinstance(member, Tensor) for member in t):
+                # a variadic operand: its tensors must have static shapes
                 if any(member.value in self._symbolic for member in t):
                     raise BuildError(f"{op_class.OPERATION_NAME}: a variadic operand's tensors need static shapes")
                 return [member.value for member in t]

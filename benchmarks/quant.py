@@ -8,7 +8,9 @@ of a prefill, M = 128, same weight shape.  Contenders, on the same x and the sam
 
 - numpy f32: `np.matmul(x, W.T, out=)` (OpenBLAS; W.T made contiguous once, outside the timing);
 - rlx f32: `rlx.matmul` compiled by `rlx_mlir.compile` (the packed, tiled f32 kernels);
-- rlx q4_k, rlx q8_0: `rlx.dequant_matmul` on `quant.quantize(W, scheme)`'s bytes.
+- rlx q4_k, rlx q8_0: `rlx.dequant_matmul` on `quant.quantize(W, scheme)`'s bytes;
+- rlx int8/32, int8_asym/32, int4/32, nvfp4: `rlx.dequant_matmul` on the codes and side tensors
+  `quant.quantize(W, scheme)` returns (weight MB counts the scales and zero points too).
 
 Before any timing every rlx result is checked against numpy: the f32 rows against `x @ W.T`, the
 quantised rows against `x @ quant.dequantize(w_q).T` in float64, within the f32 rounding bound
@@ -42,6 +44,8 @@ sys.path.insert(0, ROOT)
 K = N = 4096
 ROWS = (1, 128)  # M: the GEMV of a decode step, the GEMM of a prefill
 SCHEMES = ("q4_k", "q8_0")
+# Codes [K, N] with side tensors (scale [K/B, N], zp; nvfp4: E4M3 scales and a global scale).
+AFFINE_SCHEMES = ("int8/32", "int8_asym/32", "int4/32", "nvfp4")
 
 
 def pause() -> None:
@@ -62,6 +66,33 @@ def _module(m: int, scheme: str, row_bytes: int = 0) -> str:
         w = f"tensor<{N}x{row_bytes}xui8>"
         op = f'"rlx.dequant_matmul"(%x, %w) {{scheme = "{scheme}"}} : ({x}, {w}) -> {y}'
     return f"func.func @f(%x: {x}, %w: {w}) -> {y} {{\n  %y = {op}\n  return %y : {y}\n}}\n"
+
+
+def _affine_module(m: int, scheme: str, arrays, global_scale) -> str:
+    """`@f(x, w, side...)`: `rlx.dequant_matmul` with the codes and side tensors of a side-tensor scheme."""
+    x, y = f"tensor<{m}x{K}xf32>", f"tensor<{m}x{N}xf32>"
+    names = ["w", *(f"s{i}" for i in range(len(arrays) - 1))]
+    element = {"int8": "i8", "uint8": "ui8", "float32": "f32"}
+    types = ["tensor<" + "x".join(map(str, a.shape)) + f"x{element[a.dtype.name]}>" for a in arrays]
+    params = ", ".join(f"%{n}: {t}" for n, t in zip(names, types))
+    attrs = f'scheme = "{scheme}"' + (f", global_scale = {global_scale!r} : f32" if global_scale is not None else "")
+    op = f'"rlx.dequant_matmul"(%x, {", ".join("%" + n for n in names)}) {{{attrs}}} : ({x}, {", ".join(types)}) -> {y}'
+    return f"func.func @f(%x: {x}, {params}) -> {y} {{\n  %y = {op}\n  return %y : {y}\n}}\n"
+
+
+def _affine_arrays(stored, scheme: str):
+    """(the stored arrays the op takes, C-contiguous as a model stores them, the nvfp4 global
+    scale or None).  The quantiser may return transposed views; the runtime would copy those on
+    every call."""
+    import numpy as np
+
+    if scheme == "nvfp4":
+        arrays, global_scale = [stored.codes, stored.scales], float(stored.global_scale[0])
+    elif scheme.startswith("int8/"):
+        arrays, global_scale = [stored.w_q, stored.scale], None  # symmetric: no zero point
+    else:
+        arrays, global_scale = list(stored), None
+    return [np.ascontiguousarray(a) for a in arrays], global_scale
 
 
 def _check(name: str, out, x, w_float) -> None:
@@ -86,12 +117,12 @@ def bench(threads: int, repeat: int) -> None:
     rng = np.random.default_rng(0)
     w = rng.standard_normal((N, K)).astype(np.float32)
     w_t = np.ascontiguousarray(w.T)  # [K, N]: numpy's and rlx.matmul's B
-    packed = {scheme: quant.quantize(w, scheme) for scheme in SCHEMES}
-    decoded = {scheme: quant.dequantize(packed[scheme], scheme, (N, K)) for scheme in SCHEMES}
+    packed = {scheme: quant.quantize(w, scheme) for scheme in (*SCHEMES, *AFFINE_SCHEMES)}
+    decoded = {scheme: quant.dequantize(packed[scheme], scheme, (N, K)) for scheme in (*SCHEMES, *AFFINE_SCHEMES)}
     for m in ROWS:
         x = rng.standard_normal((m, K)).astype(np.float32)
         contenders = {}  # name -> (call, weight bytes)
-        out = {name: np.empty((m, N), np.float32) for name in ("numpy f32", "rlx f32", *SCHEMES)}
+        out = {name: np.empty((m, N), np.float32) for name in ("numpy f32", "rlx f32", *SCHEMES, *AFFINE_SCHEMES)}
         contenders["numpy f32"] = (lambda x=x, o=out["numpy f32"]: np.matmul(x, w_t, out=o), w_t.nbytes)
         exe = rlx_mlir.compile(_module(m, "f32"), "f", threads=threads)
         contenders["rlx f32"] = (lambda x=x, exe=exe, o=out["rlx f32"]: exe(x, w_t, out=o), w_t.nbytes)
@@ -99,12 +130,17 @@ def bench(threads: int, repeat: int) -> None:
             w_q = packed[scheme]
             exe = rlx_mlir.compile(_module(m, scheme, w_q.shape[1]), "f", threads=threads)
             contenders[f"rlx {scheme}"] = (lambda x=x, exe=exe, w_q=w_q, o=out[scheme]: exe(x, w_q, out=o), w_q.nbytes)
+        for scheme in AFFINE_SCHEMES:
+            arrays, global_scale = _affine_arrays(packed[scheme], scheme)
+            exe = rlx_mlir.compile(_affine_module(m, scheme, arrays, global_scale), "f", threads=threads)
+            contenders[f"rlx {scheme}"] = (lambda x=x, exe=exe, a=arrays, o=out[scheme]: exe(x, *a, out=o),
+                                           sum(a.nbytes for a in arrays))
         # Numerics first: every contender once, then each against its own reference.
         for call, _ in contenders.values():
             call()
         _check("numpy f32", out["numpy f32"], x, w)
         _check("rlx f32", out["rlx f32"], x, w)
-        for scheme in SCHEMES:
+        for scheme in (*SCHEMES, *AFFINE_SCHEMES):
             _check(f"rlx {scheme}", out[scheme], x, decoded[scheme])
         times = {name: [] for name in contenders}
         for _ in range(repeat):  # interleaved rounds
@@ -178,7 +214,7 @@ def main() -> None:
 
     cores = default_threads()
     rows = run_child(1, args) + (run_child(cores, args) if cores > 1 else [])
-    order = ["numpy f32", "rlx f32", *(f"rlx {s}" for s in SCHEMES)]
+    order = ["numpy f32", "rlx f32", *(f"rlx {s}" for s in (*SCHEMES, *AFFINE_SCHEMES))]
     rows.sort(key=lambda r: (r["m"], r["threads"], order.index(r["contender"])))
     import numpy
 

@@ -463,11 +463,12 @@ module {
     irdl.operation @dequant_matmul {
       %0 = irdl.base "!builtin.tensor" 
       %1 = irdl.base "!builtin.tensor" 
-      %2 = irdl.base "#builtin.string" 
-      %3 = irdl.base "!builtin.tensor" 
-      irdl.operands(x: %0, w: %1)
-      irdl.attributes {"scheme" = %2}
-      irdl.results(result: %3)
+      %2 = irdl.base "!builtin.tensor" 
+      %3 = irdl.base "#builtin.string" 
+      %4 = irdl.base "!builtin.tensor" 
+      irdl.operands(x: %0, w: %1, side: variadic %2)
+      irdl.attributes {"scheme" = %3}
+      irdl.results(result: %4)
     }
     irdl.operation @selective_scan {
       %0 = irdl.base "!builtin.tensor" 

@@ -140,7 +140,7 @@ module {
       %3 = irdl.base "#builtin.string" 
       %4 = irdl.base "#builtin.string" 
       %5 = irdl.base "!builtin.tensor" 
-      irdl.operands(x: %0, w: %1, bias: optional %2)
+      irdl.operands(x: %0, w: %1, extra: variadic %2)
       irdl.attributes {"scheme" = %3, "activation" = %4}
       irdl.results(result: %5)
     }

@@ -311,13 +311,17 @@ class GraphModule:
         self._check_open()
         values = []
         for index, operand in enumerate(operands):
-            if operand is not None and not isinstance(operand, Tensor):
-                raise BuildError(f"{op_class.OPERATION_NAME}: operand #{index} must be a Tensor, got {type(operand).__name__}")
-            if operand is not None and operand.module is not self:
-                raise BuildError(f"{op_class.OPERATION_NAME}: operand #{index} belongs to another GraphModule")
-            values.append(operand.value if operand is not None else None)
+            group = operand if isinstance(operand, list) else [operand]  # a list: a variadic operand
+            for member in group:
+                if member is not None and not isinstance(member, Tensor):
+                    raise BuildError(f"{op_class.OPERATION_NAME}: operand #{index} must be a Tensor, got {type(member).__name__}")
+                if member is not None and member.module is not self:
+                    raise BuildError(f"{op_class.OPERATION_NAME}: operand #{index} belongs to another GraphModule")
+            unwrapped = [member.value if member is not None else None for member in group]
+            values.append(unwrapped if isinstance(operand, list) else unwrapped[0])
         keywords = {k: (v.value if isinstance(v, Tensor) else v) for k, v in attributes.items()}
-        tensors = [t for t in (*operands, *attributes.values()) if isinstance(t, Tensor)]
+        members = [t for o in operands for t in (o if isinstance(o, list) else [o])]
+        tensors = [t for t in (*members, *attributes.values()) if isinstance(t, Tensor)]
         if any(t.value in self._symbolic for t in tensors) or dynamic_builder.has_symbolic_attributes(op_class, attributes):
             return self._emit_symbolic(op_class, operands, attributes, out_shape, results)
         try:
@@ -346,6 +350,11 @@ class GraphModule:
         def operand(t):
             if isinstance(t, Tensor):
                 return dynamic_builder.Operand(t.value, t.shape)
+            if isinstance(t, list) and t and all(isinstance(member, Tensor) for member in t):
+                # a variadic operand: its tensors must have static shapes
+                if any(member.value in self._symbolic for member in t):
+                    raise BuildError(f"{op_class.OPERATION_NAME}: a variadic operand's tensors need static shapes")
+                return [member.value for member in t]
             return t
 
         wanted = None
@@ -412,10 +421,31 @@ class GraphModule:
         activations as `linear`, with the bias `[N]` required."""
         return self._hir(rlx_hir.LinearFusedOp, [x, w, bias], {"activation": activation or "none"}, out_shape)
 
-    def dequant_linear(self, x, w, scheme, bias=None, activation=None, *, out_shape=None) -> Tensor:
-        """`act(x @ dequant(w).T [+ bias])` with `w` GGUF blocks (`u8 [N, bytes]`), an HIR block."""
-        attrs = {"bias": bias, "scheme": scheme, "activation": activation or "none"}
-        return self._hir(rlx_hir.DequantLinearOp, [x, w], attrs, out_shape)
+    def dequant_linear(
+        self, x, w, scheme, bias=None, activation=None, *, side=(), global_scale=None, out_shape=None
+    ) -> Tensor:
+        """`act(x @ W [+ bias])`, an HIR block: `W` is GGUF blocks `w` (`u8 [N, bytes]`, `W [N, K]`
+        transposed) or, for `int8/B`, `int8_asym/B`, `int4/B`, `nvfp4`, the codes `w [K, N]` with
+        the scheme's `side` tensors (`[scale]`, `[scale, zp]`, `[scales]`; nvfp4 also takes the
+        float `global_scale`).  A bias with side tensors is added by an `rlx.add` after the block
+        (`rlx_hir.dequant_linear` takes none), then the activation."""
+        side = self._side_tensors(side)
+        attrs = {"scheme": scheme, "global_scale": global_scale, "activation": activation or "none"}
+        if not side:
+            return self._hir(rlx_hir.DequantLinearOp, [x, w, [] if bias is None else [bias]], attrs, out_shape)
+        if bias is None:
+            return self._hir(rlx_hir.DequantLinearOp, [x, w, side], attrs, out_shape)
+        product = self._hir(rlx_hir.DequantLinearOp, [x, w, side], {**attrs, "activation": "none"}, None)
+        out = self._emit(rlx.AddOp, [product, bias], {}, None)
+        if activation not in (None, "none"):
+            activations = {"relu": rlx.ReluOp, "gelu": rlx.GeluOp, "gelu_approx": rlx.GeluApproxOp,
+                           "silu": rlx.SiluOp, "sigmoid": rlx.SigmoidOp, "tanh": rlx.TanhOp}  # rlx_hir.linear's
+            if activation not in activations:
+                raise BuildError(f"unknown activation {activation!r}; expected one of 'none', {', '.join(map(repr, activations))}")
+            out = self._emit(activations[activation], [out], {}, None)
+        if out_shape is not None and tuple(out_shape) != out.shape:
+            raise BuildError(f"rlx_hir.dequant_linear gives shape {format_shape(out.shape)}, but out_shape is {format_shape(out_shape)}")
+        return out
 
     def lora_linear(self, x, w, a, b, scale=1.0, bias=None, activation=None, *, out_shape=None) -> Tensor:
         """`act(x @ w + scale * (x @ a) @ b [+ bias])`: a linear layer with a LoRA adapter, an HIR block.
@@ -511,9 +541,18 @@ class GraphModule:
             self._update_signature()
         return self
 
-    def dequant_matmul(self, x, w, scheme, *, out_shape=None) -> Tensor:
-        """`x @ dequant(w).T` with `w` GGUF blocks (`u8 [N, bytes]`): `rlx.dequant_matmul`, at any stage."""
-        return self._emit(rlx.DequantMatmulOp, [x, w], {"scheme": scheme}, out_shape)
+    def dequant_matmul(self, x, w, scheme, *, side=(), global_scale=None, out_shape=None) -> Tensor:
+        """`x @ W` (`rlx.dequant_matmul`, at any stage), `W` as for `dequant_linear`."""
+        attrs = {"scheme": scheme, "global_scale": global_scale}
+        return self._emit(rlx.DequantMatmulOp, [x, w, self._side_tensors(side)], attrs, out_shape)
+
+    @staticmethod
+    def _side_tensors(side) -> list:
+        if isinstance(side, Tensor):
+            return [side]
+        if not isinstance(side, (list, tuple)):
+            raise BuildError(f"side must be a list of Tensors (the scheme's scales, zero points), got {type(side).__name__}")
+        return list(side)
 
     def shared_linear_pair(self, x, w_first, w_second) -> tuple[Tensor, Tensor]:
         """`(x @ w_first, x @ w_second)` (`rlx_hir.shared_linear_pair`): `x` `[..., K]`, `w_first` `[K, N1]`,

@@ -39,6 +39,7 @@ from ...dialects import rlx
 from ...dialects.rlx.quant import GGUF_SCHEMES
 from ...ir.shapes import shape_of
 from . import builders as lb
+from . import quant_affine
 from .unsigned import to_signless
 
 # Sub-blocks per block (S) and weights per sub-block (J) of each scheme's loop nest.
@@ -261,6 +262,8 @@ def _largest_divisor(extent: int, limit: int) -> int:
 
 
 def _lower_dequant_matmul(op) -> ir.Value:
+    if op.scheme not in GGUF_SCHEMES:  # int8/B, int8_asym/B, int4/B, nvfp4: codes with side tensors
+        return quant_affine.lower_dequant_matmul(op)
     scheme = GGUF_SCHEMES[op.scheme]
     subblocks, per_subblock = _SUBBLOCKS[scheme.name]
     x_shape, w_shape = shape_of(op.x.type), shape_of(op.w.type)

@@ -6,9 +6,10 @@ from dataclasses import dataclass
 
 from mlir import ir
 
-from ...dsl import ByteTensor, Pure, StrEnumAttr, TensorOf, VerifyError, attribute, operand, result
+from ...dsl import F32Attr, Pure, TensorOf, VerifyError, attribute, operand, result
 from ...ir.shapes import DYNAMIC, format_shape, shape_of
 from .dialect import Rlx
+from .quant_affine import affine_scheme, check_affine_operands, check_global_scale, scheme_attr
 
 
 @dataclass(frozen=True)
@@ -40,10 +41,10 @@ GGUF_SCHEMES: dict[str, BlockScheme] = {
 
 
 class DequantMatmulOp(Rlx.Operation, name="dequant_matmul", traits=[Pure]):
-    """Matrix product with a weight stored in GGUF's quantised blocks: `x @ dequant(w).T`.
+    """Matrix product with a quantised weight: GGUF blocks (`x @ dequant(w).T`) or codes with side tensors.
 
-    `x` is `[..., K]` f32 (rank 1 or more; leading dimensions are batch).  `w`
-    holds the weight `W [N, K]` (GGUF's orientation: one row per output) as raw
+    `x` is `[..., K]` f32 (rank 1 or more; leading dimensions are batch).  With
+    a GGUF scheme, `w` holds the weight `W [N, K]` (GGUF's orientation: one row per output) as raw
     bytes, `ui8 [N, K / block * block_bytes]`: each row is its `K / block` blocks
     back to back, the rows back to back, exactly as a GGUF file stores the
     tensor.  The result is `[..., N]` f32, `result[..., n] = sum_k x[..., k] *
@@ -98,22 +99,98 @@ class DequantMatmulOp(Rlx.Operation, name="dequant_matmul", traits=[Pure]):
       `ql[64 h + 32 (g % 2) + l]`, the high bits are bits `2 g`, `2 g + 1` of
       `qh[32 h + l]`; the code is `low | high << 4` (0..63) and the weight is
       `d * scales[e / 16] * (code - 32)`.
+
+    Side-tensor schemes (`rlx_mlir.quant.blockwise` and `rlx_mlir.quant.nvfp4`
+    write them).  The weight is `W [K, N]` (K-major, the orientation of
+    `rlx.matmul`'s weight: a row of codes per input feature), blocks of `B`
+    consecutive k share a scale per column, and `result[..., n] = sum_k x[...,
+    k] * W[k, n]`, accumulated in f32.  `w` holds the codes; the side tensors
+    follow it as the operands `side`, in the order below.  `B` is any positive
+    integer dividing K.  4-bit codes are packed two per byte along N: byte
+    `w[k, j]` holds column `2 j` in its low nibble (`w[k, j] & 15`) and column
+    `2 j + 1` in its high nibble (`w[k, j] >> 4`), so N is even and `w` is
+    `[K, N / 2]`:
+
+    - `int8/B`: `w` `i8 [K, N]`, codes -128..127; `scale` `f32 [K / B, N]`.
+      `W[k, n] = w[k, n] * scale[k / B, n]` (symmetric: no zero point).
+    - `int8_asym/B`: `w` `ui8 [K, N]`, codes 0..255; `scale` and `zp` `f32
+      [K / B, N]`.  `W[k, n] = (w[k, n] - zp[k / B, n]) * scale[k / B, n]`.
+    - `int4/B`: `w` `ui8 [K, N / 2]`, codes 0..15 packed as above; `scale` and
+      `zp` `f32 [K / B, N]`; `W[k, n] = (code[k, n] - zp[k / B, n]) * scale[k /
+      B, n]`.  The zero point is f32 (an integer value in code units, as the
+      quantiser writes it; any value works): a symmetric int4 weight has `zp =
+      8`, an asymmetric (GPTQ / AWQ style) one its own zero points.
+    - `nvfp4`: `w` `ui8 [K, N / 2]`, 4-bit E2M1 codes packed as above (bit 3
+      sign, bits 2-1 exponent, bit 0 mantissa: `code & 7` is 0, 0.5, 1, 1.5, 2,
+      3, 4, 6 for 0..7, negated when `code & 8`); `scales` `ui8 [K / 16, N]`,
+      one FP8 E4M3FN byte per 16 consecutive k per column (bit 7 sign, bits 6-3
+      exponent `e`, bits 2-0 mantissa `m`, bias 7: `(m / 8) 2^-6` for `e = 0`,
+      `(1 + m / 8) 2^(e - 7)` otherwise, NaN for `0x7F` / `0xFF`); and the
+      attribute `global_scale` (f32).  `W[k, n] = e2m1(code[k, n]) *
+      e4m3(scales[k / 16, n]) * global_scale`.  The scales are bytes, not
+      MLIR's `f8E4M3FN`, which RLX's storage types do not include.
+
+    Why the side tensors are one variadic operand `side` of this op, rather
+    than a second op or named optional operands: one op keeps one lowering
+    entry, one HIR expansion and one verifier for every quantised matmul, and
+    a single variadic operand needs no `operandSegmentSizes` (named optional
+    operands would, two or more of them), so the GGUF form `(x, w) {scheme}`
+    is exactly what it was.  IRDL holds every tensor of a variadic operand to
+    one type, which the scale and zero point (both `f32 [K / B, N]`) meet; the
+    NVFP4 global scale, a `[1]` tensor, could not share it, so it is an
+    attribute (a checkpoint's per-tensor scalar, known when the graph is
+    built).  Which tensors `side` holds is fixed by the scheme, and the
+    verifier checks their count, element types and shapes.
     """
 
     x = operand(TensorOf(("f32",)), "activations, `[..., K]`")
-    w = operand(ByteTensor, "the weight `[N, K]` as GGUF blocks, `[N, K / block * block_bytes]` bytes")
-    scheme = attribute(StrEnumAttr(*GGUF_SCHEMES), "the block format of `w`")
+    w = operand(
+        TensorOf(),
+        "GGUF: the weight `[N, K]` as blocks, `[N, K / block * block_bytes]` bytes; "
+        "side-tensor schemes: the codes, `[K, N]` (`[K, N / 2]` bytes for 4-bit codes)",
+    )
+    side = operand(
+        TensorOf(("f32", "ui8")),
+        "the scheme's side tensors `[K / B, N]`, in order: none (GGUF); `scale` (`int8/B`); `scale`, `zp` "
+        "(`int8_asym/B`, `int4/B`); `scales` (`nvfp4`)",
+        variadic=True,
+    )
+    scheme = attribute(scheme_attr(tuple(GGUF_SCHEMES)), "the format of `w` (and of the side tensors)")
+    global_scale = attribute(F32Attr, "`nvfp4` only (and required there): the scale of the whole weight", optional=True)
     result = result(TensorOf(("f32",)), "`[..., N]`")
 
     @classmethod
-    def infer_result_type(cls, x: ir.Type, w: ir.Type, scheme: str) -> ir.Type:
-        xs, ws = shape_of(x), shape_of(w)
+    def infer_result_type(cls, x: ir.Type, w: ir.Type, side: list, scheme: str, global_scale) -> ir.Type:
+        xs = shape_of(x)
         if len(xs) < 1:
             raise VerifyError(f"requires x of rank 1 or more, got {format_shape(xs)}")
-        if len(ws) != 2:
-            raise VerifyError(f"requires w of rank 2, [N, bytes per row], got {format_shape(ws)}")
-        check_weight_bytes(scheme, xs[-1], ws[1])
-        return ir.RankedTensorType.get([*xs[:-1], ws[0]], ir.F32Type.get())
+        n = weight_columns(scheme, xs[-1], w, side, types=False)
+        check_global_scale(scheme, global_scale)
+        return ir.RankedTensorType.get([*xs[:-1], n], ir.F32Type.get())
+
+    def verify(self) -> None:
+        weight_columns(self.scheme, shape_of(self.x.type)[-1], self.w.type, [v.type for v in self.side])
+
+
+def weight_columns(scheme_name: str, k: int, w: ir.Type, side, types: bool = True) -> int:
+    """N, the output width, after checking `w` and the side tensors against the scheme for K = `k`
+    (their element types too, with `types`: the builder leaves those to the verifier)."""
+    affine = affine_scheme(scheme_name)
+    if affine is not None:
+        return check_affine_operands(affine, k, w, list(side), types)
+    if side:
+        raise VerifyError(
+            f"scheme '{scheme_name}' keeps its scales inside the blocks of w and takes no tensors after w, "
+            f"but {len(side)} {'was' if len(side) == 1 else 'were'} given"
+        )
+    element = ir.RankedTensorType(w).element_type
+    if types and str(element) != "ui8":
+        raise VerifyError(f"operand 'w' must be a ranked tensor of ui8, but got {w}")
+    ws = shape_of(w)
+    if len(ws) != 2:
+        raise VerifyError(f"requires w of rank 2, [N, bytes per row], got {format_shape(ws)}")
+    check_weight_bytes(scheme_name, k, ws[1])
+    return ws[0]
 
 
 def check_weight_bytes(scheme_name: str, k: int, given: int) -> None:
@@ -133,4 +210,4 @@ def check_weight_bytes(scheme_name: str, k: int, given: int) -> None:
         )
 
 
-__all__ = ["BlockScheme", "DequantMatmulOp", "GGUF_SCHEMES", "check_weight_bytes"]
+__all__ = ["BlockScheme", "DequantMatmulOp", "GGUF_SCHEMES", "check_weight_bytes", "weight_columns"]

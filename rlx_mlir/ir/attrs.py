@@ -28,4 +28,5 @@ FUSED_ATTR = "rlx_lir.fused"  # op: an elementwise result computed inside its on
 # --- linalg CPU codegen ----------------------------------------------------------------------
 KERNEL_ATTR = "rlx.microkernel"  # linalg.generic: a packed GEMM for rlx-tile-matmul (then its index)
 PACKED_ATTR = "rlx.microkernel_packed"  # linalg.generic: whether its B operand was packed (bool)
+GEMV_ATTR = "rlx.gemv"  # linalg.matmul: transient tag (its index) while rlx-tile-gemv tiles it
 PARALLEL_ID = "rlx.parallel_id"  # linalg op: transient tag while rlx-parallelize-linalg tiles it

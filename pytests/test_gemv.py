@@ -65,3 +65,26 @@ def test_plan_of_a_decode_step():
     eight = GemvPlan(8, 4096, 4096, 1)
     assert (eight.chunk(), eight.block(), eight.rows(), eight.width()) == (4096, 512, 4, 32)
     assert GemvPlan(3, 96, 30, 2).chunk() == 48 and GemvPlan(3, 96, 30, 2).rows() == 3
+
+
+@pytest.mark.parametrize("m,k,threads", [(1, 4096, 1), (3, 8192, 1), (5, 8192, 2), (8, 2048, 2)])
+def test_q4_k_gemv_matches_numpy(m, k, threads):
+    """Q4_K `dequant_matmul` with few rows, against `x @ dequantize(w).T` in float64 (the
+    quantiser's own dequantisation, which test_quant pins to gguf's): one row of x per body (M = 1,
+    3, 5: the factored kernel, x . codes times the scales, the mins against sums of x), with K cut
+    into 2 chunks (M = 3 and 5, K = 8192) and the weight's rows into panels (N = 72); and 8 rows
+    per body (decoded weights shared by the rows)."""
+    from rlx_mlir import quant
+
+    n = 72
+    rng = np.random.default_rng([m, k])
+    w_q = quant.quantize(rng.standard_normal((n, k)).astype(np.float32), "q4_k")
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    src = (f'func.func @f(%x: tensor<{m}x{k}xf32>, %w: tensor<{n}x{w_q.shape[1]}xui8>) -> tensor<{m}x{n}xf32> {{\n'
+           f'  %y = "rlx.dequant_matmul"(%x, %w) {{scheme = "q4_k"}} : (tensor<{m}x{k}xf32>, tensor<{n}x{w_q.shape[1]}xui8>)'
+           f' -> tensor<{m}x{n}xf32>\n  return %y : tensor<{m}x{n}xf32>\n}}\n')
+    out = rlx_mlir.compile(src, "f", threads=threads)(x, w_q)
+    w = quant.dequantize(w_q, "q4_k", (n, k)).astype(np.float64)
+    x64 = x.astype(np.float64)
+    bound = (np.abs(x64) @ np.abs(w).T) * (k * np.finfo(np.float32).eps) + 1e-30
+    np.testing.assert_array_less(np.abs(out - x64 @ w.T), bound)

@@ -121,7 +121,8 @@ class LowerToLLVM(RlxPipeline):
         except ThreadCountError as error:  # a bad RLX_NUM_THREADS: an option error, reported with the pipeline
             raise PassOptionError(str(error)) from None
         if self.matmul_kernels:
-            steps += [TileGemv(threads=threads), PackMatmul(), "canonicalize", TileMatmul(threads=threads)]
+            gemm = TileMatmul(threads=threads)  # built first: a bad thread count is reported by it, as before
+            steps += [TileGemv(threads=threads), PackMatmul(), "canonicalize", gemm]
         if threads > 1:
             steps.append(ParallelizeLinalg(threads=threads))
         steps += ["eliminate-empty-tensors", "canonicalize", DistinctResults(), ReadonlyArguments(), BUFFERIZE]

@@ -30,8 +30,13 @@ SHAPES = [(1, 30, 2048), (1, 512, 96), (2, 129, 256), (3, 128, 96), (5, 64, 1024
           (8, 300, 1024), (7, 64, 160), (4, 1000, 48), (6, 96, 4096)]
 
 
+# N not a multiple of 16: the GEMV takes the first N - N % 16 columns, a matmul of its own the
+# rest (an LM head over a vocabulary of 1000); N = 8: no GEMV at all.
+SPLIT_SHAPES = [(1, 512, 1000), (3, 128, 100), (8, 64, 4097), (2, 4096, 8)]
+
+
 @pytest.mark.parametrize("threads", [1, 2])
-@pytest.mark.parametrize("m,k,n", SHAPES)
+@pytest.mark.parametrize("m,k,n", SHAPES + SPLIT_SHAPES)
 def test_gemv_matches_numpy(m, k, n, threads):
     rng = np.random.default_rng([m, k, n])
     a = rng.standard_normal((m, k)).astype(np.float32)

@@ -52,11 +52,11 @@ func.func @row(%x: tensor<1x30xf32>, %w: tensor<30x2048xf32>) -> tensor<1x2048xf
 
 // -----
 
-// Not a GEMV: 9 rows (more than max-rows), or N = 100 (not a multiple of 16): left to rlx-pack-matmul.
+// Not a GEMV: 9 rows (more than max-rows), or N = 8 (less than one vector): left to rlx-pack-matmul.
 // CHECK-LABEL: func.func @nine_rows(
 // CHECK: linalg.matmul
 // CHECK-NOT: vector.fma
-// CHECK-LABEL: func.func @odd_columns(
+// CHECK-LABEL: func.func @narrow(
 // CHECK: linalg.matmul
 // CHECK-NOT: vector.fma
 // LLVM-LABEL: llvm.func @nine_rows(
@@ -65,7 +65,24 @@ func.func @nine_rows(%x: tensor<9x128xf32>, %w: tensor<128x96xf32>) -> tensor<9x
   %y = "rlx.matmul"(%x, %w) : (tensor<9x128xf32>, tensor<128x96xf32>) -> tensor<9x96xf32>
   return %y : tensor<9x96xf32>
 }
-func.func @odd_columns(%x: tensor<2x128xf32>, %w: tensor<128x100xf32>) -> tensor<2x100xf32> {
-  %y = "rlx.matmul"(%x, %w) : (tensor<2x128xf32>, tensor<128x100xf32>) -> tensor<2x100xf32>
+func.func @narrow(%x: tensor<2x4096xf32>, %w: tensor<4096x8xf32>) -> tensor<2x8xf32> {
+  %y = "rlx.matmul"(%x, %w) : (tensor<2x4096xf32>, tensor<4096x8xf32>) -> tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}
+
+// -----
+
+// N = 100, not a multiple of 16: the first 96 columns are a GEMV, the last 4 a matmul of their
+// own (for rlx-pack-matmul), both inserted into C.
+// CHECK-LABEL: func.func @odd_columns(
+// CHECK: %[[B:.*]] = tensor.extract_slice %{{.*}}[0, 0] [256, 96] [1, 1] : tensor<256x100xf32> to tensor<256x96xf32>
+// CHECK: scf.for
+// CHECK: vector.fma %{{.*}} : vector<96xf32>
+// CHECK: %[[REST:.*]] = tensor.extract_slice %{{.*}}[0, 96] [256, 4] [1, 1] : tensor<256x100xf32> to tensor<256x4xf32>
+// CHECK: %[[TAIL:.*]] = linalg.matmul ins(%{{.*}}, %[[REST]] : tensor<2x256xf32>, tensor<256x4xf32>)
+// CHECK: tensor.insert_slice %[[TAIL]] into %{{.*}}[0, 96] [2, 4] [1, 1] : tensor<2x4xf32> into tensor<2x100xf32>
+// CHECK: return
+func.func @odd_columns(%x: tensor<2x256xf32>, %w: tensor<256x100xf32>) -> tensor<2x100xf32> {
+  %y = "rlx.matmul"(%x, %w) : (tensor<2x256xf32>, tensor<256x100xf32>) -> tensor<2x100xf32>
   return %y : tensor<2x100xf32>
 }

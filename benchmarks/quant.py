@@ -23,10 +23,9 @@ time over the contender's best time: above 1 means faster than f32.  The "1 thre
 a child process started with OPENBLAS_NUM_THREADS=1 and compile rlx with threads=1; the "all"
 rows use every core for both.
 
-Memory bandwidth: each child first times a large copy (`COPY_BYTES` from one numpy array into
-another, split across the child's threads, best of 20: short copies, like the GEMVs, so that on a
-loaded machine some run without being preempted) and reports it as STREAM does, bytes read
-plus bytes written per second.  A GEMV reads its weight once and little else, so its "weight
+Memory bandwidth: each child first times a large copy (from one numpy array of `COPY_BYTES` into
+another, an eighth at a time, split across the child's threads; the best eighth of 20 passes) and
+reports it as STREAM does, bytes read plus bytes written per second.  A GEMV reads its weight once and little else, so its "weight
 GB/s" (weight bytes / time) over that copy bandwidth says how close it runs to the memory
 system's streaming speed ("of copy" column; the weight's bytes only, x and y are small).
 
@@ -87,21 +86,26 @@ def _check(name: str, out, x, w_float) -> None:
 
 
 def copy_bandwidth(threads: int) -> float:
-    """Bytes read + written per second copying COPY_BYTES between two arrays, `threads` slices at once."""
+    """Bytes read + written per second copying between two COPY_BYTES arrays: the best time of one
+    eighth (8 MiB) among 20 passes over all eighths, each eighth split across `threads` threads.
+    The arrays (twice the last-level cache) stream from memory; one eighth takes about a
+    millisecond, like a GEMV, so on a loaded machine some copies run without being preempted."""
     from concurrent.futures import ThreadPoolExecutor
 
     import numpy as np
 
     source = np.ones(COPY_BYTES // 4, np.float32)
     target = np.zeros_like(source)
-    slices = [slice(i * len(source) // threads, (i + 1) * len(source) // threads) for i in range(threads)]
+    piece = len(source) // 8
     best = float("inf")
     with ThreadPoolExecutor(threads) as pool:
         for _ in range(20):
-            start = time.perf_counter()
-            list(pool.map(lambda part: np.copyto(target[part], source[part]), slices))
-            best = min(best, time.perf_counter() - start)
-    return 2 * COPY_BYTES / best
+            for start in range(0, len(source), piece):
+                parts = [slice(start + i * piece // threads, start + (i + 1) * piece // threads) for i in range(threads)]
+                begin = time.perf_counter()
+                list(pool.map(lambda part: np.copyto(target[part], source[part]), parts))
+                best = min(best, time.perf_counter() - begin)
+    return 2 * 4 * piece / best
 
 
 def bench(threads: int, repeat: int) -> None:

@@ -3,8 +3,9 @@
     python benchmarks/quant.py            # about 2 minutes on 2 cores
     python benchmarks/quant.py --quick    # 3 timed calls per contender
 
-Cases (issue 15, "Performance"): the GEMV of a decode step, M = 1, K = N = 4096, and the GEMM
-of a prefill, M = 128, same weight shape.  Contenders, on the same x and the same weight:
+Cases (issue 15, "Performance"): the GEMV of a decode step, M = 1, K = N = 4096, a decode step
+of 8 tokens (M = 8: still a GEMV for rlx, `rlx-tile-gemv`), and the GEMM of a prefill, M = 128,
+same weight shape.  Contenders, on the same x and the same weight:
 
 - numpy f32: `np.matmul(x, W.T, out=)` (OpenBLAS; W.T made contiguous once, outside the timing);
 - rlx f32: `rlx.matmul` compiled by `rlx_mlir.compile` (the packed, tiled f32 kernels);
@@ -24,6 +25,12 @@ time over the contender's best time: above 1 means faster than f32.  The "1 thre
 a child process started with OPENBLAS_NUM_THREADS=1 and compile rlx with threads=1; the "all"
 rows use every core for both.
 
+Memory bandwidth: each child first times a large copy (from one numpy array of `COPY_BYTES` into
+another, an eighth at a time, split across the child's threads; the best eighth of 20 passes) and
+reports it as STREAM does, bytes read plus bytes written per second.  A GEMV reads its weight once and little else, so its "weight
+GB/s" (weight bytes / time) over that copy bandwidth says how close it runs to the memory
+system's streaming speed ("of copy" column; the weight's bytes only, x and y are small).
+
 llama.cpp (the `llama-cpp-python` package) is optional; without it the benchmark prints one line
 saying that its column is skipped.
 """
@@ -42,7 +49,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 K = N = 4096
-ROWS = (1, 128)  # M: the GEMV of a decode step, the GEMM of a prefill
+ROWS = (1, 8, 128)  # M: the GEMV of a decode step (1 token, 8 tokens), the GEMM of a prefill
+COPY_BYTES = 64 << 20  # the bandwidth probe: the f32 weight's size, twice the last-level cache (32 MiB here)
 SCHEMES = ("q4_k", "q8_0")
 # Codes [K, N] with side tensors (scale [K/B, N], zp; nvfp4: E4M3 scales and a global scale).
 AFFINE_SCHEMES = ("int8/32", "int8_asym/32", "int4/32", "nvfp4")
@@ -108,8 +116,33 @@ def _check(name: str, out, x, w_float) -> None:
         raise SystemExit(f"{name} is wrong: at {worst} {out[worst]} vs {expected[worst]} (bound {bound[worst]:.3g})")
 
 
+def copy_bandwidth(threads: int) -> float:
+    """Bytes read + written per second copying between two COPY_BYTES arrays: the best time of one
+    eighth (8 MiB) among 20 passes over all eighths, each eighth split across `threads` threads.
+    The arrays (twice the last-level cache) stream from memory; one eighth takes about a
+    millisecond, like a GEMV, so on a loaded machine some copies run without being preempted."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import numpy as np
+
+    source = np.ones(COPY_BYTES // 4, np.float32)
+    target = np.zeros_like(source)
+    piece = len(source) // 8
+    best = float("inf")
+    with ThreadPoolExecutor(threads) as pool:
+        for _ in range(20):
+            for start in range(0, len(source), piece):
+                parts = [slice(start + i * piece // threads, start + (i + 1) * piece // threads) for i in range(threads)]
+                begin = time.perf_counter()
+                list(pool.map(lambda part: np.copyto(target[part], source[part]), parts))
+                best = min(best, time.perf_counter() - begin)
+    return 2 * 4 * piece / best
+
+
 def bench(threads: int, repeat: int) -> None:
     import numpy as np
+
+    emit(case="copy", m=0, threads=threads, contender="copy", bandwidth=copy_bandwidth(threads))
 
     import rlx_mlir
     from rlx_mlir import quant
@@ -151,7 +184,7 @@ def bench(threads: int, repeat: int) -> None:
                 times[name].append(time.perf_counter() - start)
         for name, (_, weight_bytes) in contenders.items():
             ordered = sorted(times[name])
-            emit(case=f"{'GEMV' if m == 1 else 'GEMM'} M={m}, K=N={K}", m=m, threads=threads, contender=name,
+            emit(case=f"{'GEMV' if m <= 8 else 'GEMM'} M={m}, K=N={K}", m=m, threads=threads, contender=name,
                  best=ordered[0], median=ordered[len(ordered) // 2], weight_bytes=weight_bytes)
 
 
@@ -172,18 +205,24 @@ def run_child(threads: int, args) -> list[dict]:
 
 def table(rows: list[dict]) -> str:
     lines = [
-        "| case | threads | contender | weight MB | ms (best / median) | weight GB/s (best) "
+        "| case | threads | contender | weight MB | ms (best / median) | weight GB/s (best) | of copy "
         "| speed-up vs rlx f32 (best) | vs numpy f32 (best) |",
-        "|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
-    reference = {(r["m"], r["threads"], r["contender"]): r["best"] for r in rows}
+    copies = {r["threads"]: r["bandwidth"] for r in rows if r["contender"] == "copy"}
+    reference = {(r["m"], r["threads"], r["contender"]): r["best"] for r in rows if r["contender"] != "copy"}
     for row in rows:
-        key = (row["m"], row["threads"])
         threads = "1" if row["threads"] == 1 else f"all ({row['threads']})"
+        if row["contender"] == "copy":
+            lines.append(f"| streaming copy, {COPY_BYTES >> 20} MiB (read + written) | {threads} | numpy copyto "
+                         f"| | | {row['bandwidth'] / 1e9:.1f} | 100% | | |")
+            continue
+        key = (row["m"], row["threads"])
         rlx_f32, numpy_f32 = reference[(*key, "rlx f32")], reference[(*key, "numpy f32")]
+        rate = row["weight_bytes"] / row["best"]
         lines.append(
             f"| {row['case']} | {threads} | {row['contender']} | {row['weight_bytes'] / 1e6:.1f} "
-            f"| {row['best'] * 1e3:.2f} / {row['median'] * 1e3:.2f} | {row['weight_bytes'] / row['best'] / 1e9:.1f} "
+            f"| {row['best'] * 1e3:.2f} / {row['median'] * 1e3:.2f} | {rate / 1e9:.1f} | {rate / copies[row['threads']]:.0%} "
             f"| {rlx_f32 / row['best']:.2f}x | {numpy_f32 / row['best']:.2f}x |"
         )
     return "\n".join(lines)
@@ -214,12 +253,13 @@ def main() -> None:
 
     cores = default_threads()
     rows = run_child(1, args) + (run_child(cores, args) if cores > 1 else [])
-    order = ["numpy f32", "rlx f32", *(f"rlx {s}" for s in (*SCHEMES, *AFFINE_SCHEMES))]
+    order = ["copy", "numpy f32", "rlx f32", *(f"rlx {s}" for s in (*SCHEMES, *AFFINE_SCHEMES))]
     rows.sort(key=lambda r: (r["m"], r["threads"], order.index(r["contender"])))
     import numpy
 
     print(f"# rlx-mlir quantised-weight benchmark: {platform.processor() or platform.machine()}, {cores} cores, "
-          f"numpy {numpy.__version__}, Python {platform.python_version()}, {args.repeat} interleaved rounds")
+          f"numpy {numpy.__version__}, Python {platform.python_version()}, {args.repeat} interleaved rounds, "
+          f"load average {os.getloadavg()[0]:.1f} at the end")
     print(table(rows))
     print(llama_cpp_line())
 

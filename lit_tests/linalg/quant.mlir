@@ -65,18 +65,44 @@ func.func @q4_0(%x: tensor<3x64xf32>, %w: tensor<5x36xui8>) -> tensor<3x5xf32> {
   return %0 : tensor<3x5xf32>
 }
 
+// Q4_K with one row of x per body (a GEMV) factors the scales out of the sums:
+// sum_s d sc_s (x_s . code_s) - dmin m_s sum(x_s).  The sums of x over each sub-block of 32 are
+// one small reduction before the kernel; per block, the 8 scales and mins are decoded lane-wise
+// from the 12 scale bytes (vector.shuffle, shifts and masks on vector<8xi32>: ggml's
+// get_scale_min_k4 for all sub-blocks at once), the mins meet the sums of x in one
+// vector<8xf32> FMA, and each 16 bytes of nibbles are widened once and split into the low
+// (sub-block 2p) and high (2p + 1) codes; x . codes takes a multiply and an FMA per sub-block,
+// its scale one more FMA into one of two accumulators (even and odd sub-blocks).
 // CHECK-LABEL: func.func @q4_k_rank1
 // CHECK-SAME: tensor<7x288xi8>
 // CHECK: tensor.expand_shape %{{.*}} output_shape [1, 1, 2, 8, 32] : tensor<512xf32> into tensor<1x1x2x8x32xf32>
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}} : tensor<1x16x32xf32>) outs(%{{.*}} : tensor<1x16xf32>)
+// CHECK: arith.addf
+// CHECK: %[[XSUMS_VIEW:.*]] = tensor.expand_shape %{{.*}} output_shape [1, 1, 2, 8] : tensor<16xf32> into tensor<1x1x2x8xf32>
 // CHECK: linalg.generic
 // CHECK-SAME: ins(%{{.*}}, %{{.*}} : tensor<1x1x2x8x32xf32>, tensor<7x288xi8>) outs(%{{.*}} : tensor<1x1x7xf32>)
+// CHECK: scf.for %{{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<8xf32>)
 // CHECK: arith.muli %{{.*}}, %c144 : index
-// CHECK: arith.andi %{{.*}}, %c63_i32 : i32
-// CHECK: arith.select
-// CHECK: vector.transfer_read %{{.*}} : tensor<7x288xi8>, vector<32xi8>
-// CHECK: arith.subf %{{.*}} : vector<32xf32>
-// CHECK: vector.fma %{{.*}} : vector<32xf32>
+// CHECK: %[[SCALE_BYTES:.*]] = vector.transfer_read %{{.*}} : tensor<7x288xi8>, vector<12xi8>
+// CHECK: vector.shuffle %[[SCALE_BYTES]], %[[SCALE_BYTES]] [0, 1, 2, 3, 8, 9, 10, 11]
+// CHECK: arith.extui %{{.*}} : vector<8xi8> to vector<8xi32>
+// CHECK-NOT: arith.select
+// CHECK: %[[SCALES:.*]] = arith.mulf %{{.*}} : vector<8xf32>
+// CHECK: %[[MINS:.*]] = arith.mulf %{{.*}} : vector<8xf32>
+// CHECK: %[[SUMS:.*]] = vector.transfer_read %[[XSUMS_VIEW]]{{.*}} : tensor<1x1x2x8xf32>, vector<8xf32>
+// CHECK: vector.fma %[[MINS]], %[[SUMS]], %{{.*}} : vector<8xf32>
+// CHECK: vector.transfer_read %{{.*}} : tensor<7x288xi8>, vector<16xi8>
+// CHECK: arith.extui %{{.*}} : vector<16xi8> to vector<16xi32>
+// CHECK: arith.andi
+// CHECK: arith.shrui
+// CHECK: arith.uitofp %{{.*}} : vector<16xi32> to vector<16xf32>
+// CHECK: arith.mulf %{{.*}} : vector<16xf32>
+// CHECK: vector.fma %{{.*}} : vector<16xf32>
+// CHECK: vector.extract %[[SCALES]][0] : f32 from vector<8xf32>
+// CHECK: vector.fma %{{.*}} : vector<16xf32>
+// CHECK-NOT: arith.subf
 // CHECK: vector.reduction <add>
+// CHECK: vector.reduction <add>, %{{.*}}, %{{.*}} fastmath<reassoc,contract> : vector<8xf32> into f32
 // CHECK: linalg.yield
 // CHECK-NOT: linalg.transpose
 // CHECK: tensor.collapse_shape %{{.*}} : tensor<1x1x7xf32> into tensor<7xf32>
@@ -116,6 +142,22 @@ func.func @q8_0(%x: tensor<1x32xf32>, %w: tensor<2x34xui8>) -> tensor<1x2xf32> {
 func.func @q8_0_rows(%x: tensor<16x1024xf32>, %w: tensor<72x1088xui8>) -> tensor<16x72xf32> {
   %0 = "rlx.dequant_matmul"(%x, %w) {scheme = "q8_0"} : (tensor<16x1024xf32>, tensor<72x1088xui8>) -> tensor<16x72xf32>
   return %0 : tensor<16x72xf32>
+}
+
+// Q4_K with 2 rows per body: the block is decoded once (the scales and mins lane-wise, as above),
+// into weights `code * (d sc) - dmin m` (one vector.fma per sub-block), which each row's
+// accumulator takes in (2 vector.fma per sub-block); no sums of x.
+// CHECK-LABEL: func.func @q4_k_rows
+// CHECK-NOT: tensor<2x8xf32>
+// CHECK: scf.for %{{.*}} iter_args({{.*}}) -> (vector<32xf32>, vector<32xf32>)
+// CHECK: vector.shuffle
+// CHECK-NOT: arith.select
+// CHECK: vector.transfer_read %{{.*}} : tensor<3x144xi8>, vector<32xi8>
+// CHECK-COUNT-3: vector.fma %{{.*}} : vector<32xf32>
+// CHECK: vector.reduction <add>
+func.func @q4_k_rows(%x: tensor<2x256xf32>, %w: tensor<3x144xui8>) -> tensor<2x3xf32> {
+  %0 = "rlx.dequant_matmul"(%x, %w) {scheme = "q4_k"} : (tensor<2x256xf32>, tensor<3x144xui8>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
 }
 
 // Casts of unsigned bytes zero-extend (uitofp, extui); to bytes, floats truncate unsigned (fptoui).

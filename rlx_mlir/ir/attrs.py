@@ -33,4 +33,5 @@ KERNEL_ATTR = "rlx.microkernel"  # linalg.generic: a packed GEMM for rlx-tile-ma
 PACKED_ATTR = "rlx.microkernel_packed"  # linalg.generic: whether its B operand was packed (bool)
 # function: LLVM argument positions (aligned pointers of memref arguments) that get llvm.noalias
 NOALIAS_POINTERS_ATTR = "rlx.noalias_pointers"
+GEMV_ATTR = "rlx.gemv"  # linalg.matmul: transient tag (its index) while rlx-tile-gemv tiles it
 PARALLEL_ID = "rlx.parallel_id"  # linalg op: transient tag while rlx-parallelize-linalg tiles it

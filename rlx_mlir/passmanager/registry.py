@@ -68,6 +68,7 @@ PASSES = LazyTable({
     "rlx-reassociate-reductions": "transforms.linalg.reassociate_reductions:ReassociateReductions",
     "rlx-pack-matmul": "transforms.linalg.pack_matmul:PackMatmul",
     "rlx-tile-matmul": "transforms.linalg.tile_matmul:TileMatmul",
+    "rlx-tile-gemv": "transforms.linalg.tile_gemv:TileGemv",
     "rlx-parallelize-linalg": "transforms.linalg.parallelize_linalg:ParallelizeLinalg",
     "rlx-approximate-math": "transforms.linalg.approximate_math:ApproximateMath",
     # MIR clean-up and fusion, in a sensible order: clean up, fuse SwiGLU before

@@ -38,6 +38,7 @@ from ..transforms.linalg.pack_matmul import PackMatmul
 from ..transforms.linalg.parallelize_linalg import ParallelizeLinalg
 from ..transforms.linalg.reassociate_reductions import ReassociateReductions
 from ..transforms.linalg.split_functions import SplitFunctions
+from ..transforms.linalg.tile_gemv import TileGemv
 from ..transforms.linalg.tile_matmul import TileMatmul
 from ..transforms.mir.split_weight_concat import SplitWeightConcat
 
@@ -125,7 +126,8 @@ class LowerToLLVM(RlxPipeline):
         except ThreadCountError as error:  # a bad RLX_NUM_THREADS: an option error, reported with the pipeline
             raise PassOptionError(str(error)) from None
         if self.matmul_kernels:
-            steps += [PackMatmul(), "canonicalize", TileMatmul(threads=threads)]
+            gemm = TileMatmul(threads=threads)  # built first: a bad thread count is reported by it, as before
+            steps += [TileGemv(threads=threads), PackMatmul(), "canonicalize", gemm]
         if threads > 1:
             steps.append(ParallelizeLinalg(threads=threads))
         steps += ["eliminate-empty-tensors", "canonicalize", DistinctResults(), ReadonlyArguments(), BUFFERIZE]

@@ -11,7 +11,12 @@ it reads what the sub-block shares (scales, mins) from `w` as scalars (`tensor.e
 broadcast) once, and adds `x[row, b, s, :] * weights` (`vector.fma`) into one vector accumulator
 per row of the tile (loop-carried values, so they stay in registers).  One `vector.reduction` per
 accumulator at the end of the chunk adds into the partial product.  No f32 copy of the weight is
-materialised.  The byte decoding follows the layouts in `rlx.dequant_matmul`'s description
+materialised.  Q4_K decodes a whole block at once: the 8 sub-blocks' 6-bit scales and mins
+lane-wise from the 12 scale bytes (vector shuffles, shifts and masks), each 32 bytes of nibbles
+read once for the two sub-blocks that share them; with one row of x per body (a GEMV, M odd or
+1) it factors the scales out of the sums (`FACTORED`): x . codes per sub-block, times its scale,
+and the mins once per block against the sums of x over each sub-block (one small reduction per
+call, before the kernel).  The byte decoding follows the layouts in `rlx.dequant_matmul`'s description
 (ggml's `dequantize_row_*`).
 
 Why this shape:
@@ -32,6 +37,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+import numpy as np
 from mlir import ir
 from mlir.dialects import arith, linalg, scf, tensor, vector
 
@@ -63,15 +69,18 @@ class _Block:
         raw = to_signless(tensor.ExtractOp(self.w, [self.n, column]).result)
         return arith.extsi(_i32(), raw) if signed else arith.extui(_i32(), raw)
 
-    def bytes(self, offset: ir.Value, lanes: int, signed: bool = False) -> ir.Value:
-        """The `lanes` bytes from `offset` (an index) in the block, as a vector of i32."""
+    def raw(self, offset: ir.Value, lanes: int) -> ir.Value:
+        """The `lanes` bytes from `offset` (an index) in the block, as a vector of i8."""
         column = arith.addi(self.base, offset)
         raw_type = ir.VectorType.get([lanes], ir.RankedTensorType(self.w.type).element_type)
         identity = ir.AffineMapAttr.get(ir.AffineMap.get(2, 0, [ir.AffineDimExpr.get(1)]))
         padding = arith.constant(ir.RankedTensorType(self.w.type).element_type, 0)
         in_bounds = ir.ArrayAttr.get([ir.BoolAttr.get(True)])
-        raw = vector.TransferReadOp(raw_type, self.w, [self.n, column], identity, padding, in_bounds).result
-        raw = to_signless(raw)
+        return to_signless(vector.TransferReadOp(raw_type, self.w, [self.n, column], identity, padding, in_bounds).result)
+
+    def bytes(self, offset: ir.Value, lanes: int, signed: bool = False) -> ir.Value:
+        """The `lanes` bytes from `offset` (an index) in the block, as a vector of i32."""
+        raw = self.raw(offset, lanes)
         wide = ir.VectorType.get([lanes], _i32())
         return arith.extsi(wide, raw) if signed else arith.extui(wide, raw)
 
@@ -235,6 +244,75 @@ def _q6_k(block: _Block, s: ir.Value, v: _Lanes) -> ir.Value:
     return v.affine(scale, arith.subi(arith.ori(low, arith.shli(high, v.const(4))), v.const(32)))
 
 
+def _vector_i32(values: list[int]) -> ir.Value:
+    """A constant vector<len(values) x i32>."""
+    type_ = ir.VectorType.get([len(values)], _i32())
+    return arith.constant(type_, ir.DenseElementsAttr.get(np.array(values, dtype=np.int32), type=type_))
+
+
+def _q4_k_scales(block: _Block) -> tuple[ir.Value, ir.Value]:
+    """A Q4_K block's `d * scale` and `-dmin * min` of its 8 sub-blocks, two vector<8 x f32>: the
+    6-bit scales and mins decoded lane-wise (ggml's `get_scale_min_k4` as byte shuffles of the 12
+    scale bytes, then shifts and masks per lane) instead of 8 times in scalar code."""
+    q = block.raw(lb.index_constant(4), 12)
+    i32x8 = ir.VectorType.get([8], _i32())
+    f32x8 = ir.VectorType.get([8], ir.F32Type.get())
+
+    def lanes(*indices: int) -> ir.Value:  # bytes q[indices], zero-extended
+        return arith.extui(i32x8, vector.shuffle(q, q, list(indices)))
+
+    low_mask, high_bits = _vector_i32([63] * 4 + [15] * 4), _vector_i32([0] * 4 + [48] * 4)
+    six, four = _vector_i32([6] * 8), _vector_i32([4] * 8)
+
+    def high(source: ir.Value) -> ir.Value:  # (byte >> 6) << 4 for sub-blocks 4..7, 0 for 0..3
+        return arith.andi(arith.shli(arith.shrui(source, six), four), high_bits)
+
+    # scale j < 4: q[j] & 63;       j >= 4: (q[j + 4] & 15) | (q[j - 4] >> 6) << 4
+    # min   j < 4: q[j + 4] & 63;   j >= 4: (q[j + 4] >> 4) | (q[j] >> 6) << 4
+    scale6 = arith.ori(arith.andi(lanes(0, 1, 2, 3, 8, 9, 10, 11), low_mask), high(lanes(0, 1, 2, 3, 0, 1, 2, 3)))
+    min_shift = _vector_i32([0] * 4 + [4] * 4)
+    min6 = arith.ori(arith.andi(arith.shrui(lanes(4, 5, 6, 7, 8, 9, 10, 11), min_shift), low_mask), high(lanes(0, 1, 2, 3, 4, 5, 6, 7)))
+    scales = arith.mulf(vector.BroadcastOp(f32x8, block.f16(0)).result, arith.sitofp(f32x8, scale6))
+    negative_mins = arith.mulf(vector.BroadcastOp(f32x8, arith.negf(block.f16(2))).result, arith.sitofp(f32x8, min6))
+    return scales, negative_mins
+
+
+def _q4_k_block(block: _Block, v: _Lanes) -> list[ir.Value]:
+    """All 8 sub-blocks of a Q4_K block decoded at once: the scales and mins by `_q4_k_scales`,
+    each 32 bytes of nibbles read once for the two sub-blocks that share them (low nibbles:
+    sub-block 2 p, high: 2 p + 1), each weight `code * (d * scale) - dmin * min` in one FMA."""
+    scales, negative_mins = _q4_k_scales(block)
+    i8x32 = ir.VectorType.get([v.count], ir.IntegerType.get_signless(8))
+    nibble = arith.constant(i8x32, ir.DenseElementsAttr.get_splat(i8x32, ir.IntegerAttr.get(ir.IntegerType.get_signless(8), 15)))
+    shift = arith.constant(i8x32, ir.DenseElementsAttr.get_splat(i8x32, ir.IntegerAttr.get(ir.IntegerType.get_signless(8), 4)))
+    weights = []
+    for pair in range(4):
+        codes = block.raw(lb.index_constant(16 + 32 * pair), v.count)
+        for s, code in ((2 * pair, arith.andi(codes, nibble)), (2 * pair + 1, arith.shrui(codes, shift))):
+            scale = v.spread(vector.ExtractOp(scales, [], [s]).result)
+            offset = v.spread(vector.ExtractOp(negative_mins, [], [s]).result)
+            weights.append(vector.FMAOp(arith.uitofp(v.f32, code), scale, offset).result)
+    return weights
+
+
+def _q4_k_codes(block: _Block, pair: int) -> list[ir.Value]:
+    """The codes of sub-blocks 2 `pair` and 2 `pair` + 1 (the low and high nibbles of the same 32
+    bytes) as four vector<16 x f32>: [2p, first 16], [2p, last 16], [2p + 1, first 16], [2p + 1, last 16].
+    Each 16 bytes are widened to i32 once (a load-and-extend) and split there."""
+    i32x16 = ir.VectorType.get([16], _i32())
+    f32x16 = ir.VectorType.get([16], ir.F32Type.get())
+    halves = [arith.extui(i32x16, block.raw(lb.index_constant(16 + 32 * pair + 16 * h), 16)) for h in range(2)]
+    low = [arith.andi(half, _vector_i32([15] * 16)) for half in halves]
+    high = [arith.shrui(half, _vector_i32([4] * 16)) for half in halves]
+    return [arith.uitofp(f32x16, code) for code in (*low, *high)]
+
+
+# Schemes whose whole block is decoded at once (what the sub-blocks share decoded lane-wise):
+# a function of (block, lanes) -> the weights of every sub-block, in order.
+_BLOCK_DECODERS: dict[str, Callable[["_Block", _Lanes], list]] = {
+    "q4_k": _q4_k_block,
+}
+
 _DECODERS: dict[str, Decoder] = {
     "q4_0": _q4_0,
     "q8_0": _q8_0,
@@ -255,6 +333,12 @@ ROW_TILES = (8, 4, 2, 1)
 # (their slices stay in L2 while the bodies run for every row tile).
 X_TILE_BYTES = 16 * 1024
 PANEL_ROWS = 64
+# Schemes whose GEMV (one row of x per body) factors the scales out of the sums: for Q4_K,
+# sum_j x_j (d sc code_j - dmin m) = d sc (x . code) - dmin m sum(x): per 32 weights one multiply
+# and one FMA of x with the codes and one FMA by the scale, the mins once per block against the
+# sums of x over each sub-block (computed once per call, for all weight rows).  With several rows
+# per body the decoded weights are shared by the rows instead.
+FACTORED = ("q4_k",)
 
 
 def _largest_divisor(extent: int, limit: int) -> int:
@@ -295,16 +379,21 @@ def _lower_dequant_matmul(op) -> ir.Value:
         ir.AffineMap.get(4, 0, [p * panel + i, c * (chunk * scheme.block_bytes)]),  # w[n, first byte]
     ] + [ir.AffineMap.get(4, 0, [p, r, i])] * tile
     decode = _DECODERS[scheme.name]
+    factored = scheme.name in FACTORED and tile == 1
     fast = ir.Attribute.parse("#arith.fastmath<reassoc,contract>")
     lanes = _Lanes(per_subblock)
     x_identity = ir.AffineMapAttr.get(ir.AffineMap.get(5, 0, [ir.AffineDimExpr.get(4)]))
     in_bounds = ir.ArrayAttr.get([ir.BoolAttr.get(True)])
 
-    def accumulate(n_index: ir.Value, first_row: ir.Value, c: ir.Value, bc: ir.Value, s: ir.Value, sums: list) -> list:
+    def block_of(n_index: ir.Value, c: ir.Value, bc: ir.Value) -> _Block:
+        """Block b = c * chunk + bc of weight row n."""
+        return _Block(op.w, n_index, _idx(_mul(c, chunk), bc), scheme.block_bytes)
+
+    def accumulate(n_index: ir.Value, first_row: ir.Value, c: ir.Value, bc: ir.Value, s: ir.Value, sums: list, weights=None) -> list:
         """`sums[t] + x[first_row + t, c, bc, s, :] * weights of sub-block s of block b = c * chunk + bc
-        of row n`, lane-wise."""
-        b = _idx(_mul(c, chunk), bc)
-        weights = decode(_Block(op.w, n_index, b, scheme.block_bytes), s, lanes)
+        of row n`, lane-wise (`weights`: the sub-block's, when already decoded)."""
+        if weights is None:
+            weights = decode(block_of(n_index, c, bc), s, lanes)
         updated = []
         for t, partial in enumerate(sums):
             xs = vector.TransferReadOp(
@@ -312,6 +401,39 @@ def _lower_dequant_matmul(op) -> ir.Value:
             ).result
             updated.append(vector.FMAOp(xs, weights, partial).result)
         return updated
+
+    def factored_body(*args: ir.Value) -> list:
+        """Q4_K, one row of x: `sum_s d sc_s (x_s . code_s) - dmin m_s sum(x_s)`, see FACTORED."""
+        partial = args[-1]
+        p_index, c_index, row, i_index = (linalg.IndexOp(d).result for d in range(4))  # row tiles of 1: r is the row
+        n_index = _idx(_mul(p_index, panel), i_index)
+        f32x16, f32x8 = ir.VectorType.get([16], f32), ir.VectorType.get([8], f32)
+        zero16 = arith.constant(f32x16, ir.DenseElementsAttr.get_splat(f32x16, ir.FloatAttr.get(f32, 0.0)))
+        zero8 = arith.constant(f32x8, ir.DenseElementsAttr.get_splat(f32x8, ir.FloatAttr.get(f32, 0.0)))
+        x_row = ir.AffineMapAttr.get(ir.AffineMap.get(5, 0, [ir.AffineDimExpr.get(4)]))
+        sums_row = ir.AffineMapAttr.get(ir.AffineMap.get(4, 0, [ir.AffineDimExpr.get(3)]))
+        over_blocks = scf.ForOp(lb.index_constant(0), lb.index_constant(chunk), lb.index_constant(1), [zero16, zero16, zero8])
+        with ir.InsertionPoint(over_blocks.body):
+            bc = over_blocks.induction_variable
+            even, odd, mins = over_blocks.inner_iter_args
+            block = block_of(n_index, c_index, bc)
+            scales, negative_mins = _q4_k_scales(block)
+            zero = lb.index_constant(0)
+            x_sums = vector.TransferReadOp(f32x8, sub_sums, [row, c_index, bc, zero], sums_row, arith.constant(f32, 0.0), in_bounds).result
+            mins = vector.FMAOp(negative_mins, x_sums, mins).result
+            accumulators = [even, odd]
+            for pair in range(4):
+                codes = _q4_k_codes(block, pair)
+                for h, s in enumerate((2 * pair, 2 * pair + 1)):
+                    xs = [vector.TransferReadOp(f32x16, x, [row, c_index, bc, lb.index_constant(s), lb.index_constant(16 * q)],
+                                                x_row, arith.constant(f32, 0.0), in_bounds).result for q in range(2)]
+                    dot = vector.FMAOp(xs[1], codes[2 * h + 1], arith.mulf(xs[0], codes[2 * h], fastmath=fast)).result
+                    scale = vector.BroadcastOp(f32x16, vector.ExtractOp(scales, [], [s]).result).result
+                    accumulators[s % 2] = vector.FMAOp(scale, dot, accumulators[s % 2]).result
+            scf.YieldOp([*accumulators, mins])
+        even, odd, mins = over_blocks.results
+        total = vector.ReductionOp(f32, vector.CombiningKind.ADD, arith.addf(even, odd, fastmath=fast), acc=partial, fastmath=fast).result
+        return [vector.ReductionOp(f32, vector.CombiningKind.ADD, mins, acc=total, fastmath=fast).result]
 
     def body(*args: ir.Value) -> list:
         partials = args[2:]  # the sums over the previous K chunks
@@ -321,7 +443,11 @@ def _lower_dequant_matmul(op) -> ir.Value:
         over_blocks = scf.ForOp(lb.index_constant(0), lb.index_constant(chunk), lb.index_constant(1), [zeros] * tile)
         with ir.InsertionPoint(over_blocks.body):
             bc, sums = over_blocks.induction_variable, list(over_blocks.inner_iter_args)
-            if subblocks == 1:
+            if scheme.name in _BLOCK_DECODERS:
+                decoded = _BLOCK_DECODERS[scheme.name](block_of(n_index, c_index, bc), lanes)
+                for s, weights in enumerate(decoded):
+                    sums = accumulate(n_index, first_row, c_index, bc, lb.index_constant(s), sums, weights)
+            elif subblocks == 1:
                 sums = accumulate(n_index, first_row, c_index, bc, lb.index_constant(0), sums)
             else:
                 over_subblocks = scf.ForOp(lb.index_constant(0), lb.index_constant(subblocks), lb.index_constant(1), sums)
@@ -337,7 +463,19 @@ def _lower_dequant_matmul(op) -> ir.Value:
 
     shape = [n // panel, m // tile, panel]
     iterators = [lb.PARALLEL, lb.REDUCTION, lb.PARALLEL, lb.PARALLEL]
-    products = lb.generic_results([x, op.w], [lb.zeros(shape, f32) for _ in range(tile)], maps, iterators, body)
+    if factored:
+        # sum(x) over each sub-block of 32: [M, K / 32] viewed as [M, K chunk, block of the chunk, sub-block]
+        groups = lb.reshape(op.x, ir.RankedTensorType.get([m, k // 32, 32], f32))
+        d0, d1, d2 = (ir.AffineDimExpr.get(d) for d in range(3))
+        summed = lb.generic_results(
+            [groups], [lb.zeros([m, k // 32], f32)],
+            [ir.AffineMap.get(3, 0, [d0, d1, d2]), ir.AffineMap.get(3, 0, [d0, d1])],
+            [lb.PARALLEL, lb.PARALLEL, lb.REDUCTION], lambda value, total: [arith.addf(value, total)],
+        )[0]
+        sub_sums = lb.reshape(summed, ir.RankedTensorType.get([m, blocks // chunk, chunk, subblocks], f32))
+    products = lb.generic_results(
+        [x, op.w], [lb.zeros(shape, f32) for _ in range(tile)], maps, iterators, factored_body if factored else body
+    )
     # Row t of row tile r is row r * tile + t: [N / panel, M / tile, panel] x tile -> [M, N].
     product = products[0]
     if tile > 1:

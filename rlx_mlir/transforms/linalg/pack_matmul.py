@@ -56,7 +56,7 @@ def _pad(value: ir.Value, shape: list[int]) -> ir.Value:
     return padded.result
 
 
-def _matmul_operands(op: ir.Operation):
+def matmul_operands(op: ir.Operation):
     """(A, B, C) of a static f32 2-D matmul with the default indexing, else None."""
     if len(op.operands) != 3 or ("indexing_maps" in op.attributes and _has_custom_maps(op)):
         return None
@@ -136,7 +136,7 @@ class PackMatmul(RlxPass):
 
     def run(self, module: ir.Operation) -> None:
         for op in collect_ops(module, linalg.MatmulOp):
-            operands = _matmul_operands(op)
+            operands = matmul_operands(op)
             if operands is None:
                 continue
             a, b, c = operands

@@ -43,6 +43,7 @@ from ..ir.attrs import DIMS_ATTR, FUSION_POLICY_ATTR, NAME_ATTR, PARAM_ATTR
 from ..ir.shapes import format_shape, shape_of
 from ..pipelines.optimize_mir import OptimizeMir
 from ..runtime.jit import compile as jit_compile
+from ..transforms.autodiff import GradError, gradients
 from ..transforms.mir import fusion_report
 from .inspection import summarize
 
@@ -387,6 +388,47 @@ class GraphModule:
         attrs = {"mask": mask, "num_heads": num_heads, "head_dim": head_dim, "num_kv_heads": num_kv_heads,
                  "eps": eps, "mask_kind": mask_kind, "window": window}
         return self._hir(rlx_hir.LlamaDecoderBlockOp, operands, attrs, out_shape)
+
+    # -- reverse mode ----------------------------------------------------------------------
+
+    def grad(self, loss: Tensor, wrt: Sequence[Tensor]) -> list[Tensor]:
+        """The gradients of the scalar `loss` with respect to the arguments `wrt`, as new Tensors.
+
+        The backward ops are appended to this (MIR) function after the ops built so
+        far (`transforms.autodiff`, as rlx-grad), so the gradients can feed further
+        ops (an optimiser update) before `set_outputs`.  Raises BuildError for a
+        non-scalar loss, a `wrt` that is not an argument, or an op without a
+        derivative on a path from a `wrt` argument to the loss, naming the op.
+        """
+        self._check_open()
+        if self._stage != "mir":
+            raise BuildError(
+                f"grad differentiates MIR ops; '{self.name}' is at stage '{self._stage}' (build it with GraphModule.mir)"
+            )
+        if not isinstance(loss, Tensor) or loss.module is not self:
+            raise BuildError("grad: the loss must be a Tensor of this GraphModule")
+        wrt = list(wrt)
+        names = []
+        for index, t in enumerate(wrt):
+            if not isinstance(t, Tensor) or t.module is not self:
+                raise BuildError(f"grad: wrt #{index} must be a Tensor of this GraphModule")
+            if not isinstance(t.value, ir.BlockArgument):
+                raise BuildError(f"grad: wrt #{index} ({t!r}) is not an argument of '{self.name}': gradients are taken with respect to arguments")
+            names.append(self._names[t.value.arg_number])
+        if any(t.value in self._symbolic for t in (loss, *wrt)):
+            raise BuildError("grad: symbolic shapes are not supported; bind_dims() first")
+        ops = list(self._block.operations)
+        try:
+            with self.context:
+                grads = gradients(ops, loss.value, [t.value for t in wrt], ir.InsertionPoint(self._block), names)
+        except GradError as error:
+            where = f"{error.op.location}: " if error.op is not None else ""
+            raise BuildError(f"{where}{error.message}") from None
+        return [Tensor(self, g) for g in grads]
+
+    def value_and_grad(self, loss: Tensor, wrt: Sequence[Tensor]) -> tuple[Tensor, list[Tensor]]:
+        """`(loss, grad(loss, wrt))`."""
+        return loss, self.grad(loss, wrt)
 
     # -- finishing, lowering, output ---------------------------------------------------------
 

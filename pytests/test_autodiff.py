@@ -1,0 +1,550 @@
+"""Reverse mode (transforms/autodiff, GraphModule.grad, rlx-grad): every VJP rule against central
+finite differences of a float64 numpy reference of the op, written from its documented semantics
+(dialect/rlx.md); broadcasting corner cases; the errors.
+
+Each case builds `loss = sum(op(inputs) * R)` (R a fixed random tensor, so every output element
+matters), compiles the gradient function, and compares each gradient with
+`(f(x + h e_i) - f(x - h e_i)) / 2h` of the numpy reference, elementwise.  Shapes are drawn by
+hypothesis, a few per op.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from mlir import ir
+
+from rlx_mlir import GraphModule
+from rlx_mlir.dialects import rlx
+from rlx_mlir.dsl import element_type_from_name
+
+# --- the harness ---------------------------------------------------------------------------
+
+
+def _values(rng, spec):
+    """An input from (shape, kind): kind 'f' normal, 'pos' in [0.5, 2), 'idx<n>' i64 in [-1, n] (clamped)."""
+    shape, kind = spec
+    if kind == "f":
+        return rng.standard_normal(shape)
+    if kind == "pos":
+        return rng.uniform(0.5, 2.0, shape)
+    if kind == "bool01":
+        return (rng.uniform(0, 1, shape) < 0.7).astype(np.float64)
+    n = int(kind[3:])
+    return rng.integers(-1, n + 1, shape).astype(np.int64)
+
+
+def check_gradients(build, reference, specs, wrt, seed=0, tol=2e-3):
+    """Compiles grad(sum(build(...) * R)) w.r.t. the inputs at positions `wrt` and compares each
+    gradient with central differences of `reference` in float64."""
+    rng = np.random.default_rng(seed)
+    arrays = [_values(rng, s) for s in specs]
+    y = np.asarray(reference(*arrays))
+    weights = rng.standard_normal(y.shape)
+
+    g = GraphModule.mir("f")
+    args = []
+    for i, (shape, kind) in enumerate(specs):
+        args.append(g.input(f"a{i}", shape, "i64" if kind.startswith("idx") else "f32"))
+    out = build(g, *args)
+    loss = g.op(rlx.ReduceOp, out * g.constant(weights.astype(np.float32)), kind="sum", axes=list(range(len(y.shape))) or [0]) \
+        if y.shape else out * g.constant(weights.astype(np.float32))
+    loss_value, grads = g.value_and_grad(loss, [args[i] for i in wrt])
+    g.set_outputs([loss_value, *grads])
+    feed = {f"a{i}": a.astype(np.int64 if s[1].startswith("idx") else np.float32) for i, (s, a) in enumerate(zip(specs, arrays))}
+    results = g.compile()(**feed)
+
+    def f(*xs):
+        return float(np.sum(np.asarray(reference(*xs)) * weights))
+
+    np.testing.assert_allclose(results[0], f(*arrays), rtol=1e-3, atol=1e-3)
+    for grad, position in zip(results[1:], wrt):
+        base = arrays[position]
+        fd = np.zeros_like(base)
+        h = 1e-6
+        for index in np.ndindex(base.shape):
+            plus, minus = [a.copy() for a in arrays], [a.copy() for a in arrays]
+            plus[position][index] += h
+            minus[position][index] -= h
+            fd[index] = (f(*plus) - f(*minus)) / (2 * h)
+        scale = max(1.0, float(np.max(np.abs(fd))) if fd.size else 1.0)
+        np.testing.assert_allclose(grad, fd, rtol=tol, atol=tol * scale, err_msg=f"gradient of input #{position}")
+
+
+# --- numpy references (from dialect/rlx.md) --------------------------------------------------
+
+_erf = np.vectorize(math.erf)
+
+
+def _sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+ACTIVATIONS = {
+    "relu": (rlx.ReluOp, lambda x: np.maximum(x, 0)),
+    "gelu": (rlx.GeluOp, lambda x: 0.5 * x * (1 + _erf(x / math.sqrt(2)))),
+    "gelu_approx": (rlx.GeluApproxOp, lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))),
+    "silu": (rlx.SiluOp, lambda x: x * _sigmoid(x)),
+    "sigmoid": (rlx.SigmoidOp, _sigmoid),
+    "tanh": (rlx.TanhOp, np.tanh),
+    "none": (None, lambda x: x),
+}
+UNARY = {
+    "exp": (rlx.ExpOp, np.exp, "f"),
+    "log": (rlx.LogOp, np.log, "pos"),
+    "sqrt": (rlx.SqrtOp, np.sqrt, "pos"),
+    "rsqrt": (rlx.RsqrtOp, lambda x: 1 / np.sqrt(x), "pos"),
+    "neg": (rlx.NegOp, np.negative, "f"),
+    "abs": (rlx.AbsOp, np.abs, "f"),
+    **{k: (c, f, "f") for k, (c, f) in ACTIVATIONS.items() if c is not None},
+}
+BINARY = {
+    "add": (rlx.AddOp, np.add, "f"),
+    "sub": (rlx.SubOp, np.subtract, "f"),
+    "mul": (rlx.MulOp, np.multiply, "f"),
+    "div": (rlx.DivOp, np.divide, "pos"),
+    "max": (rlx.MaxOp, np.maximum, "f"),
+    "min": (rlx.MinOp, np.minimum, "f"),
+    "pow": (rlx.PowOp, np.power, "pos"),
+}
+
+
+def _norm(x, gamma, beta, axis, eps, layer):
+    centred = x - x.mean(axis=axis, keepdims=True) if layer else x
+    stat = (centred**2).mean(axis=axis, keepdims=True)
+    shape = [1] * x.ndim
+    shape[axis] = x.shape[axis]
+    return centred / np.sqrt(stat + eps) * gamma.reshape(shape) + beta.reshape(shape)
+
+
+def _rope(x, cos, sin, head_dim, n_rot):
+    b, s, c = x.shape
+    heads = x.reshape(b, s, c // head_dim, head_dim).copy()
+    half = n_rot // 2
+    x1, x2 = heads[..., :half].copy(), heads[..., half:n_rot].copy()
+    cs, sn = cos[None, :, None, :], sin[None, :, None, :]
+    heads[..., :half] = x1 * cs - x2 * sn
+    heads[..., half:n_rot] = x2 * cs + x1 * sn
+    return heads.reshape(b, s, c)
+
+
+def _attention(q, k, v, mask, h, d, kind, window=None, scale=None, softcap=None):
+    b, sq, _ = q.shape
+    sk = k.shape[1]
+    hkv = k.shape[2] // d
+    groups = h // hkv
+    scale = 1 / math.sqrt(d) if scale is None else scale
+    out = np.zeros_like(q)
+    offset = sk - sq
+    for bi in range(b):
+        for hi in range(h):
+            qh = q[bi, :, hi * d:(hi + 1) * d]
+            kv = hi // groups
+            kh, vh = k[bi, :, kv * d:(kv + 1) * d], v[bi, :, kv * d:(kv + 1) * d]
+            s = qh @ kh.T * scale
+            if softcap is not None:
+                s = softcap * np.tanh(s / softcap)
+            visible = np.ones((sq, sk), bool)
+            i, j = np.arange(sq)[:, None], np.arange(sk)[None, :]
+            if kind in ("causal", "sliding_window"):
+                visible = j <= i + offset
+                if kind == "sliding_window":
+                    visible &= j > i + offset - window
+            if kind == "custom":
+                visible = np.broadcast_to(mask[bi][None, :] != 0, (sq, sk))
+            if kind == "bias":
+                s = s + mask[bi, hi]
+            s = np.where(visible, s, -np.inf)
+            for row in range(sq):
+                if not visible[row].any():
+                    continue
+                e = np.exp(s[row] - s[row].max())
+                out[bi, row, hi * d:(hi + 1) * d] = (e / e.sum()) @ vh
+    return out
+
+
+# --- the cases: name -> (shapes strategy, builder of (specs, build, reference, wrt)) ---------------
+
+dim = st.integers(1, 3)
+
+
+def _unary_case(name):
+    cls, ref, kind = UNARY[name]
+
+    def make(shape):
+        return [(shape, kind)], lambda g, x: g.op(cls, x), ref, [0]
+
+    return st.lists(dim, min_size=1, max_size=3), make
+
+
+@st.composite
+def broadcast_shapes(draw):
+    full = draw(st.lists(st.integers(2, 3), min_size=1, max_size=3))
+
+    def side():
+        rank = draw(st.integers(0, len(full)))
+        return [1 if draw(st.booleans()) else n for n in full[len(full) - rank:]]
+
+    return side(), side()
+
+
+def _binary_case(name):
+    cls, ref, kind = BINARY[name]
+
+    def make(shapes):
+        a, b = shapes
+        return [(a, kind), (b, kind)], lambda g, x, y: g.op(cls, x, y), ref, [0, 1]
+
+    return broadcast_shapes(), make
+
+
+CASES = {f"unary_{n}": _unary_case(n) for n in UNARY}
+CASES.update({f"binary_{n}": _binary_case(n) for n in BINARY})
+
+
+@st.composite
+def _matmul_shapes(draw):
+    m, k, n = draw(dim), draw(dim), draw(dim)
+    batch = draw(st.lists(st.integers(1, 2), max_size=2))
+    a_batch = batch[draw(st.integers(0, len(batch))):]
+    b_batch = [1 if draw(st.booleans()) else x for x in batch[draw(st.integers(0, len(batch))):]]
+    return [*a_batch, m, k], [*b_batch, k, n]
+
+
+CASES["matmul"] = (
+    _matmul_shapes(),
+    lambda s: ([(s[0], "f"), (s[1], "f")], lambda g, a, b: a @ b, np.matmul, [0, 1]),
+)
+
+DOT_GENERAL = [
+    # (lhs shape, rhs shape, lhs_c, rhs_c, lhs_b, rhs_b, einsum)
+    ((3, 4), (4, 2), [1], [0], [], [], "mk,kn->mn"),
+    ((2, 3, 4), (2, 4, 5), [2], [1], [0], [0], "bmk,bkn->bmn"),
+    ((4, 3), (2, 4), [0], [1], [], [], "km,nk->mn"),
+    ((2, 3, 4, 2), (4, 2, 2, 3), [2, 3], [0, 1], [0], [2], "bmkj,kjbn->bmn"),
+    ((3, 2), (4,), [], [], [], [], "mk,n->mkn"),
+]
+CASES["dot_general"] = (
+    st.sampled_from(DOT_GENERAL),
+    lambda c: (
+        [(c[0], "f"), (c[1], "f")],
+        lambda g, a, b: g.op(rlx.DotGeneralOp, a, b, lhs_contracting=c[2], rhs_contracting=c[3], lhs_batch=c[4], rhs_batch=c[5]),
+        lambda a, b: np.einsum(c[6], a, b),
+        [0, 1],
+    ),
+)
+
+
+@st.composite
+def _fmba(draw):
+    return draw(st.sampled_from(list(ACTIVATIONS))), draw(st.lists(dim, min_size=1, max_size=2)), draw(dim), draw(dim)
+
+
+def _make_fmba(c):
+    act, lead, k, n = c
+    ref = ACTIVATIONS[act][1]
+    return (
+        [([*lead, k], "f"), ([k, n], "f"), ([n], "f")],
+        lambda g, x, w, b: g.op(rlx.FusedMatmulBiasActOp, x, w, b, activation=act),
+        lambda x, w, b: ref(x @ w + b),
+        [0, 1, 2],
+    )
+
+
+CASES["fused_matmul_bias_act"] = (_fmba(), _make_fmba)
+
+
+@st.composite
+def _reduce(draw):
+    shape = draw(st.lists(st.integers(1, 3), min_size=1, max_size=3))
+    axes = draw(st.lists(st.integers(-len(shape), len(shape) - 1), min_size=1, max_size=len(shape), unique_by=lambda a: a % len(shape)))
+    return draw(st.sampled_from(["sum", "mean", "max", "min"])), shape, axes, draw(st.booleans())
+
+
+def _make_reduce(c):
+    kind, shape, axes, keep = c
+    fn = {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min}[kind]
+    return (
+        [(shape, "f")],
+        lambda g, x: g.op(rlx.ReduceOp, x, kind=kind, axes=axes, keep_dim=keep),
+        lambda x: fn(x, axis=tuple(a % len(shape) for a in axes), keepdims=keep),
+        [0],
+    )
+
+
+CASES["reduce"] = (_reduce(), _make_reduce)
+
+
+@st.composite
+def _axis_case(draw):
+    shape = draw(st.lists(st.integers(1, 4), min_size=1, max_size=3))
+    return shape, draw(st.integers(-len(shape), len(shape) - 1)), draw(st.booleans())
+
+
+def _softmax_ref(x, axis):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+CASES["softmax"] = (
+    _axis_case(),
+    lambda c: ([(c[0], "f")], lambda g, x: g.op(rlx.SoftmaxOp, x, axis=c[1]), lambda x: _softmax_ref(x, c[1]), [0]),
+)
+CASES["cumsum"] = (
+    _axis_case(),
+    lambda c: (
+        [(c[0], "f")],
+        lambda g, x: g.op(rlx.CumsumOp, x, axis=c[1], exclusive=c[2]),
+        lambda x: np.cumsum(x, axis=c[1]) - (x if c[2] else 0),
+        [0],
+    ),
+)
+
+
+@st.composite
+def _shape_and_perm(draw):
+    shape = draw(st.lists(st.integers(1, 3), min_size=1, max_size=4))
+    return shape, draw(st.permutations(list(range(len(shape)))))
+
+
+CASES["transpose"] = (
+    _shape_and_perm(),
+    lambda c: ([(c[0], "f")], lambda g, x: g.op(rlx.TransposeOp, x, perm=c[1]), lambda x: np.transpose(x, c[1]), [0]),
+)
+CASES["reshape"] = (
+    _shape_and_perm(),
+    lambda c: (
+        [(c[0], "f")],
+        lambda g, x: g.op(rlx.ReshapeOp, x, result_type=_type(g, [c[0][p] for p in c[1]], "f32")),
+        lambda x: x.reshape([c[0][p] for p in c[1]]),
+        [0],
+    ),
+)
+
+
+@st.composite
+def _narrow(draw):
+    shape = draw(st.lists(st.integers(1, 4), min_size=1, max_size=3))
+    axis = draw(st.integers(-len(shape), len(shape) - 1))
+    size = shape[axis]
+    start = draw(st.integers(0, size - 1))
+    return shape, axis, start, draw(st.integers(1, size - start))
+
+
+CASES["narrow"] = (
+    _narrow(),
+    lambda c: (
+        [(c[0], "f")],
+        lambda g, x: g.op(rlx.NarrowOp, x, axis=c[1], start=c[2], len=c[3]),
+        lambda x: np.take(x, range(c[2], c[2] + c[3]), axis=c[1]),
+        [0],
+    ),
+)
+
+
+@st.composite
+def _concat(draw):
+    shape = draw(st.lists(st.integers(1, 3), min_size=1, max_size=3))
+    axis = draw(st.integers(-len(shape), len(shape) - 1))
+    other = list(shape)
+    other[axis] = draw(st.integers(1, 3))
+    return shape, other, axis
+
+
+CASES["concat"] = (
+    _concat(),
+    lambda c: (
+        [(c[0], "f"), (c[1], "f")],
+        lambda g, a, b: g.op(rlx.ConcatOp, a, b, axis=c[2]),
+        lambda a, b: np.concatenate([a, b], axis=c[2]),
+        [0, 1],
+    ),
+)
+
+
+@st.composite
+def _expand(draw):
+    target = draw(st.lists(st.integers(1, 3), min_size=1, max_size=3))
+    rank = draw(st.integers(0, len(target)))
+    source = [1 if draw(st.booleans()) else n for n in target[len(target) - rank:]]
+    return source, target
+
+
+CASES["expand"] = (
+    _expand(),
+    lambda c: ([(c[0], "f")], lambda g, x: g.op(rlx.ExpandOp, x, shape=c[1]), lambda x: np.broadcast_to(x, c[1]), [0]),
+)
+
+
+@st.composite
+def _gather(draw):
+    table = draw(st.lists(st.integers(1, 4), min_size=1, max_size=3))
+    axis = draw(st.integers(-len(table), len(table) - 1))
+    indices = draw(st.lists(st.integers(1, 3), min_size=0, max_size=2))
+    return table, indices, axis
+
+
+CASES["gather"] = (
+    _gather(),
+    lambda c: (
+        [(c[0], "f"), (c[1], f"idx{c[0][c[2]]}")],
+        lambda g, t, i: g.op(rlx.GatherOp, t, i, axis=c[2]),
+        lambda t, i: np.take(t, i, axis=c[2], mode="clip"),
+        [0],
+    ),
+)
+
+
+CASES["where"] = (
+    broadcast_shapes(),
+    lambda c: (
+        [(c[0], "f"), (c[1], "f")],
+        # the condition compares the first operand: compare lies on its path, as a selector only
+        lambda g, a, b: g.op(rlx.WhereOp, g.op(rlx.CompareOp, a, g.constant(np.float32(0.25)), predicate="gt"), a, b),
+        lambda a, b: np.where(a > 0.25, a, b),
+        [0, 1],
+    ),
+)
+CASES["cast"] = (
+    st.lists(dim, min_size=1, max_size=2),
+    lambda s: (
+        [(s, "f")],
+        lambda g, x: g.op(rlx.CastOp, g.op(rlx.CastOp, x, result_type=_type(g, s, "f16")), result_type=_type(g, s, "f32")),
+        lambda x: x,
+        [0],
+    ),
+)
+
+
+def _type(g, shape, dtype):
+    with g.context, ir.Location.unknown():
+        return ir.RankedTensorType.get(list(shape), element_type_from_name(dtype))
+
+
+@st.composite
+def _norm_case(draw):
+    shape = draw(st.lists(st.integers(2, 4), min_size=1, max_size=3))
+    return shape, draw(st.integers(-len(shape), len(shape) - 1)), draw(st.booleans())
+
+
+def _make_norm(c):
+    shape, axis, layer = c
+    n = shape[axis]
+    cls = rlx.LayerNormOp if layer else rlx.RmsNormOp
+    return (
+        [(shape, "f"), ([n], "f"), ([n], "f")],
+        lambda g, x, ga, be: g.op(cls, x, ga, be, axis=axis, eps=1e-3),
+        lambda x, ga, be: _norm(x, ga, be, axis % len(shape), 1e-3, layer),
+        [0, 1, 2],
+    )
+
+
+CASES["norm"] = (_norm_case(), _make_norm)
+
+
+@st.composite
+def _residual_norm_case(draw):
+    return draw(st.lists(st.integers(1, 3), min_size=0, max_size=2)), draw(st.integers(2, 4)), draw(st.booleans()), draw(st.booleans())
+
+
+def _make_residual_norm(c):
+    lead, d, layer, bias = c
+    cls = rlx.FusedResidualLayerNormOp if layer else rlx.FusedResidualRmsNormOp
+    specs = [([*lead, d], "f"), ([*lead, d], "f"), ([d], "f"), ([d], "f")] + ([([d], "f")] if bias else [])
+
+    def build(g, x, r, ga, be, *b):
+        return g.op(cls, x, r, gamma=ga, beta=be, bias=b[0] if b else None, eps=1e-3)
+
+    def ref(x, r, ga, be, *b):
+        h = x + r + (b[0] if b else 0)
+        return _norm(h, ga, be, h.ndim - 1, 1e-3, layer)
+
+    return specs, build, ref, list(range(len(specs)))
+
+
+CASES["fused_residual_norm"] = (_residual_norm_case(), _make_residual_norm)
+
+
+def _swiglu_ref(x):
+    n = x.shape[-1] // 2
+    up, gate = x[..., :n], x[..., n:]
+    return up * gate * _sigmoid(gate)
+
+
+CASES["fused_swiglu"] = (
+    st.tuples(st.lists(dim, max_size=2), dim),
+    lambda c: ([([*c[0], 2 * c[1]], "f")], lambda g, x: g.op(rlx.FusedSwigluOp, x), _swiglu_ref, [0]),
+)
+
+
+@st.composite
+def _rope_case(draw):
+    head_dim = draw(st.sampled_from([2, 4]))
+    n_rot = draw(st.sampled_from([r for r in (2, 4) if r <= head_dim]))
+    return draw(st.integers(1, 2)), draw(st.integers(1, 3)), draw(st.integers(1, 2)), head_dim, n_rot
+
+
+CASES["rope"] = (
+    _rope_case(),
+    lambda c: (
+        [([c[0], c[1], c[2] * c[3]], "f"), ([c[1], c[4] // 2], "f"), ([c[1], c[4] // 2], "f")],
+        lambda g, x, co, si: g.op(rlx.RopeOp, x, co, si, head_dim=c[3], n_rot=c[4]),
+        lambda x, co, si: _rope(x, co, si, c[3], c[4]),
+        [0, 1, 2],
+    ),
+)
+
+
+@st.composite
+def _attention_case(draw):
+    kind = draw(st.sampled_from(["none", "causal", "sliding_window", "custom", "bias"]))
+    hkv = draw(st.integers(1, 2))
+    h = hkv * draw(st.integers(1, 2))
+    sq, sk = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    extra = {}
+    if kind == "sliding_window":
+        extra["window"] = draw(st.integers(1, 2))
+    if draw(st.booleans()):
+        extra["softcap"] = 2.0
+    if draw(st.booleans()):
+        extra["score_scale"] = 0.7
+    return kind, draw(st.integers(1, 2)), h, hkv, 2, sq, sk, extra
+
+
+def _make_attention(c):
+    kind, b, h, hkv, d, sq, sk, extra = c
+    specs = [([b, sq, h * d], "f"), ([b, sk, hkv * d], "f"), ([b, sk, hkv * d], "f")]
+    if kind == "custom":
+        specs.append(([b, sk], "bool01"))
+    if kind == "bias":
+        specs.append(([b, h, sq, sk], "f"))
+
+    def build(g, q, k, v, *mask):
+        return g.op(rlx.AttentionOp, q, k, v, mask=mask[0] if mask else None, num_heads=h, head_dim=d, mask_kind=kind, **extra)
+
+    def ref(q, k, v, *mask):
+        return _attention(q, k, v, mask[0] if mask else None, h, d, kind, extra.get("window"),
+                          extra.get("score_scale"), extra.get("softcap"))
+
+    return specs, build, ref, [0, 1, 2] + ([3] if kind == "bias" else [])
+
+
+CASES["attention"] = (_attention_case(), _make_attention)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_vjp_matches_finite_differences(case):
+    strategy, make = CASES[case]
+
+    @settings(max_examples=6, deadline=None, database=None, derandomize=True,
+              suppress_health_check=list(HealthCheck))
+    @given(strategy, st.integers(0, 2**16))
+    def run(params, seed):
+        specs, build, reference, wrt = make(params)
+        check_gradients(build, reference, specs, wrt, seed)
+
+    run()

@@ -18,9 +18,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mlir import ir
 
+import rlx_mlir
 from rlx_mlir import GraphModule
 from rlx_mlir.dialects import rlx
+from rlx_mlir.driver import Compilation
 from rlx_mlir.dsl import element_type_from_name
+from rlx_mlir.frontend.builder import BuildError
 
 # --- the harness ---------------------------------------------------------------------------
 
@@ -548,3 +551,121 @@ def test_vjp_matches_finite_differences(case):
         check_gradients(build, reference, specs, wrt, seed)
 
     run()
+
+
+# --- broadcasting corner cases ------------------------------------------------------------------
+
+@pytest.mark.parametrize("a, b", [
+    ((2, 3), ()),                 # rank 0 against a matrix
+    ((), (2, 3)),
+    ((2, 1, 3), (4, 1)),          # both stretched, different ranks
+    ((1, 1), (3, 4)),             # all size-1
+    ((3, 1), (1, 3)),             # outer sum
+    ((1,), (1,)),                 # nothing to reduce
+    ((2, 3, 4), (3, 1)),          # missing leading dim and a stretched one
+])
+@pytest.mark.parametrize("name", ["add", "mul", "div", "max"])
+def test_broadcast_cotangents_sum_back(a, b, name):
+    cls, ref, kind = BINARY[name]
+    check_gradients(lambda g, x, y: g.op(cls, x, y), ref, [(list(a), kind), (list(b), kind)], [0, 1], seed=7)
+
+
+def test_value_used_twice_accumulates():
+    """x feeds three uses (x * x + tanh(x)): the cotangents add."""
+    check_gradients(lambda g, x: x * x + g.op(rlx.TanhOp, x), lambda x: x * x + np.tanh(x), [([3, 2], "f")], [0])
+
+
+def test_wrt_the_loss_does_not_depend_on_is_zero():
+    g = GraphModule.mir("f")
+    x, w = g.input("x", (2, 3)), g.param("w", (3,))
+    loss = g.op(rlx.ReduceOp, g.op(rlx.ExpOp, x), kind="sum", axes=[0, 1])
+    _, (dx, dw) = g.value_and_grad(loss, [x, w])
+    g.set_outputs([loss, dx, dw])
+    values = np.ones((2, 3), np.float32)
+    out = g.compile()(x=values, w=np.ones(3, np.float32))
+    np.testing.assert_allclose(out[1], np.exp(values), rtol=1e-6)
+    np.testing.assert_array_equal(out[2], np.zeros(3, np.float32))
+
+
+def test_rlx_grad_pass_matches_the_builder():
+    """The pass on a module: @f_grad gives [loss, dx, dw] equal to the closed form."""
+    text = """
+    func.func @f(%x: tensor<3x4xf32> {rlx.name = "x"}, %w: tensor<4x2xf32> {rlx.name = "w"}) -> tensor<f32> {
+      %0 = "rlx.matmul"(%x, %w) : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
+      %1 = "rlx.mul"(%0, %0) : (tensor<3x2xf32>, tensor<3x2xf32>) -> tensor<3x2xf32>
+      %2 = "rlx.reduce"(%1) {axes = array<i64: 0, 1>, keep_dim = false, kind = "sum"} : (tensor<3x2xf32>) -> tensor<f32>
+      return %2 : tensor<f32>
+    }"""
+    with Compilation() as job:
+        module = job.parse(text)
+        job.run(module, "builtin.module(rlx-grad{wrt=x,w})", "rlx-grad failed")
+    exe = rlx_mlir.compile(module, entry="f_grad")
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal((3, 4)).astype(np.float32), rng.standard_normal((4, 2)).astype(np.float32)
+    loss, dx, dw = exe(x, w)
+    y = x.astype(np.float64) @ w
+    np.testing.assert_allclose(loss, np.sum(y * y), rtol=1e-5)
+    np.testing.assert_allclose(dx, 2 * y @ w.T, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(dw, x.T @ (2 * y), rtol=1e-4, atol=1e-5)
+
+
+# --- errors -----------------------------------------------------------------------------------------
+
+
+def _sum(g, t):
+    return g.op(rlx.ReduceOp, t, kind="sum", axes=list(range(len(t.shape)))) if t.shape else t
+
+
+def test_error_nonscalar_loss():
+    g = GraphModule.mir("f")
+    x = g.input("x", (4,))
+    with pytest.raises(BuildError, match=r"the loss must be a float scalar \(one element\), got \[4\] f32"):
+        g.grad(g.op(rlx.TanhOp, x), [x])
+
+
+def test_error_wrt_not_an_argument():
+    g = GraphModule.mir("f")
+    x = g.input("x", (4,))
+    h = g.op(rlx.TanhOp, x)
+    with pytest.raises(BuildError, match=r"wrt #0 \(Tensor\(\[4\], f32\)\) is not an argument of 'f'"):
+        g.grad(_sum(g, h), [h])
+
+
+@pytest.mark.parametrize("make, op_name", [
+    (lambda g, x: g.op(rlx.CastOp, g.op(rlx.ArgmaxOp, x, axis=0), result_type=_type(g, [], "f32")), "rlx.argmax"),
+    (lambda g, x: g.op(rlx.CastOp, g.op(rlx.CompareOp, x, x, predicate="ge"), result_type=_type(g, [4], "f32")), "rlx.compare"),
+    (lambda g, x: g.op(rlx.CastOp, g.op(rlx.TopkOp, x, k=2), result_type=_type(g, [2], "f32")), "rlx.topk"),
+])
+def test_error_names_the_op_without_derivative(make, op_name):
+    g = GraphModule.mir("f")
+    x = g.input("x", (4,))
+    with pytest.raises(BuildError, match=rf"'{op_name}' has no derivative: .* result lies on a path from 'x' to the loss"):
+        g.grad(_sum(g, make(g, x)), [x])
+
+
+def test_error_sample_on_every_path():
+    g = GraphModule.mir("f")
+    logits, table = g.input("logits", (2, 5)), g.param("table", (5, 3))
+    ids = g.op(rlx.SampleOp, logits, temperature=0.0)
+    loss = _sum(g, g.op(rlx.GatherOp, table, ids, axis=0))
+    with pytest.raises(BuildError, match=r"'rlx.sample' has no derivative and lies on every path from 'logits' to the loss"):
+        g.grad(loss, [logits])
+    # with respect to the table the gather is differentiable
+    (d_table,) = GraphModule.grad(g, loss, [table])
+    assert d_table.shape == (5, 3)
+
+
+def test_error_located_at_a_named_block():
+    g = GraphModule.mir("f")
+    x = g.input("x", (4,))
+    i = g.named("pick", lambda: g.op(rlx.ArgmaxOp, x, axis=0))
+    loss = g.op(rlx.CastOp, i, result_type=_type(g, [], "f32"))
+    with pytest.raises(BuildError, match=r'loc\("pick"\): .rlx.argmax. has no derivative'):
+        g.grad(loss, [x])
+
+
+def test_error_hir_stage():
+    g = GraphModule.hir("f")
+    x = g.input("x", (4,))
+    with pytest.raises(BuildError, match="grad differentiates MIR ops; 'f' is at stage 'hir'"):
+        g.grad(x, [x])

@@ -63,8 +63,3 @@ RULES = {
     rlx.CumsumOp: _cumsum,
 }
 
-
-def unsupported_reduce(op) -> str:
-    """Why this reduce has no rule ("" when it has one)."""
-    kind = str(op.kind)
-    return f"kind '{kind}'" if kind not in ("sum", "mean", "max", "min") else ""

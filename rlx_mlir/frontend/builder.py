@@ -446,6 +446,19 @@ class GraphModule:
         self._update_signature([t.value.type for t in tensors])
         self._finished = True
 
+    def reopen(self) -> list[Tensor]:
+        """Takes the outputs back (the inverse of `set_outputs`): returns them as Tensors and
+        lets more ops be built on them, e.g. a loss on a model's logits, then `set_outputs` again."""
+        self._require_finished("reopen()")
+        if self._stage == "lir":
+            raise BuildError(f"GraphModule '{self.name}' is planned (LIR): reopen it before plan()")
+        ret = list(self._block.operations)[-1]
+        outputs = [Tensor(self, v) for v in ret.operands]
+        ret.erase()
+        self._finished = False
+        self._update_signature([])
+        return outputs
+
     def _update_signature(self, results) -> None:
         with self.context:
             inputs = [a.type for a in self._block.arguments]

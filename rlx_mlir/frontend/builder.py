@@ -189,6 +189,12 @@ class GraphModule:
         self._update_signature([])
         return Tensor(self, value)
 
+    def argument(self, name: str) -> Tensor:
+        """The argument (input or parameter) named `name`."""
+        if name not in self._names:
+            raise BuildError(f"'{self.name}' has no argument named '{name}' (arguments: {', '.join(self._names)})")
+        return Tensor(self, self._block.arguments[self._names.index(name)])
+
     def _symbolic_argument(self, name: str, shape, dtype: str, is_param: bool) -> Tensor:
         """An argument with symbols in its shape: `?` in its type, the symbols in `rlx.dims`."""
         try:

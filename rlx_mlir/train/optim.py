@@ -1,7 +1,8 @@
 """Optimiser updates as MIR ops: SGD with momentum and AdamW (PyTorch's formulas).
 
-An optimiser names the state it keeps per parameter (`state`) and builds the update
-`(param, grad, states, step) -> (new param, new states)` with an `Emitter`
+An optimiser names the state it keeps per parameter (`state`), builds what every
+parameter's update shares once (`prepare(emit, step)`), and builds the update
+`(shared, param, grad, states) -> (new param, new states)` with an `Emitter`
 (`transforms.autodiff.emit`), inside the compiled training step.  Hyperparameters
 are compile-time constants; `step` (1, 2, ...) is a rank-0 f32 input of the step.
 """
@@ -26,7 +27,10 @@ class SGD:
 
     state = ("velocity",)
 
-    def update(self, emit: Emitter, p: ir.Value, g: ir.Value, states, step: ir.Value):
+    def prepare(self, emit: Emitter, step: ir.Value) -> tuple:
+        return ()
+
+    def update(self, emit: Emitter, shared: tuple, p: ir.Value, g: ir.Value, states):
         (v,) = states
         if self.weight_decay:
             g = emit.add(g, emit.scale(p, self.weight_decay))
@@ -47,13 +51,18 @@ class AdamW:
 
     state = ("m", "v")
 
-    def update(self, emit: Emitter, p: ir.Value, g: ir.Value, states, step: ir.Value):
-        m, v = states
-        m = emit.add(emit.scale(m, self.beta1), emit.scale(g, 1.0 - self.beta1))
-        v = emit.add(emit.scale(v, self.beta2), emit.scale(emit.mul(g, g), 1.0 - self.beta2))
+    def prepare(self, emit: Emitter, step: ir.Value) -> tuple:
+        """The bias corrections `1 - beta^t`, shared by every parameter."""
         one = emit.scalar(1.0, step)
         correction1 = emit.sub(one, emit.binary(rlx.PowOp, emit.scalar(self.beta1, step), step))
         correction2 = emit.sub(one, emit.binary(rlx.PowOp, emit.scalar(self.beta2, step), step))
+        return correction1, correction2
+
+    def update(self, emit: Emitter, shared: tuple, p: ir.Value, g: ir.Value, states):
+        m, v = states
+        correction1, correction2 = shared
+        m = emit.add(emit.scale(m, self.beta1), emit.scale(g, 1.0 - self.beta1))
+        v = emit.add(emit.scale(v, self.beta2), emit.scale(emit.mul(g, g), 1.0 - self.beta2))
         m_hat = emit.div(m, correction1)
         v_hat = emit.div(v, correction2)
         decayed = emit.scale(p, 1.0 - self.lr * self.weight_decay) if self.weight_decay else p

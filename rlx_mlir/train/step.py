@@ -24,6 +24,7 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import func
 
+from ..driver import Compilation
 from ..frontend.builder import BuildError, GraphModule
 from ..ir.attrs import NAME_ATTR
 from ..ir.walk import collect_ops
@@ -79,8 +80,9 @@ def _add_update(step_function, forward, positions, names, optimizer) -> None:
     loss, *grads = list(ret.operands)
     emit = Emitter(ir.InsertionPoint(ret), ir.Location.name("optimizer"))
     new_params, new_states = [], []
+    shared = optimizer.prepare(emit, step)
     for position, grad, state in zip(positions, grads, states):
-        updated, updated_state = optimizer.update(emit, arguments[position], grad, state, step)
+        updated, updated_state = optimizer.update(emit, shared, arguments[position], grad, state)
         new_params.append(updated)
         new_states.extend(updated_state)
     results = [loss, *new_params, *new_states]
@@ -106,13 +108,17 @@ class TrainStep:
             raise BuildError(f"train step: no initial value for {missing}")
         self.optimizer = optimizer
         self.params = {n: np.array(a, dtype=np.float32) for n, a in params.items()}
-        block = self.function.regions[0].blocks[0]
         self.state = {
             f"{s}.{n}": np.zeros(self.params[n].shape, np.float32) for n in self.trained for s in optimizer.state
         }
         self.steps = 0
-        self.executable = jit_compile(model.module, entry=ENTRY, **compile_options)
-        self._arguments = len(block.arguments)
+        with model.context, ir.Location.unknown():  # only the step is compiled, not the forward
+            module = ir.Module.create()
+            self.function = self.function.operation.clone(ip=ir.InsertionPoint(module.body)).opview
+        with Compilation(model.context) as job:  # one constant per value, no dead ops
+            job.run(module, "builtin.module(rlx-cse,rlx-dce)", "cleaning up the training step failed")
+        self.module = module
+        self.executable = jit_compile(module, entry=ENTRY, **compile_options)
 
     def __call__(self, **batch) -> float:
         """Runs one step on `batch` (the model's non-trained inputs by name); returns the loss."""

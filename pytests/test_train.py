@@ -144,3 +144,24 @@ def test_training_a_tiny_llama_lowers_its_loss():
         tokens = rng.integers(0, c.vocab, (c.batch, c.seq))
         losses.append(step(tokens=tokens, labels=(tokens + 1) % c.vocab))  # predict the next id
     assert np.mean(losses[-5:]) < 0.5 * np.mean(losses[:5])
+
+
+def test_reopen_and_argument():
+    g = GraphModule.mir("f")
+    x = g.input("x", (2,))
+    g.set_outputs(g.op(rlx.TanhOp, x))
+    (y,) = g.reopen()
+    g.set_outputs([y, y * y])
+    out = g.compile()(x=np.array([0.5, -1.0], np.float32))
+    np.testing.assert_allclose(out[1], np.tanh([0.5, -1.0]) ** 2, rtol=1e-6)
+    assert g.argument("x").shape == (2,)
+    with pytest.raises(BuildError, match=r"'f' has no argument named 'w' \(arguments: x\)"):
+        g.argument("w")
+    open_module = GraphModule.mir("g")
+    with pytest.raises(BuildError, match="has no outputs yet: call set_outputs before reopen"):
+        open_module.reopen()
+
+
+def test_train_step_rejects_unknown_wrt():
+    with pytest.raises(BuildError, match=r"wrt \['nope'\] are not arguments of 'regression'"):
+        TrainStep(_regression(), {}, SGD(), wrt=["nope"])

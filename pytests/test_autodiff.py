@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from mlir import ir
 
 import rlx_mlir
-from rlx_mlir import GraphModule
+from rlx_mlir import GraphModule, quant
 from rlx_mlir.dialects import rlx
 from rlx_mlir.driver import Compilation
 from rlx_mlir.dsl import element_type_from_name
@@ -537,6 +537,71 @@ def _make_attention(c):
 
 
 CASES["attention"] = (_attention_case(), _make_attention)
+
+
+def _conv_ref(x, w, pad):
+    k = w.shape[-1]
+    xp = np.concatenate([pad, x], axis=1)
+    taps = w.reshape(w.shape[0], k)
+    return sum(taps[:, j] * xp[:, j:j + x.shape[1]] for j in range(k))
+
+
+@st.composite
+def _conv_case(draw):
+    return draw(st.integers(1, 2)), draw(st.integers(1, 4)), draw(st.integers(1, 3)), draw(st.integers(1, 3))
+
+
+CASES["depthwise_conv1d_causal"] = (
+    _conv_case(),
+    lambda c: (
+        [([c[0], c[1], c[2]], "f"), ([c[2], 1, 1, c[3]], "f"), ([c[0], c[3] - 1, c[2]], "f")],
+        lambda g, x, w, pad: g.op(rlx.DepthwiseConv1dCausalOp, x, w, pad, kernel_size=c[3]),
+        _conv_ref,
+        [0, 1, 2] if c[3] > 1 else [0, 1],
+    ),
+)
+
+
+def _rope_at_ref(x, cos, sin, pos, head_dim, n_rot):
+    s = x.shape[1]
+    p = int(np.clip(pos, 0, cos.shape[0] - s))
+    return _rope(x, cos[p:p + s], sin[p:p + s], head_dim, n_rot)
+
+
+@st.composite
+def _rope_at_case(draw):
+    b, s, h, head_dim, n_rot = draw(_rope_case())
+    return b, s, h, head_dim, n_rot, s + draw(st.integers(0, 3))
+
+
+CASES["rope_at"] = (
+    _rope_at_case(),
+    lambda c: (
+        [([c[0], c[1], c[2] * c[3]], "f"), ([c[5], c[4] // 2], "f"), ([c[5], c[4] // 2], "f"), ([], f"idx{c[5]}")],
+        lambda g, x, co, si, pos: g.op(rlx.RopeAtOp, x, co, si, pos, head_dim=c[3], n_rot=c[4]),
+        lambda x, co, si, pos: _rope_at_ref(x, co, si, pos, c[3], c[4]),
+        [0],
+    ),
+)
+
+
+def _make_dequant(c):
+    lead, n, scheme = c
+    weight = np.random.default_rng(n).standard_normal((n, 32)).astype(np.float32)
+    packed = quant.quantize(weight, scheme)
+    decoded = quant.dequantize(packed, scheme, weight.shape).astype(np.float64)
+    return (
+        [([*lead, 32], "f")],
+        lambda g, x: g.dequant_matmul(x, g.constant(packed), scheme),
+        lambda x: x @ decoded.T,
+        [0],
+    )
+
+
+CASES["dequant_matmul"] = (
+    st.tuples(st.lists(dim, min_size=1, max_size=2), st.integers(1, 3), st.sampled_from(["q8_0", "q4_0"])),
+    _make_dequant,
+)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

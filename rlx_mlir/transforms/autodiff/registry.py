@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from ...dialects import rlx
-from . import rules_attention, rules_elementwise, rules_linalg, rules_norm, rules_reduction, rules_shape
+from . import (
+    rules_attention,
+    rules_elementwise,
+    rules_linalg,
+    rules_norm,
+    rules_recurrent,
+    rules_reduction,
+    rules_shape,
+)
 
 RULES: dict = {
     **rules_elementwise.RULES,
@@ -12,6 +20,7 @@ RULES: dict = {
     **rules_shape.RULES,
     **rules_norm.RULES,
     **rules_attention.RULES,
+    **rules_recurrent.RULES,
 }
 
 
@@ -29,4 +38,8 @@ def index_operands(op) -> tuple:
         return (op.condition,)
     if isinstance(op, rlx.AttentionOp) and str(op.mask_kind) == "custom":
         return (op.mask,)
+    if isinstance(op, rlx.RopeAtOp):
+        return (op.pos,)
+    if isinstance(op, rlx.DequantMatmulOp):
+        return (op.w,)
     return ()

@@ -1,0 +1,77 @@
+"""VJP rules of the sequence ops that have a closed form here: causal depthwise conv, RoPE at
+runtime positions, the quantised matmul with respect to its activations.
+
+The scans (`rlx.selective_scan`, `rlx.gated_delta_net`, `rlx.scan`) have no rule yet: the
+driver reports them when they lie on a path to a differentiated argument.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...dialects import rlx
+from ...ir.shapes import element_of, shape_of
+
+
+def _depthwise_conv1d_causal(emit, op, cts):
+    # xp = concat(left_pad, x); out[b, s, c] = sum_k w[c, k] xp[b, s + k, c]:
+    #   dxp[b, s + k, c] += w[c, k] dy[b, s, c],   dw[c, k] = sum_{b, s} dy[b, s, c] xp[b, s + k, c]
+    (dy,) = cts
+    b, s, c = shape_of(op.x.type)
+    k = op.kernel_size
+    element = element_of(dy.type)
+    taps = emit.reshape(op.weight, [c, k])
+    pieces, weight_columns = [], []
+    xp = emit.concat([op.left_pad, op.x], 1) if k > 1 else op.x
+    for tap in range(k):
+        w_tap = emit.reshape(emit.narrow(taps, 1, tap, 1), [c])
+        spread = emit.mul(dy, w_tap)
+        parts = []
+        if tap:
+            parts.append(emit.splat(0.0, [b, tap, c], element))
+        parts.append(spread)
+        if k - 1 - tap:
+            parts.append(emit.splat(0.0, [b, k - 1 - tap, c], element))
+        pieces.append(emit.concat(parts, 1))
+        if emit.needed(op.weight):
+            weight_columns.append(emit.reshape(emit.sum(emit.mul(dy, emit.narrow(xp, 1, tap, s)), [0, 1]), [c, 1]))
+    d_xp = pieces[0]
+    for piece in pieces[1:]:
+        d_xp = emit.add(d_xp, piece)
+    pairs = [(op.x, emit.narrow(d_xp, 1, k - 1, s))]
+    if k > 1:
+        pairs.append((op.left_pad, emit.narrow(d_xp, 1, 0, k - 1)))
+    if weight_columns:
+        pairs.append((op.weight, emit.reshape(emit.concat(weight_columns, 1), [c, 1, 1, k])))
+    return pairs
+
+
+def _rope_at(emit, op, cts):
+    # A rotation: its transpose rotates by the opposite angle (see rules_attention._rope).
+    (dy,) = cts
+    if emit.needed(op.cos) or emit.needed(op.sin):
+        raise NotImplementedError("its cos / sin tables")
+    rotated = rlx.RopeAtOp(dy, op.cos, emit.neg(op.sin), op.pos, head_dim=op.head_dim, n_rot=op.n_rot,
+                           loc=emit.loc, ip=emit.ip).result
+    return [(op.x, rotated)]
+
+
+def _dequant_matmul(emit, op, cts):
+    """dx = dy @ W with W [N, K] the decoded weight.  MIR decodes W only inside
+    rlx.dequant_matmul, so W^T is formed as `dequant_matmul(I_K, w)` (K^2 N multiply-adds per
+    call: fine for adapters and small layers, a closed-form kernel is future work).  The bytes
+    of `w` get no cotangent."""
+    (dy,) = cts
+    x_shape = shape_of(op.x.type)
+    k, n = x_shape[-1], shape_of(dy.type)[-1]
+    identity = emit.array(np.eye(k, dtype=np.float32), element_of(op.x.type))
+    w_t = rlx.DequantMatmulOp(identity, op.w, scheme=op.scheme, loc=emit.loc, ip=emit.ip).result  # [K, N]
+    rows = emit.reshape(dy, [int(np.prod(x_shape[:-1], dtype=np.int64)), n])
+    return [(op.x, emit.reshape(emit.matmul(rows, emit.swap_last(w_t)), x_shape))]
+
+
+RULES = {
+    rlx.DepthwiseConv1dCausalOp: _depthwise_conv1d_causal,
+    rlx.RopeAtOp: _rope_at,
+    rlx.DequantMatmulOp: _dequant_matmul,
+}

@@ -734,3 +734,68 @@ def test_error_hir_stage():
     x = g.input("x", (4,))
     with pytest.raises(BuildError, match="grad differentiates MIR ops; 'f' is at stage 'hir'"):
         g.grad(x, [x])
+
+
+# --- ops with bodies ------------------------------------------------------------------------------
+
+_BODIES = """
+func.func private @square(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %y = "rlx.mul"(%x, %x) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+// deliberately not the derivative of @square: d_input = 3 * d_output
+func.func private @three_times(%x: tensor<2x3xf32>, %y: tensor<2x3xf32>, %dy: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %c = "rlx.constant"() {value = dense<3.0> : tensor<f32>} : () -> tensor<f32>
+  %d = "rlx.mul"(%dy, %c) : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  return %d : tensor<2x3xf32>
+}
+func.func private @exp(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %y = "rlx.exp"(%x) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+"""
+
+
+def _grad_of(body: str, arguments: str, wrt: str):
+    text = _BODIES + f"""
+    func.func @f({arguments}, %w: tensor<2x3xf32> {{rlx.name = "w"}}) -> tensor<f32> {{
+      {body}
+      %l = "rlx.mul"(%r, %w) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+      %s = "rlx.reduce"(%l) {{axes = array<i64: 0, 1>, keep_dim = false, kind = "sum"}} : (tensor<2x3xf32>) -> tensor<f32>
+      return %s : tensor<f32>
+    }}"""
+    with Compilation() as job:
+        module = job.parse(text)
+        job.run(module, f"builtin.module(rlx-grad{{wrt={wrt} func=f}})", "rlx-grad failed")
+    return rlx_mlir.compile(module, entry="f_grad")
+
+
+def test_custom_fn_uses_its_vjp():
+    exe = _grad_of('%r = "rlx.custom_fn"(%x) {fwd = @square, vjp = @three_times} : (tensor<2x3xf32>) -> tensor<2x3xf32>',
+                   '%x: tensor<2x3xf32> {rlx.name = "x"}', "x")
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((2, 3)).astype(np.float32), rng.standard_normal((2, 3)).astype(np.float32)
+    loss, dx = exe(x=x, w=w)
+    np.testing.assert_allclose(loss, np.sum(x * x * w), rtol=1e-5)
+    np.testing.assert_allclose(dx, 3 * w, rtol=1e-6)  # the custom gradient, not 2 x w
+
+
+def test_custom_fn_without_vjp_differentiates_its_forward():
+    exe = _grad_of('%r = "rlx.custom_fn"(%x) {fwd = @square} : (tensor<2x3xf32>) -> tensor<2x3xf32>',
+                   '%x: tensor<2x3xf32> {rlx.name = "x"}', "x")
+    rng = np.random.default_rng(1)
+    x, w = rng.standard_normal((2, 3)).astype(np.float32), rng.standard_normal((2, 3)).astype(np.float32)
+    _, dx = exe(x=x, w=w)
+    np.testing.assert_allclose(dx, 2 * x * w, rtol=1e-5)
+
+
+@pytest.mark.parametrize("taken", [True, False])
+def test_if_differentiates_the_taken_branch(taken):
+    exe = _grad_of('%r = "rlx.if"(%p, %x) {then_branch = @square, else_branch = @exp, operandSegmentSizes = array<i32: 1, 1>}'
+                   ' : (tensor<i1>, tensor<2x3xf32>) -> tensor<2x3xf32>',
+                   '%p: tensor<i1> {rlx.name = "p"}, %x: tensor<2x3xf32> {rlx.name = "x"}', "x")
+    rng = np.random.default_rng(2)
+    x, w = rng.standard_normal((2, 3)).astype(np.float32), rng.standard_normal((2, 3)).astype(np.float32)
+    loss, dx = exe(p=np.array(taken), x=x, w=w)
+    expected = 2 * x * w if taken else np.exp(x) * w
+    np.testing.assert_allclose(dx, expected, rtol=1e-5)

@@ -78,7 +78,22 @@ def _gradients(ops, loss, wrt, ip, names) -> list[ir.Value]:
     for value, name in zip(wrt, names):
         if not is_float(value):
             raise GradError(f"cannot differentiate with respect to '{name}': its element type {element_of(value.type)} is not a float")
+    block = ip.block
+    before = len(block.operations)
+    emit = Emitter(ip, ir.Location.unknown())
+    emit.reverse = lambda inner_ops, seeds, values, labels: reverse(emit, inner_ops, seeds, values, labels)
+    seed = emit.splat(1.0, loss_shape, element_of(loss.type))
+    grads = reverse(emit, ops, {loss: seed}, wrt, names)
+    created = list(block.operations)[len(ops) : len(ops) + len(block.operations) - before]
+    _erase_unused(created, grads)
+    return grads
 
+
+def reverse(emit: Emitter, ops: Sequence[ir.Operation], seeds: dict, wrt: Sequence[ir.Value],
+            names: Sequence[str]) -> list[ir.Value]:
+    """The reverse sweep: the cotangents of `wrt` given the cotangents `seeds` of some values
+    computed by `ops` (in program order), built with `emit`.  Also what the rules of ops with
+    bodies (custom_fn, if) call on the ops they inline (`Emitter.reverse`)."""
     depends: dict = {}  # value -> bit mask of the wrt values it depends on
     for index, value in enumerate(wrt):
         depends[value] = depends.get(value, 0) | (1 << index)
@@ -89,7 +104,7 @@ def _gradients(ops, loss, wrt, ip, names) -> list[ir.Value]:
         if mask:
             for result in op.results:
                 depends[result] = mask
-    live = {loss}
+    live = set(seeds)
     for op in reversed(ops):
         if any(r in live for r in op.results):
             live.update(op.operands)
@@ -97,10 +112,9 @@ def _gradients(ops, loss, wrt, ip, names) -> list[ir.Value]:
     def needed(value: ir.Value) -> bool:
         return value in live and value in depends
 
-    block = ip.block
-    before = len(block.operations)
-    emit = Emitter(ip, ir.Location.unknown(), needed)
-    cotangents: dict = {loss: emit.splat(1.0, loss_shape, element_of(loss.type))}
+    outer_needed = emit.needed
+    emit.needed = needed
+    cotangents: dict = dict(seeds)
     for op in reversed(ops):
         cts = [cotangents.get(r) for r in op.results]
         if all(c is None for c in cts):
@@ -130,6 +144,7 @@ def _gradients(ops, loss, wrt, ip, names) -> list[ir.Value]:
                     source,
                 )
             cotangents[operand] = accumulate(emit, cotangents.get(operand), cotangent)
+    emit.needed = outer_needed
 
     grads = []
     for index, (value, name) in enumerate(zip(wrt, names)):
@@ -144,8 +159,6 @@ def _gradients(ops, loss, wrt, ip, names) -> list[ir.Value]:
             emit.loc = ir.Location.unknown()
             grad = emit.zeros_like(value)
         grads.append(grad)
-    created = list(block.operations)[len(ops) : len(ops) + len(block.operations) - before]
-    _erase_unused(created, grads)
     return grads
 
 

@@ -24,6 +24,9 @@ class Emitter:
         self.ip = ip
         self.loc = loc
         self.needed = needed  # whether a value needs a cotangent (rules may skip the work for others)
+        # reverse(ops, seeds, values, names) -> cotangents of values: the driver's reverse sweep,
+        # for the rules of ops with bodies (set by the driver; emit cannot import it)
+        self.reverse: Optional[Callable] = None
 
     def _kw(self) -> dict:
         return {"loc": self.loc, "ip": self.ip}

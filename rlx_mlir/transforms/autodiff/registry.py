@@ -5,6 +5,7 @@ from __future__ import annotations
 from ...dialects import rlx
 from . import (
     rules_attention,
+    rules_control,
     rules_elementwise,
     rules_linalg,
     rules_norm,
@@ -21,6 +22,7 @@ RULES: dict = {
     **rules_norm.RULES,
     **rules_attention.RULES,
     **rules_recurrent.RULES,
+    **rules_control.RULES,
 }
 
 
@@ -38,6 +40,8 @@ def index_operands(op) -> tuple:
         return (op.condition,)
     if isinstance(op, rlx.AttentionOp) and str(op.mask_kind) == "custom":
         return (op.mask,)
+    if isinstance(op, rlx.IfOp):
+        return (op.pred,)
     if isinstance(op, rlx.RopeAtOp):
         return (op.pos,)
     if isinstance(op, rlx.DequantMatmulOp):

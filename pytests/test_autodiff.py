@@ -799,3 +799,81 @@ def test_if_differentiates_the_taken_branch(taken):
     loss, dx = exe(p=np.array(taken), x=x, w=w)
     expected = 2 * x * w if taken else np.exp(x) * w
     np.testing.assert_allclose(dx, expected, rtol=1e-5)
+
+
+
+_LOOP_BODIES = """
+func.func private @step(%c: tensor<3xf32>, %b: tensor<3xf32>, %x: tensor<3xf32>) -> tensor<3xf32> {
+  %m = "rlx.mul"(%c, %b) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %t = "rlx.tanh"(%m) : (tensor<3xf32>) -> tensor<3xf32>
+  %n = "rlx.add"(%t, %x) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return %n : tensor<3xf32>
+}
+func.func private @small(%c: tensor<3xf32>) -> tensor<i1> {
+  %s = "rlx.reduce"(%c) {axes = array<i64: 0>, keep_dim = false, kind = "sum"} : (tensor<3xf32>) -> tensor<f32>
+  %k = "rlx.constant"() {value = dense<20.0> : tensor<f32>} : () -> tensor<f32>
+  %p = "rlx.compare"(%s, %k) {predicate = "lt"} : (tensor<f32>, tensor<f32>) -> tensor<i1>
+  return %p : tensor<i1>
+}
+func.func private @grow(%c: tensor<3xf32>) -> tensor<3xf32> {
+  %k = "rlx.constant"() {value = dense<1.5> : tensor<f32>} : () -> tensor<f32>
+  %n = "rlx.mul"(%c, %k) : (tensor<3xf32>, tensor<f32>) -> tensor<3xf32>
+  return %n : tensor<3xf32>
+}
+"""
+
+
+def _loop_grad(body: str, arguments: str, result_type: str, wrt: str):
+    text = _LOOP_BODIES + f"""
+    func.func @f({arguments}, %w: {result_type} {{rlx.name = "w"}}) -> tensor<f32> {{
+      {body}
+      %l = "rlx.mul"(%r, %w) : ({result_type}, {result_type}) -> {result_type}
+      %s = "rlx.reduce"(%l) {{axes = array<i64: {', '.join(str(i) for i in range(result_type.count('x')))}>, keep_dim = false, kind = "sum"}} : ({result_type}) -> tensor<f32>
+      return %s : tensor<f32>
+    }}"""
+    with Compilation() as job:
+        module = job.parse(text)
+        job.run(module, f"builtin.module(rlx-grad{{wrt={wrt} func=f}})", "rlx-grad failed")
+    return rlx_mlir.compile(module, entry="f_grad")
+
+
+@pytest.mark.parametrize("trajectory, checkpoints", [(False, 0), (True, 0), (False, 2)])
+def test_scan_gradient_matches_finite_differences(trajectory, checkpoints):
+    result_type = "tensor<4x3xf32>" if trajectory else "tensor<3xf32>"
+    exe = _loop_grad(
+        '%r = "rlx.scan"(%c, %b, %xs) {body = @step, length = 4 : i64, save_trajectory = ' + str(trajectory).lower()
+        + ', num_checkpoints = ' + str(checkpoints) + ' : i64, operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<3xf32>, tensor<3xf32>, tensor<4x3xf32>) -> ' + result_type,
+        '%c: tensor<3xf32> {rlx.name = "c"}, %b: tensor<3xf32> {rlx.name = "b"}, %xs: tensor<4x3xf32> {rlx.name = "xs"}',
+        result_type, "c,b,xs")
+    rng = np.random.default_rng(4)
+    c, b, xs = rng.standard_normal(3), rng.standard_normal(3), rng.standard_normal((4, 3))
+    w = rng.standard_normal((4, 3) if trajectory else 3)
+
+    def f(c, b, xs):
+        carries = []
+        for t in range(4):
+            c = np.tanh(c * b) + xs[t]
+            carries.append(c)
+        return float(np.sum((np.stack(carries) if trajectory else c) * w))
+
+    out = exe(*(a.astype(np.float32) for a in (c, b, xs, w)))
+    assert out[0] == pytest.approx(f(c, b, xs), rel=1e-5)
+    for position, grad in enumerate(out[1:]):
+        args = [c, b, xs]
+        fd = np.zeros_like(args[position])
+        for index in np.ndindex(fd.shape):
+            plus, minus = [a.copy() for a in args], [a.copy() for a in args]
+            plus[position][index] += 1e-6
+            minus[position][index] -= 1e-6
+            fd[index] = (f(*plus) - f(*minus)) / 2e-6
+        np.testing.assert_allclose(grad, fd, rtol=1e-4, atol=1e-5)
+
+
+def test_bounded_while_gradient_counts_the_iterations_taken():
+    exe = _loop_grad('%r = "rlx.while"(%c) {cond = @small, body = @grow, max_iterations = 6 : i64} : (tensor<3xf32>) -> tensor<3xf32>',
+                     '%c: tensor<3xf32> {rlx.name = "c"}', "tensor<3xf32>", "c")
+    w = np.array([1.0, -2.0, 0.5], np.float32)
+    # sum 6 -> 9 -> 13.5 -> 20.25: three steps; 0.5 -> ... stays under 20 for all six
+    for init, steps in ((np.array([1.0, 2.0, 3.0], np.float32), 3), (np.array([0.1, 0.2, 0.2], np.float32), 6)):
+        loss, dc = exe(c=init, w=w)
+        np.testing.assert_allclose(dc, 1.5**steps * w, rtol=1e-6)

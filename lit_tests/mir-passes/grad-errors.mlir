@@ -59,3 +59,20 @@ func.func @no_x(%a: tensor<4xf32> {rlx.name = "a"}, %b: tensor<4xf32> {rlx.name 
   %s = "rlx.reduce"(%y) {axes = array<i64: 0>, keep_dim = false, kind = "sum"} : (tensor<4xf32>) -> tensor<f32>
   return %s : tensor<f32>
 }
+
+// -----
+
+// A while loop without max_iterations cannot be unrolled.
+func.func private @cond(%c: tensor<4xf32>) -> tensor<i1> {
+  %t = "rlx.constant"() {value = dense<true> : tensor<i1>} : () -> tensor<i1>
+  return %t : tensor<i1>
+}
+func.func private @body(%c: tensor<4xf32>) -> tensor<4xf32> {
+  return %c : tensor<4xf32>
+}
+func.func @unbounded(%x: tensor<4xf32> {rlx.name = "x"}) -> tensor<f32> {
+  // expected-error @+1 {{'rlx.while' has no VJP rule for a loop without max_iterations (unbounded)}}
+  %w = "rlx.while"(%x) {cond = @cond, body = @body} : (tensor<4xf32>) -> tensor<4xf32>
+  %s = "rlx.reduce"(%w) {axes = array<i64: 0>, keep_dim = false, kind = "sum"} : (tensor<4xf32>) -> tensor<f32>
+  return %s : tensor<f32>
+}

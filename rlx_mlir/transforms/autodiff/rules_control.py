@@ -1,4 +1,4 @@
-"""VJP rules of the ops with bodies: custom_fn and if.
+"""VJP rules of the ops with bodies: custom_fn, if, scan and while.
 
 A body is a `func.func` of the module; its ops are inlined (cloned) at the backward
 insertion point and differentiated by the driver's reverse sweep (`Emitter.reverse`).
@@ -10,6 +10,10 @@ insertion point and differentiated by the driver's reverse sweep (`Emitter.rever
 * `rlx.if`: both branches are recomputed and differentiated, and the predicate selects the
   taken branch's cotangent (`where`; the untaken branch's value is never used, so even a NaN
   there does not leak).
+* `rlx.scan` and `rlx.while` (with `max_iterations`): the loop is recomputed unrolled, every
+  carry kept (the saved trajectory), and differentiated; a while step after the condition
+  first fails keeps its carry (`where`).  `num_checkpoints` is not honoured yet: memory is
+  O(length * carry).  A while without `max_iterations` has no rule.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from mlir.dialects import func
 
 from ...dialects import rlx
 from ...dialects.rlx.control import function_signature, lookup_function
+from ...ir.shapes import shape_of
 from .emit import Emitter
 
 
@@ -41,6 +46,67 @@ def inline(emit: Emitter, function: ir.Operation, arguments) -> tuple[list[ir.Op
             mapping[old] = new
         cloned.append(copy)
     return cloned, returned
+
+
+def recorded(emit: Emitter, build) -> tuple[list[ir.Operation], object]:
+    """Runs `build()` and returns the ops it created at `emit.ip` (program order) and its value."""
+    block = emit.ip.block
+    before = len(block.operations)
+    value = build()
+    ops = list(block.operations)
+    count = len(ops) - before
+    ref = emit.ip.ref_operation
+    end = len(ops) if ref is None else next(i for i, o in enumerate(ops) if o == ref)
+    return ops[end - count : end], value
+
+
+def _unrolled_scan(emit: Emitter, op):
+    function = lookup_function(op, op.body, "body")
+    carry, carries = op.init, []
+    xs_shape = shape_of(op.xs.type) if op.xs is not None else None
+    for t in range(op.length):
+        arguments = [carry] + ([op.bcast] if op.bcast is not None else [])
+        if op.xs is not None:
+            arguments.append(emit.reshape(emit.narrow(op.xs, 0, t, 1), xs_shape[1:]))
+        _, (carry,) = inline(emit, function, arguments)
+        carries.append(carry)
+    if not op.save_trajectory:
+        return carry
+    shape = shape_of(carry.type)
+    return emit.concat([emit.reshape(c, [1, *shape]) for c in carries], 0)
+
+
+def _scan(emit, op, cts):
+    (dy,) = cts
+    loc = emit.loc
+    ops, result = recorded(emit, lambda: _unrolled_scan(emit, op))
+    operands = [v for v in (op.init, op.bcast, op.xs) if v is not None]
+    grads = emit.reverse(ops, {result: dy}, operands, [f"an operand of scan @{op.body}"] * len(operands))
+    emit.loc = loc
+    return list(zip(operands, grads))
+
+
+def _unrolled_while(emit: Emitter, op):
+    cond, body = lookup_function(op, op.cond, "cond"), lookup_function(op, op.body, "body")
+    carry, running = op.init, None
+    for _ in range(op.max_iterations):
+        _, (flag,) = inline(emit, cond, [carry])
+        flag = emit.reshape(flag, [])
+        running = flag if running is None else emit.where(running, flag, running)
+        _, (stepped,) = inline(emit, body, [carry])
+        carry = emit.where(running, stepped, carry)
+    return carry
+
+
+def _while(emit, op, cts):
+    (dy,) = cts
+    if op.max_iterations is None:
+        raise NotImplementedError("a loop without max_iterations (unbounded)")
+    loc = emit.loc
+    ops, result = recorded(emit, lambda: _unrolled_while(emit, op))
+    (d_init,) = emit.reverse(ops, {result: dy}, [op.init], [f"the carry of while @{op.body}"])
+    emit.loc = loc
+    return [(op.init, d_init)]
 
 
 def _custom_fn(emit, op, cts):
@@ -84,6 +150,8 @@ def _if(emit, op, cts):
 RULES = {
     rlx.CustomFnOp: _custom_fn,
     rlx.IfOp: _if,
+    rlx.ScanOp: _scan,
+    rlx.WhileOp: _while,
 }
 
 __all__ = ["RULES", "inline"]

@@ -604,6 +604,29 @@ CASES["dequant_matmul"] = (
 )
 
 
+def _selective_scan_ref(x, delta, a, b_in, c):
+    b, s, h = x.shape
+    y = np.zeros_like(x)
+    for bb in range(b):
+        st = np.zeros_like(a)
+        for t in range(s):
+            st = np.exp(delta[bb, t][:, None] * a) * st + (delta[bb, t] * x[bb, t])[:, None] * b_in[bb, t][None, :]
+            y[bb, t] = st @ c[bb, t]
+    return y
+
+
+CASES["selective_scan"] = (
+    st.tuples(st.integers(1, 2), st.integers(1, 3), st.integers(1, 3), st.integers(1, 3)),
+    lambda c: (
+        [([c[0], c[1], c[2]], "f"), ([c[0], c[1], c[2]], "pos"), ([c[2], c[3]], "f"),
+         ([c[0], c[1], c[3]], "f"), ([c[0], c[1], c[3]], "f")],
+        lambda g, x, d, a, bi, cc: g.op(rlx.SelectiveScanOp, x, d, a, bi, cc, state_size=c[3]),
+        _selective_scan_ref,
+        [0, 1, 2, 3, 4],
+    ),
+)
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_vjp_matches_finite_differences(case):
     strategy, make = CASES[case]

@@ -1,8 +1,10 @@
 """VJP rules of the sequence ops that have a closed form here: causal depthwise conv, RoPE at
 runtime positions, the quantised matmul with respect to its activations.
 
-The scans (`rlx.selective_scan`, `rlx.gated_delta_net`, `rlx.scan`) have no rule yet: the
-driver reports them when they lie on a path to a differentiated argument.
+`rlx.selective_scan` is unrolled into primitives (one step per position, the state of every
+step kept) and differentiated by the driver's reverse sweep, as RLX does for AD.
+`rlx.gated_delta_net` has no rule yet: the driver reports it when it lies on a path to a
+differentiated argument.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import numpy as np
 
 from ...dialects import rlx
 from ...ir.shapes import element_of, shape_of
+from .rules_control import recorded
 
 
 def _depthwise_conv1d_causal(emit, op, cts):
@@ -70,7 +73,39 @@ def _dequant_matmul(emit, op, cts):
     return [(op.x, emit.reshape(emit.matmul(rows, emit.swap_last(w_t)), x_shape))]
 
 
+def _selective_scan_steps(emit, op):
+    """The op's recurrence in primitives: per step t, with x_t, delta_t [b, h], B_t, C_t [b, n]:
+    st = exp(delta_t a) st + (delta_t x_t) B_t (outer, [b, h, n]);  y_t = sum_j C_t st."""
+    b, s, h = shape_of(op.x.type)
+    n = op.state_size
+
+    def at(value, t, width):
+        return emit.reshape(emit.narrow(value, 1, t, 1), [b, width])
+
+    state, outputs = None, []
+    for t in range(s):
+        x_t, d_t = at(op.x, t, h), at(op.delta, t, h)
+        b_t, c_t = at(op.b_in, t, n), at(op.c, t, n)
+        decay = emit.unary(rlx.ExpOp, emit.mul(emit.reshape(d_t, [b, h, 1]), op.a))  # [b, h, n]
+        drive = emit.mul(emit.reshape(emit.mul(d_t, x_t), [b, h, 1]), emit.reshape(b_t, [b, 1, n]))
+        state = drive if state is None else emit.add(emit.mul(decay, state), drive)
+        y_t = emit.sum(emit.mul(state, emit.reshape(c_t, [b, 1, n])), [2])  # [b, h]
+        outputs.append(emit.reshape(y_t, [b, 1, h]))
+    return emit.concat(outputs, 1)
+
+
+def _selective_scan(emit, op, cts):
+    (dy,) = cts
+    loc = emit.loc
+    ops, result = recorded(emit, lambda: _selective_scan_steps(emit, op))
+    operands = [op.x, op.delta, op.a, op.b_in, op.c]
+    grads = emit.reverse(ops, {result: dy}, operands, ["an operand of selective_scan"] * len(operands))
+    emit.loc = loc
+    return list(zip(operands, grads))
+
+
 RULES = {
+    rlx.SelectiveScanOp: _selective_scan,
     rlx.DepthwiseConv1dCausalOp: _depthwise_conv1d_causal,
     rlx.RopeAtOp: _rope_at,
     rlx.DequantMatmulOp: _dequant_matmul,

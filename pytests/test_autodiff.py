@@ -627,6 +627,50 @@ CASES["selective_scan"] = (
 )
 
 
+def _gated_delta_net_ref(q, k, v, g, beta, state=None):
+    b, s, h, n = q.shape
+    out = np.zeros_like(q)
+    final = np.zeros((b, h, n, n))
+    for bb in range(b):
+        for hh in range(h):
+            st = state[bb, hh].copy() if state is not None else np.zeros((n, n))
+            for t in range(s):
+                st = np.exp(g[bb, t, hh]) * st
+                u = beta[bb, t, hh] * (v[bb, t, hh] - st @ k[bb, t, hh])
+                st = st + np.outer(u, k[bb, t, hh])
+                out[bb, t, hh] = st @ (q[bb, t, hh] / np.sqrt(n))
+            final[bb, hh] = st
+    return out, final
+
+
+@st.composite
+def _gdn_case(draw):
+    return draw(st.integers(1, 2)), draw(st.integers(1, 3)), draw(st.integers(1, 2)), draw(st.integers(1, 3)), \
+        draw(st.booleans()), draw(st.booleans())
+
+
+def _make_gdn(c):
+    b, s, h, n, with_state, use_final = c
+    specs = [([b, s, h, n], "f")] * 3 + [([b, s, h], "f"), ([b, s, h], "pos")]
+    if with_state:
+        specs.append(([b, h, n, n], "f"))
+
+    def build(g, q, k, v, gg, beta, *state):
+        # two results: the builder's multi-result path (GatedDeltaNetOp.build)
+        out, final = g._emit(rlx.GatedDeltaNetOp, [q, k, v, gg, beta],
+                             {"state": state[0] if state else None, "state_size": n}, None, results=2)
+        return final if use_final else out
+
+    def ref(*arrays):
+        out, final = _gated_delta_net_ref(*arrays)
+        return final if use_final else out
+
+    return specs, build, ref, list(range(len(specs)))
+
+
+CASES["gated_delta_net"] = (_gdn_case(), _make_gdn)
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_vjp_matches_finite_differences(case):
     strategy, make = CASES[case]

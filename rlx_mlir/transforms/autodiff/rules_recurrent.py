@@ -1,10 +1,9 @@
 """VJP rules of the sequence ops that have a closed form here: causal depthwise conv, RoPE at
 runtime positions, the quantised matmul with respect to its activations.
 
-`rlx.selective_scan` is unrolled into primitives (one step per position, the state of every
-step kept) and differentiated by the driver's reverse sweep, as RLX does for AD.
-`rlx.gated_delta_net` has no rule yet: the driver reports it when it lies on a path to a
-differentiated argument.
+`rlx.selective_scan` and `rlx.gated_delta_net` are unrolled into primitives (one step per
+position, the state of every step kept) and differentiated by the driver's reverse sweep, as
+RLX does for AD.
 """
 
 from __future__ import annotations
@@ -104,7 +103,43 @@ def _selective_scan(emit, op, cts):
     return list(zip(operands, grads))
 
 
+def _gated_delta_net_steps(emit, op):
+    """The gated delta rule in primitives, per step t with q_t, k_t, v_t [b, h, n], g_t, beta_t
+    [b, h]: S = exp(g_t) S;  u = beta_t (v_t - S k_t);  S += outer(u, k_t);  out_t = S q_t / sqrt(n)."""
+    b, s, h, n = shape_of(op.q.type)
+    element = element_of(op.q.type)
+
+    def at(value, t, tail):
+        return emit.reshape(emit.narrow(value, 1, t, 1), [b, h, *tail])
+
+    state = op.state if op.state is not None else emit.splat(0.0, [b, h, n, n], element)
+    outputs = []
+    for t in range(s):
+        q_t, k_t, v_t = (at(value, t, [n]) for value in (op.q, op.k, op.v))
+        alpha = emit.unary(rlx.ExpOp, at(op.g, t, [1, 1]))
+        state = emit.mul(alpha, state)
+        k_row = emit.reshape(k_t, [b, h, 1, n])
+        read = emit.sum(emit.mul(state, k_row), [3])  # S k_t, [b, h, n]
+        u = emit.mul(at(op.beta, t, [1]), emit.sub(v_t, read))
+        state = emit.add(state, emit.mul(emit.reshape(u, [b, h, n, 1]), k_row))
+        q_row = emit.reshape(emit.scale(q_t, 1.0 / float(np.sqrt(n))), [b, h, 1, n])
+        outputs.append(emit.reshape(emit.sum(emit.mul(state, q_row), [3]), [b, 1, h, n]))
+    return emit.concat(outputs, 1), state
+
+
+def _gated_delta_net(emit, op, cts):
+    d_out, d_state = cts
+    loc = emit.loc
+    ops, (out, final) = recorded(emit, lambda: _gated_delta_net_steps(emit, op))
+    seeds = {value: ct for value, ct in ((out, d_out), (final, d_state)) if ct is not None}
+    operands = [v for v in (op.q, op.k, op.v, op.g, op.beta, op.state) if v is not None]
+    grads = emit.reverse(ops, seeds, operands, ["an operand of gated_delta_net"] * len(operands))
+    emit.loc = loc
+    return list(zip(operands, grads))
+
+
 RULES = {
+    rlx.GatedDeltaNetOp: _gated_delta_net,
     rlx.SelectiveScanOp: _selective_scan,
     rlx.DepthwiseConv1dCausalOp: _depthwise_conv1d_causal,
     rlx.RopeAtOp: _rope_at,

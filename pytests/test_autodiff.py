@@ -944,3 +944,57 @@ def test_bounded_while_gradient_counts_the_iterations_taken():
     for init, steps in ((np.array([1.0, 2.0, 3.0], np.float32), 3), (np.array([0.1, 0.2, 0.2], np.float32), 6)):
         loss, dc = exe(c=init, w=w)
         np.testing.assert_allclose(dc, 1.5**steps * w, rtol=1e-6)
+
+
+def test_hvp_matches_finite_differences_of_the_gradient():
+    """H v by reverse over reverse: differentiating the backward ops of tanh, matmul, softmax,
+    relu, max-reduce and rms_norm again; against central differences of the analytic gradient
+    in float64."""
+    rng = np.random.default_rng(9)
+    x0, w0, gamma0 = rng.standard_normal((3, 4)), rng.standard_normal((4, 5)), rng.uniform(0.5, 1.5, 4)
+    vx, vw, vg = rng.standard_normal((3, 4)), rng.standard_normal((4, 5)), rng.standard_normal(4)
+    r = rng.standard_normal((3, 5))
+
+    g = GraphModule.mir("f")
+    x, w, gamma = g.input("x", (3, 4)), g.input("w", (4, 5)), g.input("gamma", (4,))
+    normed = g.op(rlx.RmsNormOp, x, gamma, g.constant(np.zeros(4, np.float32)), eps=1e-3)
+    h = g.op(rlx.SoftmaxOp, g.op(rlx.TanhOp, normed @ w), axis=-1) + g.op(rlx.ReluOp, normed @ w)
+    peak = g.op(rlx.ReduceOp, h * g.constant(r.astype(np.float32)), kind="max", axes=[1])
+    loss = g.op(rlx.ReduceOp, peak * peak, kind="sum", axes=[0])
+    vectors = [g.input(n, s) for n, s in (("vx", (3, 4)), ("vw", (4, 5)), ("vg", (4,)))]
+    hv = g.hvp(loss, [x, w, gamma], vectors)
+    g.set_outputs(hv)
+    f32 = {k: v.astype(np.float32) for k, v in dict(x=x0, w=w0, gamma=gamma0, vx=vx, vw=vw, vg=vg).items()}
+    out = g.compile()(**f32)
+
+    def grad(x, w, gamma):  # the analytic gradient, in float64
+        rms = np.sqrt(np.mean(x * x, -1, keepdims=True) + 1e-3)
+        n = x / rms * gamma
+        z = n @ w
+        t = np.tanh(z)
+        e = np.exp(t - t.max(-1, keepdims=True))
+        s = e / e.sum(-1, keepdims=True)
+        hh = s + np.maximum(z, 0)
+        q = hh * r
+        idx = q.argmax(1)
+        peak = q[np.arange(3), idx]
+        dq = np.zeros_like(q)
+        dq[np.arange(3), idx] = 2 * peak
+        dh = dq * r
+        ds = dh
+        dt = s * (ds - np.sum(ds * s, -1, keepdims=True))
+        dz = dt * (1 - t * t) + dh * (z > 0)
+        dw = n.T @ dz
+        dn = dz @ w.T
+        dgamma = np.sum(dn * x / rms, 0)
+        dxhat = dn * gamma
+        xhat = x / rms
+        dx = (dxhat - xhat * np.mean(dxhat * xhat, -1, keepdims=True)) / rms
+        return dx, dw, dgamma
+
+    eps = 1e-6
+    plus = grad(x0 + eps * vx, w0 + eps * vw, gamma0 + eps * vg)
+    minus = grad(x0 - eps * vx, w0 - eps * vw, gamma0 - eps * vg)
+    for got, p, m in zip(out, plus, minus):
+        fd = (p - m) / (2 * eps)
+        np.testing.assert_allclose(got, fd, rtol=2e-3, atol=2e-3 * max(1.0, np.abs(fd).max()))

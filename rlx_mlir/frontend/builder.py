@@ -432,6 +432,23 @@ class GraphModule:
             raise BuildError(f"{where}{error.message}") from None
         return [Tensor(self, g) for g in grads]
 
+    def hvp(self, loss: Tensor, wrt: Sequence[Tensor], vectors: Sequence[Tensor]) -> list[Tensor]:
+        """Hessian-vector products `H v` of the scalar `loss` for the arguments `wrt` and one
+        vector per argument (of its shape): the gradient of `sum_i <grad_i, v_i>`, i.e. reverse
+        mode applied to the backward ops `grad` built (reverse over reverse)."""
+        wrt, vectors = list(wrt), list(vectors)
+        if len(vectors) != len(wrt):
+            raise BuildError(f"hvp: {len(wrt)} wrt arguments but {len(vectors)} vectors")
+        grads = self.grad(loss, wrt)
+        inner = None
+        for grad, vector in zip(grads, vectors):
+            if vector.shape != grad.shape:
+                raise BuildError(f"hvp: a vector of shape {list(vector.shape)} for an argument of shape {list(grad.shape)}")
+            term = self.op(rlx.ReduceOp, grad * vector, kind="sum", axes=list(range(len(grad.shape)))) if grad.shape \
+                else grad * vector
+            inner = term if inner is None else inner + term
+        return self.grad(inner, wrt)
+
     def value_and_grad(self, loss: Tensor, wrt: Sequence[Tensor]) -> tuple[Tensor, list[Tensor]]:
         """`(loss, grad(loss, wrt))`."""
         return loss, self.grad(loss, wrt)

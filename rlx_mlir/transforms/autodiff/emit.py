@@ -92,8 +92,10 @@ class Emitter:
         return rlx.CastOp(a, result_type=type_, **self._kw()).result
 
     def indicator(self, condition, like: ir.Value):
-        """1.0 where `condition` holds, else 0.0, in `like`'s element type."""
-        return self.cast(condition, element_of(like.type))
+        """1.0 where `condition` holds, else 0.0, in `like`'s element type.  A `where` (whose
+        condition is a selector) rather than a cast of the i1, so that a backward graph can be
+        differentiated again (a cast from i1 on a differentiated path is an error)."""
+        return self.where(condition, self.scalar(1.0, like), self.scalar(0.0, like))
 
     # -- shapes ------------------------------------------------------------------------
 

@@ -76,3 +76,15 @@ func.func @unbounded(%x: tensor<4xf32> {rlx.name = "x"}) -> tensor<f32> {
   %s = "rlx.reduce"(%w) {axes = array<i64: 0>, keep_dim = false, kind = "sum"} : (tensor<4xf32>) -> tensor<f32>
   return %s : tensor<f32>
 }
+
+// -----
+
+// The gradient function's name is taken.
+// expected-error @+1 {{rlx-grad: the module already has a function @g_grad}}
+func.func @g(%x: tensor<4xf32> {rlx.name = "x"}) -> tensor<f32> {
+  %s = "rlx.reduce"(%x) {axes = array<i64: 0>, keep_dim = false, kind = "sum"} : (tensor<4xf32>) -> tensor<f32>
+  return %s : tensor<f32>
+}
+func.func private @g_grad(%x: tensor<4xf32>) -> tensor<4xf32> {
+  return %x : tensor<4xf32>
+}

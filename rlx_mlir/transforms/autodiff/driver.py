@@ -179,15 +179,10 @@ def _cut(ops, bit: int, depends: dict, live: set) -> Optional[ir.Operation]:
 
 
 def _erase_unused(created: list, keep: Sequence[ir.Value]) -> None:
-    """Erases the backward ops (`created`) whose results nothing uses: cotangents of operands
-    that needed none, parts of a rule no gradient asked for."""
-    created = [op.operation for op in created]
+    """Erases the backward ops (`created`, in program order) whose results nothing uses:
+    cotangents of operands that needed none, parts of a rule no gradient asked for.  One pass
+    from the end suffices: an op's users come after it."""
     kept = set(keep)
-    changed = True
-    while changed:
-        changed = False
-        for op in reversed(created):
-            if op.results and all(not list(r.uses) and r not in kept for r in op.results):
-                created.remove(op)
-                op.erase()
-                changed = True
+    for op in reversed([op.operation for op in created]):
+        if op.results and all(not list(r.uses) and r not in kept for r in op.results):
+            op.erase()

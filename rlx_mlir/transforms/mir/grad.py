@@ -112,9 +112,12 @@ class Grad(RlxPass):
     def run(self, module: ir.Operation) -> None:
         functions = collect_ops(module, func.FuncOp)
         function = self._select(module, functions)
+        name = f"{function.sym_name.value}_grad"
+        if any(f.sym_name.value == name for f in functions):
+            raise fail(function.operation, f"rlx-grad: the module already has a function @{name}")
         try:
             wrt = resolve_wrt(function, self.wrt)
-            differentiate(function, wrt, f"{function.sym_name.value}_grad")
+            differentiate(function, wrt, name)
         except GradError as error:
             raise fail(error.op if error.op is not None else function.operation, error.message) from None
 

@@ -904,7 +904,8 @@ def _loop_grad(body: str, arguments: str, result_type: str, wrt: str):
     return rlx_mlir.compile(module, entry="f_grad")
 
 
-@pytest.mark.parametrize("trajectory, checkpoints", [(False, 0), (True, 0), (False, 2)])
+@pytest.mark.parametrize("trajectory, checkpoints", [(False, 0), (True, 0), (False, 1), (False, 2), (True, 2),
+                                                     (True, 3), (False, 4)])
 def test_scan_gradient_matches_finite_differences(trajectory, checkpoints):
     result_type = "tensor<4x3xf32>" if trajectory else "tensor<3xf32>"
     exe = _loop_grad(
@@ -998,3 +999,39 @@ def test_hvp_matches_finite_differences_of_the_gradient():
     for got, p, m in zip(out, plus, minus):
         fd = (p - m) / (2 * eps)
         np.testing.assert_allclose(got, fd, rtol=2e-3, atol=2e-3 * max(1.0, np.abs(fd).max()))
+
+
+def _scan_gradient_arena(checkpoints: int, length: int = 16, n: int = 256) -> int:
+    """Arena bytes of the LIR plan of the gradient of a scan of `length` tanh steps on [n]."""
+    from mlir.dialects import func
+
+    from rlx_mlir.dialects.rlx_lir.ir_plan import find_plan
+    from rlx_mlir.ir.walk import collect_ops
+
+    t = f"tensor<{n}xf32>"
+    text = f"""
+    func.func private @step(%c: {t}, %b: {t}) -> {t} {{
+      %m = "rlx.mul"(%c, %b) : ({t}, {t}) -> {t}
+      %y = "rlx.tanh"(%m) : ({t}) -> {t}
+      return %y : {t}
+    }}
+    func.func @f(%c: {t} {{rlx.name = "c"}}, %b: {t} {{rlx.name = "b"}}) -> tensor<f32> {{
+      %r = "rlx.scan"(%c, %b) {{body = @step, length = {length} : i64, save_trajectory = false,
+        num_checkpoints = {checkpoints} : i64, operandSegmentSizes = array<i32: 1, 1, 0>}} : ({t}, {t}) -> {t}
+      %s = "rlx.reduce"(%r) {{axes = array<i64: 0>, keep_dim = false, kind = "sum"}} : ({t}) -> tensor<f32>
+      return %s : tensor<f32>
+    }}"""
+    with Compilation() as job:
+        module = job.parse(text)
+        job.run(module, "builtin.module(rlx-grad{wrt=c,b func=f},rlx-mir-to-lir)", "planning the gradient failed")
+        (grad,) = [f for f in collect_ops(module.operation, func.FuncOp) if f.sym_name.value == "f_grad"]
+        return find_plan(grad.operation).arena_size
+
+
+def test_checkpointed_scan_gradient_plans_a_smaller_arena():
+    """16 steps: the saved trajectory keeps every carry and activation (18 KiB for [256] f32);
+    4 checkpoints keep 4 carries and one segment of 4 steps (half of that)."""
+    full = _scan_gradient_arena(0)
+    assert _scan_gradient_arena(16) == full  # K = length: every carry is a checkpoint
+    assert _scan_gradient_arena(4) <= full // 2
+    assert _scan_gradient_arena(2) < full

@@ -12,8 +12,10 @@ insertion point and differentiated by the driver's reverse sweep (`Emitter.rever
   there does not leak).
 * `rlx.scan` and `rlx.while` (with `max_iterations`): the loop is recomputed unrolled, every
   carry kept (the saved trajectory), and differentiated; a while step after the condition
-  first fails keeps its carry (`where`).  `num_checkpoints` is not honoured yet: memory is
-  O(length * carry).  A while without `max_iterations` has no rule.
+  first fails keeps its carry (`where`).  A scan with `0 < num_checkpoints = K < length` is
+  reversed segment by segment from K saved carries, each segment recomputed (memory
+  O((K + length / K) carry) instead of O(length carry)).  A while without `max_iterations`
+  has no rule.
 """
 
 from __future__ import annotations
@@ -60,15 +62,20 @@ def recorded(emit: Emitter, build) -> tuple[list[ir.Operation], object]:
     return ops[end - count : end], value
 
 
+def _scan_step(emit: Emitter, op, function, carry, t: int):
+    """`body(carry, [bcast], [xs[t]])`, inlined."""
+    arguments = [carry] + ([op.bcast] if op.bcast is not None else [])
+    if op.xs is not None:
+        arguments.append(emit.reshape(emit.narrow(op.xs, 0, t, 1), shape_of(op.xs.type)[1:]))
+    _, (carry,) = inline(emit, function, arguments)
+    return carry
+
+
 def _unrolled_scan(emit: Emitter, op):
     function = lookup_function(op, op.body, "body")
     carry, carries = op.init, []
-    xs_shape = shape_of(op.xs.type) if op.xs is not None else None
     for t in range(op.length):
-        arguments = [carry] + ([op.bcast] if op.bcast is not None else [])
-        if op.xs is not None:
-            arguments.append(emit.reshape(emit.narrow(op.xs, 0, t, 1), xs_shape[1:]))
-        _, (carry,) = inline(emit, function, arguments)
+        carry = _scan_step(emit, op, function, carry, t)
         carries.append(carry)
     if not op.save_trajectory:
         return carry
@@ -79,11 +86,57 @@ def _unrolled_scan(emit: Emitter, op):
 def _scan(emit, op, cts):
     (dy,) = cts
     loc = emit.loc
-    ops, result = recorded(emit, lambda: _unrolled_scan(emit, op))
     operands = [v for v in (op.init, op.bcast, op.xs) if v is not None]
-    grads = emit.reverse(ops, {result: dy}, operands, [f"an operand of scan @{op.body}"] * len(operands))
+    names = [f"an operand of scan @{op.body}"] * len(operands)
+    if 0 < op.num_checkpoints < op.length:
+        grads = _checkpointed_scan(emit, op, dy, operands, names)
+    else:
+        ops, result = recorded(emit, lambda: _unrolled_scan(emit, op))
+        grads = emit.reverse(ops, {result: dy}, operands, names)
     emit.loc = loc
     return list(zip(operands, grads))
+
+
+def _checkpointed_scan(emit: Emitter, op, dy, operands, names):
+    """Reverse through `K = num_checkpoints` segments: a forward pass keeps only the carry at
+    the start of each segment; then, last segment first, the segment's steps are recomputed
+    from its checkpoint and reversed, handing the checkpoint's cotangent to the segment before.
+    Live carries: K checkpoints plus one segment's, O((K + length / K) carry)."""
+    function = lookup_function(op, op.body, "body")
+    length = op.length
+    span = -(-length // op.num_checkpoints)  # steps per segment
+    starts = list(range(0, length, span))
+    checkpoints, carry = [], op.init
+    for t in range(starts[-1]):
+        if t in starts:
+            checkpoints.append(carry)
+        carry = _scan_step(emit, op, function, carry, t)
+    checkpoints.append(carry)
+    carry_shape = shape_of(op.init.type)
+    d_carry = None if op.save_trajectory else dy
+    totals = [None] * (len(operands) - 1)  # bcast, xs
+    for start, checkpoint in reversed(list(zip(starts, checkpoints))):
+        end = min(start + span, length)
+
+        def segment(checkpoint=checkpoint, start=start, end=end):
+            carries, carry = [], checkpoint
+            for t in range(start, end):
+                carry = _scan_step(emit, op, function, carry, t)
+                carries.append(carry)
+            return carries
+
+        ops, carries = recorded(emit, segment)
+        seeds = {}
+        if op.save_trajectory:
+            for t, value in zip(range(start, end), carries):
+                seeds[value] = emit.reshape(emit.narrow(dy, 0, t, 1), carry_shape)
+        if d_carry is not None:
+            last = carries[-1]
+            seeds[last] = d_carry if last not in seeds else emit.add(seeds[last], d_carry)
+        grads = emit.reverse(ops, seeds, [checkpoint, *operands[1:]], names)
+        d_carry = grads[0]
+        totals = [g if total is None else emit.add(total, g) for total, g in zip(totals, grads[1:])]
+    return [d_carry, *totals]
 
 
 def _unrolled_while(emit: Emitter, op):

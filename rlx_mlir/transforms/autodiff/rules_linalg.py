@@ -3,16 +3,33 @@
 from __future__ import annotations
 
 from ...dialects import rlx
-from ...ir.shapes import shape_of
+from ...ir.shapes import num_elements, shape_of
 from .emit import Emitter
 from .rules_elementwise import activation_derivative
 
 
 def matmul_cotangents(emit: Emitter, a, b, dy):
-    """(da, db) of `y = a @ b` with NumPy-broadcast batches, each summed back to its operand's shape."""
+    """(da, db) of `y = a @ b` with NumPy-broadcast batches, each summed back to its operand's shape.
+
+    The forms the fast kernels take: a 2-D weight `b` gets `a^T dy` as one 2-D product over every
+    row of every batch, and equal batches use `dot_general` with batch dimensions (a batched
+    `rlx.matmul` with a transposed operand lowers to a much slower loop nest)."""
+    a_shape, b_shape, dy_shape = shape_of(a.type), shape_of(b.type), shape_of(dy.type)
+    if len(b_shape) == 2:
+        da = emit.matmul(dy, emit.swap_last(b))
+        rows = num_elements(dy_shape[:-1])
+        flat_a = emit.reshape(emit.expand(a, [*dy_shape[:-2], *a_shape[-2:]]), [rows, a_shape[-1]])
+        db = emit.matmul(emit.swap_last(flat_a), emit.reshape(dy, [rows, b_shape[-1]]))
+        return emit.unbroadcast(da, a_shape), db
+    if a_shape[:-2] == b_shape[:-2]:
+        batch = list(range(len(a_shape) - 2))
+        rank = len(a_shape)
+        da = emit.dot_general(dy, b, [rank - 1], [rank - 1], batch, batch)  # [..., M, K]
+        db = emit.dot_general(a, dy, [rank - 2], [rank - 2], batch, batch)  # [..., K, N]
+        return da, db
     da = emit.matmul(dy, emit.swap_last(b))
     db = emit.matmul(emit.swap_last(a), dy)
-    return emit.unbroadcast(da, shape_of(a.type)), emit.unbroadcast(db, shape_of(b.type))
+    return emit.unbroadcast(da, a_shape), emit.unbroadcast(db, b_shape)
 
 
 def _matmul(emit, op, cts):

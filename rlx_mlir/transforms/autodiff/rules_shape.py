@@ -58,7 +58,7 @@ def _gather(emit, op, cts):
 
     With the table `[P..., n, Q...]` and the indices `I...` flattened to `[I]`:
     `onehot[i, j] = (clamp(indices[i]) == j)` and
-    `dtable[p, j, q] = sum_i onehot[i, j] * dy[p, i, q]`, one `rlx.dot_general`.
+    `dtable[p, j, q] = sum_i onehot[i, j] * dy[p, i, q]`, one matmul.
     """
     (dy,) = cts
     table = shape_of(op.table.type)
@@ -76,8 +76,9 @@ def _gather(emit, op, cts):
     iota = emit.array(np.arange(n, dtype=f"int{width}").reshape(1, n), index_element)
     onehot = emit.indicator(emit.compare("eq", flat, iota), dy)  # [I, n]
     outer, inner = num_elements(table[:axis]), num_elements(table[axis + 1 :])
-    grouped = emit.reshape(dy, [outer, count, inner])
-    summed = emit.dot_general(onehot, grouped, [0], [1])  # [n, P, Q]
+    # one 2-D product onehot^T [n, I] x dy [I, P * Q] (the form the GEMM kernel takes)
+    grouped = emit.reshape(emit.transpose(emit.reshape(dy, [outer, count, inner]), [1, 0, 2]), [count, outer * inner])
+    summed = emit.reshape(emit.matmul(emit.swap_last(onehot), grouped), [n, outer, inner])
     ordered = emit.transpose(summed, [1, 0, 2])
     return [(op.table, emit.reshape(ordered, table))]
 

@@ -34,7 +34,7 @@ LAYERS: list[set[str]] = [
     {"runtime"},
     {"aot"},
     {"frontend"},
-    {"models"},
+    {"models", "train"},
     {"tools"},
 ]
 LAYER_OF = {unit: index for index, units in enumerate(LAYERS) for unit in units}

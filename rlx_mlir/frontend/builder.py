@@ -45,6 +45,7 @@ from ..ir.shapes import format_shape, shape_of
 from ..ir.walk import collect_ops
 from ..pipelines.optimize_mir import OptimizeMir
 from ..runtime.jit import compile as jit_compile
+from ..transforms.autodiff import GradError, gradients
 from ..transforms.mir import fusion_report
 from .inspection import summarize
 
@@ -212,6 +213,12 @@ class GraphModule:
         self._names.append(name)
         self._update_signature()
         return Tensor(self, value)
+
+    def argument(self, name: str) -> Tensor:
+        """The argument (input or parameter) named `name`."""
+        if name not in self._names:
+            raise BuildError(f"'{self.name}' has no argument named '{name}' (arguments: {', '.join(self._names)})")
+        return Tensor(self, self._block.arguments[self._names.index(name)])
 
     def _symbolic_argument(self, name: str, shape, dtype: str, is_param: bool) -> Tensor:
         """An argument with symbols in its shape: `?` in its type, the symbols in `rlx.dims`."""
@@ -626,6 +633,64 @@ class GraphModule:
                  "eps": eps, "mask_kind": mask_kind, "window": window}
         return self._hir(rlx_hir.LlamaDecoderBlockOp, operands, attrs, out_shape)
 
+    # -- reverse mode ----------------------------------------------------------------------
+
+    def grad(self, loss: Tensor, wrt: Sequence[Tensor]) -> list[Tensor]:
+        """The gradients of the scalar `loss` with respect to the arguments `wrt`, as new Tensors.
+
+        The backward ops are appended to this (MIR) function after the ops built so
+        far (`transforms.autodiff`, as rlx-grad), so the gradients can feed further
+        ops (an optimiser update) before `set_outputs`.  Raises BuildError for a
+        non-scalar loss, a `wrt` that is not an argument, or an op without a
+        derivative on a path from a `wrt` argument to the loss, naming the op.
+        """
+        self._check_open()
+        if self._stage != "mir":
+            raise BuildError(
+                f"grad differentiates MIR ops; '{self.name}' is at stage '{self._stage}' (build it with GraphModule.mir)"
+            )
+        if not isinstance(loss, Tensor) or loss.module is not self:
+            raise BuildError("grad: the loss must be a Tensor of this GraphModule")
+        wrt = list(wrt)
+        names = []
+        for index, t in enumerate(wrt):
+            if not isinstance(t, Tensor) or t.module is not self:
+                raise BuildError(f"grad: wrt #{index} must be a Tensor of this GraphModule")
+            if not isinstance(t.value, ir.BlockArgument):
+                raise BuildError(f"grad: wrt #{index} ({t!r}) is not an argument of '{self.name}': gradients are taken with respect to arguments")
+            names.append(self._names[t.value.arg_number])
+        if any(t.value in self._symbolic for t in (loss, *wrt)):
+            raise BuildError("grad: symbolic shapes are not supported; bind_dims() first")
+        ops = list(self._block.operations)
+        try:
+            with self.context:
+                grads = gradients(ops, loss.value, [t.value for t in wrt], ir.InsertionPoint(self._block), names)
+        except GradError as error:
+            where = f"{error.op.location}: " if error.op is not None else ""
+            raise BuildError(f"{where}{error.message}") from None
+        return [Tensor(self, g) for g in grads]
+
+    def hvp(self, loss: Tensor, wrt: Sequence[Tensor], vectors: Sequence[Tensor]) -> list[Tensor]:
+        """Hessian-vector products `H v` of the scalar `loss` for the arguments `wrt` and one
+        vector per argument (of its shape): the gradient of `sum_i <grad_i, v_i>`, i.e. reverse
+        mode applied to the backward ops `grad` built (reverse over reverse)."""
+        wrt, vectors = list(wrt), list(vectors)
+        if len(vectors) != len(wrt):
+            raise BuildError(f"hvp: {len(wrt)} wrt arguments but {len(vectors)} vectors")
+        grads = self.grad(loss, wrt)
+        inner = None
+        for grad, vector in zip(grads, vectors):
+            if vector.shape != grad.shape:
+                raise BuildError(f"hvp: a vector of shape {list(vector.shape)} for an argument of shape {list(grad.shape)}")
+            term = self.op(rlx.ReduceOp, grad * vector, kind="sum", axes=list(range(len(grad.shape)))) if grad.shape \
+                else grad * vector
+            inner = term if inner is None else inner + term
+        return self.grad(inner, wrt)
+
+    def value_and_grad(self, loss: Tensor, wrt: Sequence[Tensor]) -> tuple[Tensor, list[Tensor]]:
+        """`(loss, grad(loss, wrt))`."""
+        return loss, self.grad(loss, wrt)
+
     # -- finishing, lowering, output ---------------------------------------------------------
 
     def set_outputs(self, outputs: Outputs) -> None:
@@ -641,6 +706,19 @@ class GraphModule:
             func.ReturnOp([t.value for t in tensors])
         self._update_signature([t.value.type for t in tensors])
         self._finished = True
+
+    def reopen(self) -> list[Tensor]:
+        """Takes the outputs back (the inverse of `set_outputs`): returns them as Tensors and
+        lets more ops be built on them, e.g. a loss on a model's logits, then `set_outputs` again."""
+        self._require_finished("reopen()")
+        if self._stage == "lir":
+            raise BuildError(f"GraphModule '{self.name}' is planned (LIR): reopen it before plan()")
+        ret = list(self._block.operations)[-1]
+        outputs = [Tensor(self, v) for v in ret.operands]
+        ret.erase()
+        self._finished = False
+        self._update_signature([])
+        return outputs
 
     def _update_signature(self, results=None) -> None:
         """Sets the function type from the block's arguments and `results` (the current results if None)."""

@@ -80,6 +80,7 @@ PASSES = LazyTable({
     "rlx-fuse-shared-matmul": "transforms.mir.fuse_shared_matmul:FuseSharedMatmul",
     "rlx-fuse-residual-norm": "transforms.mir.fuse_residual_norm:FuseResidualNorm",
     "rlx-merge-lora": "transforms.mir.merge_lora:MergeLora",
+    "rlx-grad": "transforms.mir.grad:Grad",
     # GPU code generation (rlx-lower-to-nvvm)
     "rlx-gpu-tile-matmul": "transforms.gpu.tile_matmul:GpuTileMatmul",
     "rlx-memref-copy-to-linalg": "transforms.linalg.memref_copy_to_linalg:MemrefCopyToLinalg",

@@ -21,7 +21,9 @@ Both run the same random prompt of `--prompt` token ids and `--steps` greedy ste
 tokens/s = decode steps / their time.  "same tokens" compares the greedy sequences: llama.cpp
 quantises the activations to 8 bits for its dot products (rlx keeps them f32), so on a random model
 with flat logits a sequence may part at a near-tie; the column gives the first position where they
-differ.  The machine is shared: the table says so, and contenders alternate.
+differ, and the last column the largest gap between the two logit vectors after the prompt, over their
+range (a wrong model shows tens of percent; llama.cpp's 8-bit activations alone about 1%).  The
+machine is shared: the table says so, and contenders alternate.
 """
 
 from __future__ import annotations
@@ -125,6 +127,8 @@ def run_rlx(path: str, threads: int, prompt: list[int], steps: int, runs: int) -
     model = CachedLlama(config, weights, capacity=len(prompt) + steps + 1, threads=threads)
     _, compile_s = _timed(lambda: (model.step(len(prompt)), model.step(1)))
     ids = np.array([prompt], np.int64)
+    model.reset()
+    first_logits = model.forward(ids)[0, -1]
     results = []
     for _ in range(runs):
         model.reset()
@@ -134,7 +138,7 @@ def run_rlx(path: str, threads: int, prompt: list[int], steps: int, runs: int) -
             token = int(np.argmax(model.forward(np.array([[token]], np.int64))[0, -1]))
             tokens.append(token)
         results.append((ttft, steps / (time.perf_counter() - start), tokens))
-    return _summary(results, prepare_s=compile_s)
+    return _summary(results, prepare_s=compile_s, first_logits=first_logits)
 
 
 def run_llama_cpp(path: str, threads: int, prompt: list[int], steps: int, runs: int) -> dict:
@@ -142,6 +146,8 @@ def run_llama_cpp(path: str, threads: int, prompt: list[int], steps: int, runs: 
 
     llm, load_s = _timed(lambda: llama_cpp.Llama(model_path=path, n_ctx=len(prompt) + steps + 8, n_batch=512,
                                                  n_threads=threads, n_threads_batch=threads, verbose=False))
+    llm.eval(prompt)
+    first_logits = np.array(llm.scores[llm.n_tokens - 1])
     results = []
     for _ in range(runs):
         llm.reset()
@@ -157,14 +163,15 @@ def run_llama_cpp(path: str, threads: int, prompt: list[int], steps: int, runs: 
             token = int(np.argmax(llm.scores[llm.n_tokens - 1]))
             tokens.append(token)
         results.append((ttft, steps / (time.perf_counter() - start), tokens))
-    return _summary(results, prepare_s=load_s)
+    return _summary(results, prepare_s=load_s, first_logits=first_logits)
 
 
-def _summary(results, prepare_s: float) -> dict:
+def _summary(results, prepare_s: float, first_logits) -> dict:
     ttfts = [r[0] for r in results]
     rates = [r[1] for r in results]
     return dict(prepare_s=prepare_s, ttft_best=min(ttfts), ttft_median=statistics.median(ttfts),
-                tps_best=max(rates), tps_median=statistics.median(rates), tokens=results[0][2])
+                tps_best=max(rates), tps_median=statistics.median(rates), tokens=results[0][2],
+                first_logits=[float(v) for v in first_logits])
 
 
 def child(args) -> None:
@@ -237,22 +244,24 @@ def main() -> None:
 
     print()
     print("| scheme | file | threads | contender | load/compile s | TTFT ms best / median | decode tok/s best / median "
-          "| rlx / llama.cpp tok/s | same greedy tokens |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "| rlx / llama.cpp tok/s | same greedy tokens | max logit gap / range |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for scheme, size_mb, threads, found in rows:
         rlx, cpp = found.get("rlx"), found.get("llama_cpp")
         for tool, r in found.items():
             if r is None:
                 continue
-            ratio = same = ""
+            ratio = same = gap = ""
             if tool == "rlx" and cpp is not None:
                 ratio = f"{r['tps_best'] / cpp['tps_best']:.2f}x"
                 same = same_tokens(r["tokens"], cpp["tokens"])
+                ours, theirs = np.array(r["first_logits"]), np.array(cpp["first_logits"])
+                gap = f"{np.max(np.abs(ours - theirs)) / (np.ptp(theirs) or 1.0):.2%}"
             print(f"| {scheme} | {size_mb:.0f} MB | {threads} | {tool} | {r['prepare_s']:.1f} "
                   f"| {1e3 * r['ttft_best']:.1f} / {1e3 * r['ttft_median']:.1f} "
-                  f"| {r['tps_best']:.1f} / {r['tps_median']:.1f} | {ratio} | {same} |")
+                  f"| {r['tps_best']:.1f} / {r['tps_median']:.1f} | {ratio} | {same} | {gap} |")
         if rlx is None and cpp is None:
-            print(f"| {scheme} | {size_mb:.0f} MB | {threads} | (both failed) | | | | | |")
+            print(f"| {scheme} | {size_mb:.0f} MB | {threads} | (both failed) | | | | | | |")
 
 
 if __name__ == "__main__":

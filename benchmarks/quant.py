@@ -31,8 +31,8 @@ reports it as STREAM does, bytes read plus bytes written per second.  A GEMV rea
 GB/s" (weight bytes / time) over that copy bandwidth says how close it runs to the memory
 system's streaming speed ("of copy" column; the weight's bytes only, x and y are small).
 
-llama.cpp (the `llama-cpp-python` package) is optional; without it the benchmark prints one line
-saying that its column is skipped.
+llama.cpp multiplies inside whole models only: benchmarks/gguf_decode.py compares the two on one
+GGUF file (decode tokens/s, time to first token, logits).
 """
 
 from __future__ import annotations

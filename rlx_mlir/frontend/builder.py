@@ -345,6 +345,23 @@ class GraphModule:
         """`x @ dequant(w).T` with `w` GGUF blocks (`u8 [N, bytes]`): `rlx.dequant_matmul`, at any stage."""
         return self._emit(rlx.DequantMatmulOp, [x, w], {"scheme": scheme}, out_shape)
 
+    def scatter_add(self, updates, indices, init=None, *, out_dim=None, out_shape=None) -> Tensor:
+        """`rlx.scatter_add`: rows of `updates [U, ...]` added into row `indices[u]` of `init` (or of
+        zeros with `out_dim` rows); duplicates accumulate, out-of-range indices add nothing."""
+        return self._emit(rlx.ScatterAddOp, [updates, indices], {"init": init, "out_dim": out_dim}, out_shape)
+
+    def grouped_matmul(self, x, weight, expert_idx, *, out_shape=None) -> Tensor:
+        """`rlx.grouped_matmul`: row `m` of `x [M, K]` times `weight[expert_idx[m]]` (`weight [E, K, N]`)."""
+        return self._emit(rlx.GroupedMatmulOp, [x, weight, expert_idx], {}, out_shape)
+
+    def dequant_grouped_matmul(self, x, w, expert_idx, scheme, *, out_shape=None) -> Tensor:
+        """`rlx.dequant_grouped_matmul`: `grouped_matmul` over E packed GGUF slabs `u8 [E, N, bytes]`."""
+        return self._emit(rlx.DequantGroupedMatmulOp, [x, w, expert_idx], {"scheme": scheme}, out_shape)
+
+    def dequant_moe_weights(self, w, scheme, *, out_shape=None) -> Tensor:
+        """`rlx.dequant_moe_weights`: packed experts `u8 [E, N, bytes]` decoded to f32 `[E, K, N]`."""
+        return self._emit(rlx.DequantMoeWeightsOp, [w], {"scheme": scheme}, out_shape)
+
     def shared_linear_pair(self, x, w_first, w_second) -> tuple[Tensor, Tensor]:
         return self._hir(rlx_hir.SharedLinearPairOp, [x, w_first, w_second], {}, None, results=2)
 

@@ -368,6 +368,26 @@ class GraphModule:
     def swiglu_ffn(self, x, up_w, gate_w, down_w, *, out_shape=None) -> Tensor:
         return self._hir(rlx_hir.SwigluFfnOp, [x, up_w, gate_w, down_w], {}, out_shape)
 
+    def moe_ffn(self, x, router_w, gate_w, up_w, down_w, *, top_k, scoring="softmax", normalize=False,
+                shared_gate_w=None, shared_up_w=None, shared_down_w=None, shared_expert_gate=None,
+                out_shape=None) -> Tensor:
+        """Routed mixture-of-experts SwiGLU FFN (`rlx_hir.moe_ffn`), an HIR block.
+
+        `x [..., D]`; `router_w [D, E]`; the experts' `gate_w`, `up_w` `[E, D, F]` and `down_w`
+        `[E, F, D]` (RLX's `[in, out]` layout per expert).  Each token takes the `top_k` experts
+        of highest router probability (`scoring`: "softmax" over the experts or "sigmoid" of
+        each; ties to the lower expert id), weighted by those probabilities (divided by their
+        sum when `normalize`: Mixtral), and gets `sum_j w_j * (silu(x @ gate_w[e_j]) * (x @
+        up_w[e_j])) @ down_w[e_j]`.  A shared expert (`shared_gate_w`, `shared_up_w` `[D, S]`,
+        `shared_down_w` `[S, D]`, all three or none) is added for every token, scaled by
+        `sigmoid(x @ shared_expert_gate)` when that `[D, 1]` gate is given (Qwen2-MoE).  The
+        `direct` policy runs only the chosen experts (rows bucketed by expert,
+        `rlx.grouped_matmul`, `rlx.scatter_add`); `fusable` runs every expert on every token.
+        """
+        attrs = {"shared_gate_w": shared_gate_w, "shared_up_w": shared_up_w, "shared_down_w": shared_down_w,
+                 "shared_expert_gate": shared_expert_gate, "top_k": top_k, "scoring": scoring, "normalize": normalize}
+        return self._hir(rlx_hir.MoeFfnOp, [x, router_w, gate_w, up_w, down_w], attrs, out_shape)
+
     def residual_rms_norm(self, x, residual, gamma, beta, eps=1e-6, *, out_shape=None) -> Tensor:
         return self._hir(rlx_hir.ResidualRmsNormOp, [x, residual, gamma, beta], {"eps": eps}, out_shape)
 

@@ -58,3 +58,30 @@ func.func @scatter(%u: tensor<4x3xf32>, %i: tensor<4xi64>, %init: tensor<6x3xf32
   %1 = "rlx.scatter_add"(%u, %i, %init) : (tensor<4x3xf32>, tensor<4xi64>, tensor<6x3xf32>) -> tensor<6x3xf32>
   return %0, %1 : tensor<2x3xf32>, tensor<6x3xf32>
 }
+
+// rlx.dequant_grouped_matmul: the same bucketing (3 rows over 2 experts, tiles of 4 rows: 8
+// slots); per expert its packed slab [N, bytes] is sliced out of the stack and each of its tiles
+// goes through rlx.dequant_matmul's kernel (one multi-result generic over the slab's bytes, blocks
+// decoded inside).  rlx.dequant_moe_weights decodes every sub-block with the same decoders into
+// [E, N, K] (vector.transfer_write) and transposes to [E, K, N].  ui8 is retyped to i8.
+// CHECK-LABEL: func.func @dequant
+// CHECK-SAME: %[[X:.*]]: tensor<3x32xf32>, %[[Q:.*]]: tensor<2x4x34xi8>, %[[IDX:.*]]: tensor<3xi64>
+// CHECK: %[[XS:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<8xindex>) outs(%{{.*}} : tensor<8x32xf32>)
+// CHECK: %[[YS:.*]] = scf.for %[[E:[^ ]*]] = {{.*}} -> (tensor<8x4xf32>)
+// CHECK: %[[SLAB:.*]] = tensor.extract_slice %[[Q]][%[[E]], 0, 0] [1, 4, 34] [1, 1, 1] : tensor<2x4x34xi8> to tensor<4x34xi8>
+// CHECK: scf.for
+// CHECK: %[[ROWS:.*]] = tensor.extract_slice %[[XS]][%{{.*}}, 0] [4, 32] [1, 1] : tensor<8x32xf32> to tensor<4x32xf32>
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[SLAB]] : tensor<4x1x1x1x32xf32>, tensor<4x34xi8>)
+// CHECK: vector.fma
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[%{{.*}}, 0] [4, 4] [1, 1] : tensor<4x4xf32> into tensor<8x4xf32>
+// CHECK: %[[Y:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<3xindex>) outs(%{{.*}} : tensor<3x4xf32>)
+// CHECK: %[[DECODED:.*]] = scf.for {{.*}} -> (tensor<2x4x32xf32>)
+// CHECK: tensor.extract_slice %[[Q]][%{{.*}}, 0, 0] [1, 4, 34] [1, 1, 1]
+// CHECK: vector.transfer_write %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] {in_bounds = [true]} : vector<32xf32>, tensor<2x4x32xf32>
+// CHECK: %[[W:.*]] = linalg.transpose ins(%[[DECODED]] : tensor<2x4x32xf32>) outs(%{{.*}} : tensor<2x32x4xf32>) permutation = [0, 2, 1]
+// CHECK: return %[[Y]], %[[W]]
+func.func @dequant(%x: tensor<3x32xf32>, %q: tensor<2x4x34xui8>, %idx: tensor<3xi64>) -> (tensor<3x4xf32>, tensor<2x32x4xf32>) {
+  %0 = "rlx.dequant_grouped_matmul"(%x, %q, %idx) {scheme = "q8_0"} : (tensor<3x32xf32>, tensor<2x4x34xui8>, tensor<3xi64>) -> tensor<3x4xf32>
+  %1 = "rlx.dequant_moe_weights"(%q) {scheme = "q8_0"} : (tensor<2x4x34xui8>) -> tensor<2x32x4xf32>
+  return %0, %1 : tensor<3x4xf32>, tensor<2x32x4xf32>
+}

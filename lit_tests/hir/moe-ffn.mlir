@@ -2,8 +2,8 @@
 // the ids with the constant [0 .. E) and summing, normalised here), then under `direct` only the
 // chosen experts run: each token's row repeated k times, three rlx.grouped_matmul (rows bucketed
 // by expert in their lowering), the rows scaled by their weights and rlx.scatter_add'ed into their
-// tokens.  Under `fusable` the reference form: every expert on every token (matmuls batched over
-// E) weighted by a dense [T, E] matrix and summed over the experts.
+// tokens.  Under `fusable` the reference form: every expert on every token (each expert's weights
+// narrowed out of the stacks, 2-D matmuls) weighted by a column of a dense [T, E] matrix, summed.
 // RUN: rlx-opt %s --pass-pipeline='builtin.module(rlx-hir-to-mir{policy=direct})' | FileCheck %s --check-prefixes=CHECK,DIRECT --implicit-check-not=rlx_hir.
 // RUN: rlx-opt %s --pass-pipeline='builtin.module(rlx-hir-to-mir{policy=fusable})' | FileCheck %s --check-prefixes=CHECK,FUSABLE --implicit-check-not=rlx_hir.
 
@@ -33,12 +33,17 @@
 // DIRECT: %[[OUT:.*]] = "rlx.scatter_add"(%[[SCALED]], %[[TOKENS]]) {out_dim = 3 : i64} : (tensor<6x8xf32>, tensor<6xi64>) -> tensor<3x8xf32>
 // DIRECT: return %[[OUT]]
 // FUSABLE: %[[DENSE:.*]] = "rlx.reduce"(%{{.*}}) {axes = array<i64: 1>, keep_dim = false, kind = "sum"} : (tensor<3x2x4xf32>) -> tensor<3x4xf32>
-// FUSABLE: %[[B:.*]] = "rlx.reshape"(%[[X]]) : (tensor<3x8xf32>) -> tensor<1x3x8xf32>
-// FUSABLE: %[[GATE:.*]] = "rlx.matmul"(%[[B]], %[[G]]) : (tensor<1x3x8xf32>, tensor<4x8x6xf32>) -> tensor<4x3x6xf32>
-// FUSABLE: "rlx.matmul"(%[[B]], %[[U]])
-// FUSABLE: %[[DOWN:.*]] = "rlx.matmul"(%{{.*}}, %[[D]]) : (tensor<4x3x6xf32>, tensor<4x6x8xf32>) -> tensor<4x3x8xf32>
-// FUSABLE: "rlx.transpose"(%[[DENSE]]) {perm = array<i64: 1, 0>}
-// FUSABLE: %[[OUT:.*]] = "rlx.reduce"(%{{.*}}) {axes = array<i64: 0>, keep_dim = false, kind = "sum"} : (tensor<4x3x8xf32>) -> tensor<3x8xf32>
+// FUSABLE: %[[G0:.*]] = "rlx.narrow"(%[[G]]) {axis = 0 : i64, len = 1 : i64, start = 0 : i64} : (tensor<4x8x6xf32>) -> tensor<1x8x6xf32>
+// FUSABLE: %[[G0R:.*]] = "rlx.reshape"(%[[G0]]) : (tensor<1x8x6xf32>) -> tensor<8x6xf32>
+// FUSABLE: "rlx.narrow"(%[[U]]) {axis = 0 : i64, len = 1 : i64, start = 0 : i64}
+// FUSABLE: "rlx.narrow"(%[[D]]) {axis = 0 : i64, len = 1 : i64, start = 0 : i64}
+// FUSABLE: "rlx.matmul"(%[[X]], %[[G0R]]) : (tensor<3x8xf32>, tensor<8x6xf32>) -> tensor<3x6xf32>
+// FUSABLE: %[[DOWN0:.*]] = "rlx.matmul"(%{{.*}}, %{{.*}}) : (tensor<3x6xf32>, tensor<6x8xf32>) -> tensor<3x8xf32>
+// FUSABLE: %[[W0:.*]] = "rlx.narrow"(%[[DENSE]]) {axis = -1 : i64, len = 1 : i64, start = 0 : i64} : (tensor<3x4xf32>) -> tensor<3x1xf32>
+// FUSABLE: "rlx.mul"(%[[DOWN0]], %[[W0]])
+// FUSABLE-COUNT-3: "rlx.narrow"(%[[G]]) {axis = 0 : i64, len = 1 : i64, start = {{[1-3]}} : i64}
+// FUSABLE: "rlx.narrow"(%[[DENSE]]) {axis = -1 : i64, len = 1 : i64, start = 3 : i64}
+// FUSABLE: %[[OUT:.*]] = "rlx.add"
 // FUSABLE: return %[[OUT]]
 func.func @moe(%x: tensor<3x8xf32>, %r: tensor<8x4xf32>, %g: tensor<4x8x6xf32>, %u: tensor<4x8x6xf32>, %d: tensor<4x6x8xf32>) -> tensor<3x8xf32> {
   %0 = "rlx_hir.moe_ffn"(%x, %r, %g, %u, %d) {top_k = 2 : i64, normalize = true, scoring = "softmax", operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0, 0>}
@@ -51,7 +56,8 @@ func.func @moe(%x: tensor<3x8xf32>, %r: tensor<8x4xf32>, %g: tensor<4x8x6xf32>, 
 // CHECK-SAME: %[[SG:[^:]*]]: tensor<8x5xf32>, %[[SU:[^:]*]]: tensor<8x5xf32>, %[[SD:[^:]*]]: tensor<5x8xf32>, %[[SGATE:[^:]*]]: tensor<8x1xf32>
 // CHECK: "rlx.topk"
 // DIRECT: %[[ROUTED:.*]] = "rlx.scatter_add"
-// FUSABLE: %[[ROUTED:.*]] = "rlx.reduce"(%{{.*}}) {axes = array<i64: 0>
+// FUSABLE: "rlx.narrow"(%{{.*}}) {axis = -1 : i64, len = 1 : i64, start = 3 : i64}
+// FUSABLE: %[[ROUTED:.*]] = "rlx.add"
 // DIRECT: %[[BOTH:.*]] = "rlx.concat"(%[[SU]], %[[SG]]) {axis = 1 : i64}
 // DIRECT: "rlx.fused_swiglu"
 // CHECK: %[[SHARED:.*]] = "rlx.matmul"(%{{.*}}, %[[SD]]) : (tensor<3x5xf32>, tensor<5x8xf32>) -> tensor<3x8xf32>

@@ -193,6 +193,12 @@ def _reshape(value: ir.Value, shape) -> ir.Value:
     return rlx.ReshapeOp(value, result_type=_with_shape(value, shape)).result
 
 
+def _expert(stack: ir.Value, e: int) -> ir.Value:
+    """Expert `e`'s weight `[in, out]` of a stack `[E, in, out]`."""
+    shape = shape_of(stack.type)
+    return _reshape(rlx.NarrowOp(stack, 0, e, 1).result, shape[1:])
+
+
 def _expand_moe_ffn(op: rlx_hir.MoeFfnOp, policy: str) -> list[ir.Value]:
     shape = shape_of(op.x.type)
     d, (experts, _, hidden), k = shape[-1], shape_of(op.gate_w.type), op.top_k
@@ -223,14 +229,15 @@ def _expand_moe_ffn(op: rlx_hir.MoeFfnOp, policy: str) -> list[ir.Value]:
         token_of_row = _i64_constant(np.arange(tokens * k) // k)
         out = rlx.ScatterAddOp(scaled, token_of_row, out_dim=tokens).result
     else:
-        # Every expert on every token, weighted by a dense [T, E] that is zero off the chosen experts.
+        # Every expert on every token, weighted by a dense [T, E] that is zero off the chosen experts:
+        # one SwiGLU chain of 2-D matmuls per expert (its weights narrowed out of the stacks).
         dense = rlx.ReduceOp(rlx.WhereOp(one_hot, _reshape(weights, [tokens, k, 1]), zero).result, "sum", [1]).result
-        batch = _reshape(x, [1, tokens, d])
-        gate = rlx.MatmulOp(batch, op.gate_w).result  # [E, T, F]
-        up = rlx.MatmulOp(batch, op.up_w).result
-        down = rlx.MatmulOp(rlx.MulOp(rlx.SiluOp(gate).result, up).result, op.down_w).result  # [E, T, D]
-        per_expert = _reshape(rlx.TransposeOp(dense, [1, 0]).result, [experts, tokens, 1])
-        out = rlx.ReduceOp(rlx.MulOp(down, per_expert).result, "sum", [0]).result
+        out = None
+        for e in range(experts):
+            gate_e, up_e, down_e = (_expert(w, e) for w in (op.gate_w, op.up_w, op.down_w))
+            hidden_e = rlx.MulOp(rlx.SiluOp(rlx.MatmulOp(x, gate_e).result).result, rlx.MatmulOp(x, up_e).result).result
+            weighted = rlx.MulOp(rlx.MatmulOp(hidden_e, down_e).result, rlx.NarrowOp(dense, -1, e, 1).result).result
+            out = weighted if out is None else rlx.AddOp(out, weighted).result
     if op.shared_gate_w is not None:
         shared = _swiglu(x, op.shared_up_w, op.shared_gate_w, op.shared_down_w, policy)
         if op.shared_expert_gate is not None:

@@ -47,8 +47,9 @@ class MoeFfnOp(RlxHir.Operation, name="moe_ffn", traits=[Pure]):
     bucketed by expert inside), `rlx.silu`, `rlx.mul`, `rlx.grouped_matmul`
     with `down_w`, each row scaled by its weight and `rlx.scatter_add`ed into
     its token.  Under `fusable` the reference form: every expert on every
-    token (`rlx.matmul` batched over the experts), weighted by a dense `[T, E]`
-    matrix that is zero off the chosen experts, summed over the experts.  The
+    token (per expert `e`, its weights `rlx.narrow`ed out of the stacks and the
+    SwiGLU chain of `rlx.matmul`s), weighted by column `e` of a dense `[T, E]`
+    matrix that is zero off the chosen experts, summed with `rlx.add`.  The
     shared expert is the `rlx_hir.swiglu_ffn` expansion of the policy.
     """
 

@@ -160,3 +160,18 @@ def test_dequant_grouped_matmul_byte_count_error():
     x, w, idx = g.input("x", (2, 64)), g.input("w", (2, 4, 35), "u8"), g.input("idx", (2,), "i64")
     with pytest.raises(BuildError, match=r"scheme 'q4_0' needs 36 bytes per weight row for K = 64 \(2 blocks of 18 bytes\), but w has 35"):
         g.dequant_grouped_matmul(x, w, idx, "q4_0")
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_grouped_matmul_column_blocks_on_any_thread_count(threads):
+    """N = 768 is three column blocks of 256 (the scf.forall the threads share, a plain loop with
+    one thread); 30 rows over 4 experts, one expert empty."""
+    rng = np.random.default_rng(threads)
+    m, k, n, e = 30, 40, 768, 4
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    w = rng.standard_normal((e, k, n)).astype(np.float32)
+    idx = rng.choice([0, 1, 3], m).astype(np.int64)
+    g = GraphModule("grouped")
+    xv, wv, iv = g.input("x", (m, k)), g.input("w", (e, k, n)), g.input("idx", (m,), "i64")
+    g.set_outputs(g.grouped_matmul(xv, wv, iv))
+    check_close(g.compile(threads=threads)(x=x, w=w, idx=idx), grouped_reference(x, w, idx), k)

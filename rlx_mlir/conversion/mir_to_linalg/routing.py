@@ -12,11 +12,13 @@ sort, so each expert's weight multiplies only its own rows:
    over the rows gives every row its slot (`tile * T + place`) and every slot its row (or -1:
    the padding of an expert's last tile, and the rows of out-of-range experts, which get none);
 2. a gather generic puts the rows in slot order, `xs [tiles * T, K]` (padding slots zero);
-3. per expert, per block of `COLUMN_BLOCK` weight columns, per tile of that expert: one static
-   `[T, K] x [K, block]` `linalg.matmul` (which `rlx-pack-matmul` turns into the GEMM kernel),
-   written into `ys [tiles * T, N]`.  Column blocks outside the tile loop keep one block of the
-   expert's weight in cache while its tiles pass, so each weight is read from memory once; with
-   `T` the kernel's 8 rows, at most 7 padding rows per expert are computed.  The quantised form
+3. an `scf.forall` over blocks of `COLUMN_BLOCK` weight columns (threads share the blocks out:
+   one parallel region per op, and rlx-tile-matmul leaves the kernels inside it serial), then
+   per expert, per tile of that expert: one static `[T, K] x [K, block]` `linalg.matmul` (which
+   `rlx-pack-matmul` turns into the GEMM kernel), written into `ys [tiles * T, N]`.  The tile
+   loop inside the block loop keeps one block of the expert's weight in cache while its tiles
+   pass, so each weight is read from memory once; with `T` the kernel's 8 rows, at most 7
+   padding rows per expert are computed.  The quantised form
    multiplies a tile by its expert's packed slab with `rlx.dequant_matmul`'s lowering (blocks
    decoded inside the product);
 4. a gather generic reads each row's result back from its slot (zeros for rows without one).
@@ -249,24 +251,30 @@ def _lower_grouped_matmul(op) -> ir.Value:
     buckets = _Buckets(op.expert_idx, rows, experts, tile)
     xs = buckets.gather_rows(op.x, k, f32)
     block = _largest_divisor(n, COLUMN_BLOCK)
+    slots = buckets.slots
 
-    def per_expert(e, ys):
-        weight = _slice(op.weight, [e, 0, 0], [1, k, n], [k, n])
+    # scf.forall over the column blocks (threads share them out; each block's products are a
+    # disjoint [slots, block] slice of ys), then per expert, per tile of that expert, one GEMM.
+    blocks = scf.ForallOp([0], [n // block], [1], [lb.empty([slots, n], f32)])
+    with ir.InsertionPoint(blocks.body):
+        (b,), (ys,) = blocks.induction_variables, blocks.inner_iter_args
+        column = arith.muli(b, lb.index_constant(block))
+        columns = _slice(ys, [0, column], [slots, block])
 
-        def per_block(b, ys):
-            column = arith.muli(b, lb.index_constant(block))
-            panel = _slice(weight, [0, column], [k, block])
+        def per_expert(e, columns):
+            panel = _slice(op.weight, [e, 0, column], [1, k, block], [k, block])
 
-            def per_tile(slot, ys):
+            def per_tile(slot, columns):
                 product = linalg.matmul(_slice(xs, [slot, 0], [tile, k]), panel, outs=[lb.zeros([tile, block], f32)])
-                return [_insert(product, ys, [slot, column], [tile, block])]
+                return [_insert(product, columns, [slot, 0], [tile, block])]
 
-            return buckets.over_tiles(e, [ys], per_tile)
+            return buckets.over_tiles(e, [columns], per_tile)
 
-        return _loop(0, n // block, [ys], per_block)
-
-    (ys,) = _loop(0, experts, [lb.empty([buckets.slots, n], f32)], per_expert)
-    return buckets.scatter_rows(ys, n)
+        (columns,) = _loop(0, experts, [columns], per_expert)
+        terminator = scf.InParallelOp()
+        with ir.InsertionPoint(terminator.region.blocks[0]):
+            tensor.ParallelInsertSliceOp(columns, ys, [column], [], [], [0, _DYNAMIC], [slots, block], [1, 1])
+    return buckets.scatter_rows(blocks.results[0], n)
 
 
 # --- quantised experts ----------------------------------------------------------------------

@@ -18,20 +18,21 @@
 // CHECK: %[[SLOTS:.*]]:3 = scf.for {{.*}} -> (tensor<5xindex>, tensor<24xindex>, tensor<3xindex>)
 // CHECK: %[[XS:.*]] = linalg.generic {{.*}} ins(%[[SLOTS]]#1 : tensor<24xindex>) outs(%{{.*}} : tensor<24x16xf32>)
 // CHECK: tensor.extract %[[X]][%{{.*}}, %{{.*}}] : tensor<5x16xf32>
-// CHECK: %[[YS:.*]] = scf.forall (%[[B:.*]]) in (1) shared_outs(%[[ALL:.*]] = %{{.*}}) -> (tensor<24x8xf32>)
+// CHECK: %[[YS:.*]] = scf.for %[[E:[^ ]*]] = %{{.*}} to %c3{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (tensor<24x8xf32>)
+// CHECK: scf.forall (%[[B:.*]]) in (1) shared_outs(%[[ALL:.*]] = %[[ACC]]) -> (tensor<24x8xf32>)
 // CHECK: %[[COLUMN:.*]] = arith.muli %[[B]], %c8 : index
+// CHECK: %[[BLOCK:.*]] = tensor.extract_slice %[[W]][%[[E]], 0, %[[COLUMN]]] [1, 16, 8] [1, 1, 1] : tensor<3x16x8xf32> to tensor<16x8xf32>
+// CHECK: %[[PANEL:.*]] = linalg.copy {{.*}} ins(%[[BLOCK]] : tensor<16x8xf32>) outs(%{{.*}} : tensor<16x8xf32>)
 // CHECK: %[[COLUMNS:.*]] = tensor.extract_slice %[[ALL]][0, %[[COLUMN]]] [24, 8] [1, 1]
-// CHECK: %[[BLOCK:.*]] = scf.for %[[E:[^ ]*]] = %{{.*}} to %c3{{.*}} iter_args(%{{.*}} = %[[COLUMNS]]) -> (tensor<24x8xf32>)
-// CHECK: %[[PANEL:.*]] = tensor.extract_slice %[[W]][%[[E]], 0, %[[COLUMN]]] [1, 16, 8] [1, 1, 1] : tensor<3x16x8xf32> to tensor<16x8xf32>
 // CHECK: %[[FIRST:.*]] = tensor.extract %[[TILES]]#0[%[[E]]] : tensor<3xindex>
 // CHECK: %[[COUNT:.*]] = tensor.extract %[[TILES]]#1[%[[E]]] : tensor<3xindex>
 // CHECK: %[[LAST:.*]] = arith.addi %[[FIRST]], %[[COUNT]] : index
-// CHECK: scf.for %[[T:.*]] = %[[FIRST]] to %[[LAST]]
+// CHECK: %[[DONE:.*]] = scf.for %[[T:.*]] = %[[FIRST]] to %[[LAST]] {{.*}} iter_args(%{{.*}} = %[[COLUMNS]])
 // CHECK: %[[ROWS:.*]] = tensor.extract_slice %[[XS]][%{{.*}}, 0] [8, 16] [1, 1] : tensor<24x16xf32> to tensor<8x16xf32>
 // CHECK: %[[P:.*]] = linalg.matmul ins(%[[ROWS]], %[[PANEL]] : tensor<8x16xf32>, tensor<16x8xf32>) outs(%{{.*}} : tensor<8x8xf32>)
 // CHECK: tensor.insert_slice %[[P]] into %{{.*}}[%{{.*}}, 0] [8, 8] [1, 1] : tensor<8x8xf32> into tensor<24x8xf32>
 // CHECK: scf.forall.in_parallel
-// CHECK: tensor.parallel_insert_slice %[[BLOCK]] into %[[ALL]][0, %[[COLUMN]]] [24, 8] [1, 1]
+// CHECK: tensor.parallel_insert_slice %[[DONE]] into %[[ALL]][0, %[[COLUMN]]] [24, 8] [1, 1]
 // CHECK: %[[Y:.*]] = linalg.generic {{.*}} ins(%[[SLOTS]]#0 : tensor<5xindex>) outs(%{{.*}} : tensor<5x8xf32>)
 // CHECK: tensor.extract %[[YS]][%{{.*}}, %{{.*}}] : tensor<24x8xf32>
 // CHECK: return %[[Y]]

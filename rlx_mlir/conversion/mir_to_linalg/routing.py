@@ -12,9 +12,9 @@ sort, so each expert's weight multiplies only its own rows:
    over the rows gives every row its slot (`tile * T + place`) and every slot its row (or -1:
    the padding of an expert's last tile, and the rows of out-of-range experts, which get none);
 2. a gather generic puts the rows in slot order, `xs [tiles * T, K]` (padding slots zero);
-3. an `scf.forall` over blocks of `COLUMN_BLOCK` weight columns (threads share the blocks out:
-   one parallel region per op, and rlx-tile-matmul leaves the kernels inside it serial), then
-   per expert, per tile of that expert: one static `[T, K] x [K, block]` `linalg.matmul` (which
+3. per expert, an `scf.forall` over blocks of `COLUMN_BLOCK` weight columns (threads share the
+   blocks out: one parallel region per expert, and rlx-tile-matmul leaves the kernels inside it
+   serial), then per tile of that expert: one static `[T, K] x [K, block]` `linalg.matmul` (which
    `rlx-pack-matmul` turns into the GEMM kernel), written into `ys [tiles * T, N]`.  The tile
    loop inside the block loop keeps one block of the expert's weight in cache while its tiles
    pass, so each weight is read from memory once; with `T` the kernel's 8 rows, at most 7
@@ -253,28 +253,30 @@ def _lower_grouped_matmul(op) -> ir.Value:
     block = _largest_divisor(n, COLUMN_BLOCK)
     slots = buckets.slots
 
-    # scf.forall over the column blocks (threads share them out; each block's products are a
-    # disjoint [slots, block] slice of ys), then per expert, per tile of that expert, one GEMM.
-    blocks = scf.ForallOp([0], [n // block], [1], [lb.empty([slots, n], f32)])
-    with ir.InsertionPoint(blocks.body):
-        (b,), (ys,) = blocks.induction_variables, blocks.inner_iter_args
-        column = arith.muli(b, lb.index_constant(block))
-        columns = _slice(ys, [0, column], [slots, block])
-
-        def per_expert(e, columns):
-            panel = _slice(op.weight, [e, 0, column], [1, k, block], [k, block])
+    # Per expert, an scf.forall over the column blocks (threads share them out: one parallel region
+    # per expert; each block's products are a disjoint [slots, block] slice of ys), then per tile of
+    # that expert one GEMM.  The expert's rows stay in cache while its blocks pass.
+    def per_expert(e, ys):
+        blocks = scf.ForallOp([0], [n // block], [1], [ys])
+        with ir.InsertionPoint(blocks.body):
+            (b,), (shared,) = blocks.induction_variables, blocks.inner_iter_args
+            column = arith.muli(b, lb.index_constant(block))
+            # The block of the expert's weight copied contiguous once (its rows are N apart in the
+            # stack): the kernel then reads each K row of it from one place for every tile.
+            panel = linalg.copy(_slice(op.weight, [e, 0, column], [1, k, block], [k, block]), outs=[lb.empty([k, block], f32)])
 
             def per_tile(slot, columns):
                 product = linalg.matmul(_slice(xs, [slot, 0], [tile, k]), panel, outs=[lb.zeros([tile, block], f32)])
                 return [_insert(product, columns, [slot, 0], [tile, block])]
 
-            return buckets.over_tiles(e, [columns], per_tile)
+            (columns,) = buckets.over_tiles(e, [_slice(shared, [0, column], [slots, block])], per_tile)
+            terminator = scf.InParallelOp()
+            with ir.InsertionPoint(terminator.region.blocks[0]):
+                tensor.ParallelInsertSliceOp(columns, shared, [column], [], [], [0, _DYNAMIC], [slots, block], [1, 1])
+        return [blocks.results[0]]
 
-        (columns,) = _loop(0, experts, [columns], per_expert)
-        terminator = scf.InParallelOp()
-        with ir.InsertionPoint(terminator.region.blocks[0]):
-            tensor.ParallelInsertSliceOp(columns, ys, [column], [], [], [0, _DYNAMIC], [slots, block], [1, 1])
-    return buckets.scatter_rows(blocks.results[0], n)
+    (ys,) = _loop(0, experts, [lb.empty([slots, n], f32)], per_expert)
+    return buckets.scatter_rows(ys, n)
 
 
 # --- quantised experts ----------------------------------------------------------------------

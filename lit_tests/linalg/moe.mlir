@@ -19,6 +19,9 @@
 // CHECK: %[[XS:.*]] = linalg.generic {{.*}} ins(%[[SLOTS]]#1 : tensor<24xindex>) outs(%{{.*}} : tensor<24x16xf32>)
 // CHECK: tensor.extract %[[X]][%{{.*}}, %{{.*}}] : tensor<5x16xf32>
 // CHECK: %[[YS:.*]] = scf.for %[[E:[^ ]*]] = %{{.*}} to %c3{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (tensor<24x8xf32>)
+// CHECK: %[[TILE_COUNT:.*]] = tensor.extract %[[TILES]]#1[%[[E]]] : tensor<3xindex>
+// CHECK: %[[HAS_ROWS:.*]] = arith.cmpi ugt, %[[TILE_COUNT]], %{{.*}} : index
+// CHECK: scf.if %[[HAS_ROWS]] -> (tensor<24x8xf32>)
 // CHECK: scf.forall (%[[B:.*]]) in (1) shared_outs(%[[ALL:.*]] = %[[ACC]]) -> (tensor<24x8xf32>)
 // CHECK: %[[COLUMN:.*]] = arith.muli %[[B]], %c8 : index
 // CHECK: %[[BLOCK:.*]] = tensor.extract_slice %[[W]][%[[E]], 0, %[[COLUMN]]] [1, 16, 8] [1, 1, 1] : tensor<3x16x8xf32> to tensor<16x8xf32>
@@ -33,6 +36,8 @@
 // CHECK: tensor.insert_slice %[[P]] into %{{.*}}[%{{.*}}, 0] [8, 8] [1, 1] : tensor<8x8xf32> into tensor<24x8xf32>
 // CHECK: scf.forall.in_parallel
 // CHECK: tensor.parallel_insert_slice %[[DONE]] into %[[ALL]][0, %[[COLUMN]]] [24, 8] [1, 1]
+// CHECK: } else {
+// CHECK-NEXT: scf.yield %[[ACC]] : tensor<24x8xf32>
 // CHECK: %[[Y:.*]] = linalg.generic {{.*}} ins(%[[SLOTS]]#0 : tensor<5xindex>) outs(%{{.*}} : tensor<5x8xf32>)
 // CHECK: tensor.extract %[[YS]][%{{.*}}, %{{.*}}] : tensor<24x8xf32>
 // CHECK: return %[[Y]]

@@ -256,7 +256,7 @@ def _lower_grouped_matmul(op) -> ir.Value:
     # Per expert, an scf.forall over the column blocks (threads share them out: one parallel region
     # per expert; each block's products are a disjoint [slots, block] slice of ys), then per tile of
     # that expert one GEMM.  The expert's rows stay in cache while its blocks pass.
-    def per_expert(e, ys):
+    def expert_columns(e, ys):
         blocks = scf.ForallOp([0], [n // block], [1], [ys])
         with ir.InsertionPoint(blocks.body):
             (b,), (shared,) = blocks.induction_variables, blocks.inner_iter_args
@@ -273,7 +273,18 @@ def _lower_grouped_matmul(op) -> ir.Value:
             terminator = scf.InParallelOp()
             with ir.InsertionPoint(terminator.region.blocks[0]):
                 tensor.ParallelInsertSliceOp(columns, shared, [column], [], [], [0, _DYNAMIC], [slots, block], [1, 1])
-        return [blocks.results[0]]
+        return blocks.results[0]
+
+    def per_expert(e, ys):
+        # An expert without rows is skipped whole: its weight is not read (a decode step reads
+        # only the chosen experts').
+        has_rows = arith.cmpi(arith.CmpIPredicate.ugt, _element(buckets.tile_count, e), lb.index_constant(0))
+        branch = scf.IfOp(has_rows, [ys.type], has_else=True)
+        with ir.InsertionPoint(branch.else_block):
+            scf.YieldOp([ys])
+        with ir.InsertionPoint(branch.then_block):
+            scf.YieldOp([expert_columns(e, ys)])
+        return [branch.results[0]]
 
     (ys,) = _loop(0, experts, [lb.empty([slots, n], f32)], per_expert)
     return buckets.scatter_rows(ys, n)

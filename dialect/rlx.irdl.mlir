@@ -546,6 +546,40 @@ module {
       irdl.attributes {"axis" = %1, "keep_dim" = %2}
       irdl.results(result: %3)
     }
+    irdl.operation @scatter_add {
+      %0 = irdl.base "!builtin.tensor" 
+      %1 = irdl.base "!builtin.tensor" 
+      %2 = irdl.base "!builtin.tensor" 
+      %3 = irdl.base "!builtin.tensor" 
+      irdl.operands(updates: %0, indices: %1, init: optional %2)
+      irdl.results(result: %3)
+    }
+    irdl.operation @grouped_matmul {
+      %0 = irdl.base "!builtin.tensor" 
+      %1 = irdl.base "!builtin.tensor" 
+      %2 = irdl.base "!builtin.tensor" 
+      %3 = irdl.base "!builtin.tensor" 
+      irdl.operands(x: %0, weight: %1, expert_idx: %2)
+      irdl.results(result: %3)
+    }
+    irdl.operation @dequant_grouped_matmul {
+      %0 = irdl.base "!builtin.tensor" 
+      %1 = irdl.base "!builtin.tensor" 
+      %2 = irdl.base "!builtin.tensor" 
+      %3 = irdl.base "#builtin.string" 
+      %4 = irdl.base "!builtin.tensor" 
+      irdl.operands(x: %0, w: %1, expert_idx: %2)
+      irdl.attributes {"scheme" = %3}
+      irdl.results(result: %4)
+    }
+    irdl.operation @dequant_moe_weights {
+      %0 = irdl.base "!builtin.tensor" 
+      %1 = irdl.base "#builtin.string" 
+      %2 = irdl.base "!builtin.tensor" 
+      irdl.operands(w: %0)
+      irdl.attributes {"scheme" = %1}
+      irdl.results(result: %2)
+    }
     irdl.operation @topk {
       %0 = irdl.base "!builtin.tensor" 
       %1 = irdl.base "#builtin.integer" 

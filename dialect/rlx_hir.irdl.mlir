@@ -112,6 +112,24 @@ module {
       irdl.operands(x: %0, up_w: %1, gate_w: %2, down_w: %3)
       irdl.results(result: %4)
     }
+    irdl.operation @moe_ffn {
+      %0 = irdl.base "!builtin.tensor" 
+      %1 = irdl.base "!builtin.tensor" 
+      %2 = irdl.base "!builtin.tensor" 
+      %3 = irdl.base "!builtin.tensor" 
+      %4 = irdl.base "!builtin.tensor" 
+      %5 = irdl.base "!builtin.tensor" 
+      %6 = irdl.base "!builtin.tensor" 
+      %7 = irdl.base "!builtin.tensor" 
+      %8 = irdl.base "!builtin.tensor" 
+      %9 = irdl.base "#builtin.integer" 
+      %10 = irdl.base "#builtin.string" 
+      %11 = irdl.base "#builtin.integer" 
+      %12 = irdl.base "!builtin.tensor" 
+      irdl.operands(x: %0, router_w: %1, gate_w: %2, up_w: %3, down_w: %4, shared_gate_w: optional %5, shared_up_w: optional %6, shared_down_w: optional %7, shared_expert_gate: optional %8)
+      irdl.attributes {"top_k" = %9, "scoring" = %10, "normalize" = %11}
+      irdl.results(result: %12)
+    }
     irdl.operation @rms_norm {
       %0 = irdl.base "!builtin.tensor" 
       %1 = irdl.base "!builtin.tensor" 

@@ -613,7 +613,7 @@ def test_every_hir_op_is_pure_and_documented():
         "rlx_hir.rms_norm", "rlx_hir.residual_rms_norm", "rlx_hir.rope", "rlx_hir.attention",
         "rlx_hir.depthwise_conv1d_causal", "rlx_hir.llama_decoder_block",
         "rlx_hir.gated_delta_net", "rlx_hir.gated_delta_net_carry", "rlx_hir.dequant_linear",
-        "rlx_hir.lora_linear",
+        "rlx_hir.lora_linear", "rlx_hir.moe_ffn",
     }
     for op in rlx_hir.RlxHir.ops:
         assert op.has_trait(Pure), op.OPERATION_NAME

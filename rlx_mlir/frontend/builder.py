@@ -561,6 +561,23 @@ class GraphModule:
             raise BuildError(f"side must be a list of Tensors (the scheme's scales, zero points), got {type(side).__name__}")
         return list(side)
 
+    def scatter_add(self, updates, indices, init=None, *, out_dim=None, out_shape=None) -> Tensor:
+        """`rlx.scatter_add`: rows of `updates [U, ...]` added into row `indices[u]` of `init` (or of
+        zeros with `out_dim` rows); duplicates accumulate, out-of-range indices add nothing."""
+        return self._emit(rlx.ScatterAddOp, [updates, indices], {"init": init, "out_dim": out_dim}, out_shape)
+
+    def grouped_matmul(self, x, weight, expert_idx, *, out_shape=None) -> Tensor:
+        """`rlx.grouped_matmul`: row `m` of `x [M, K]` times `weight[expert_idx[m]]` (`weight [E, K, N]`)."""
+        return self._emit(rlx.GroupedMatmulOp, [x, weight, expert_idx], {}, out_shape)
+
+    def dequant_grouped_matmul(self, x, w, expert_idx, scheme, *, out_shape=None) -> Tensor:
+        """`rlx.dequant_grouped_matmul`: `grouped_matmul` over E packed GGUF slabs `u8 [E, N, bytes]`."""
+        return self._emit(rlx.DequantGroupedMatmulOp, [x, w, expert_idx], {"scheme": scheme}, out_shape)
+
+    def dequant_moe_weights(self, w, scheme, *, out_shape=None) -> Tensor:
+        """`rlx.dequant_moe_weights`: packed experts `u8 [E, N, bytes]` decoded to f32 `[E, K, N]`."""
+        return self._emit(rlx.DequantMoeWeightsOp, [w], {"scheme": scheme}, out_shape)
+
     def shared_linear_pair(self, x, w_first, w_second) -> tuple[Tensor, Tensor]:
         """`(x @ w_first, x @ w_second)` (`rlx_hir.shared_linear_pair`): `x` `[..., K]`, `w_first` `[K, N1]`,
         `w_second` `[K, N2]`; results `[..., N1]` and `[..., N2]` (e.g. an FFN's gate and up, or K and V)."""
@@ -570,6 +587,26 @@ class GraphModule:
         """`((x @ up_w) * silu(x @ gate_w)) @ down_w` (`rlx_hir.swiglu_ffn`): `x` `[..., D]`, `up_w` and
         `gate_w` `[D, F]`, `down_w` `[F, M]`; result `[..., M]`."""
         return self._hir(rlx_hir.SwigluFfnOp, [x, up_w, gate_w, down_w], {}, out_shape)
+
+    def moe_ffn(self, x, router_w, gate_w, up_w, down_w, *, top_k, scoring="softmax", normalize=False,
+                shared_gate_w=None, shared_up_w=None, shared_down_w=None, shared_expert_gate=None,
+                out_shape=None) -> Tensor:
+        """Routed mixture-of-experts SwiGLU FFN (`rlx_hir.moe_ffn`), an HIR block.
+
+        `x [..., D]`; `router_w [D, E]`; the experts' `gate_w`, `up_w` `[E, D, F]` and `down_w`
+        `[E, F, D]` (RLX's `[in, out]` layout per expert).  Each token takes the `top_k` experts
+        of highest router probability (`scoring`: "softmax" over the experts or "sigmoid" of
+        each; ties to the lower expert id), weighted by those probabilities (divided by their
+        sum when `normalize`: Mixtral), and gets `sum_j w_j * (silu(x @ gate_w[e_j]) * (x @
+        up_w[e_j])) @ down_w[e_j]`.  A shared expert (`shared_gate_w`, `shared_up_w` `[D, S]`,
+        `shared_down_w` `[S, D]`, all three or none) is added for every token, scaled by
+        `sigmoid(x @ shared_expert_gate)` when that `[D, 1]` gate is given (Qwen2-MoE).  The
+        `direct` policy runs only the chosen experts (rows bucketed by expert,
+        `rlx.grouped_matmul`, `rlx.scatter_add`); `fusable` runs every expert on every token.
+        """
+        attrs = {"shared_gate_w": shared_gate_w, "shared_up_w": shared_up_w, "shared_down_w": shared_down_w,
+                 "shared_expert_gate": shared_expert_gate, "top_k": top_k, "scoring": scoring, "normalize": normalize}
+        return self._hir(rlx_hir.MoeFfnOp, [x, router_w, gate_w, up_w, down_w], attrs, out_shape)
 
     def residual_rms_norm(self, x, residual, gamma, beta, eps=DEFAULT_EPS, *, out_shape=None) -> Tensor:
         """RMSNorm of `h = x + residual` over the last axis, `h / sqrt(mean(h^2) + eps) * gamma + beta`

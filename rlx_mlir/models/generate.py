@@ -36,11 +36,12 @@ class CachedLlama:
     and values into the caches and returns their logits `[batch, S, vocab]`;
     `reset()` empties the caches.  `dynamic` compiles one step for every
     number of new tokens (symbolic `SEQ`); `compile_options` go to
-    `rlx_mlir.compile`.
+    `rlx_mlir.compile`.  `build_step` builds a step, `build_llama_step`'s
+    signature (another model with the same caches: `rlx_mlir.models.moe`).
     """
 
     def __init__(self, config: LlamaConfig, weights: dict[str, np.ndarray], capacity: int, *,
-                 dynamic: bool = False, **compile_options):
+                 dynamic: bool = False, build_step=build_llama_step, **compile_options):
         if capacity <= 0:
             raise ValueError(f"capacity must be positive, got {capacity}")
         self.config = config
@@ -48,6 +49,7 @@ class CachedLlama:
         self.capacity = capacity
         self.dynamic = dynamic
         self.compile_options = compile_options
+        self.build_step = build_step
         self.caches = {name: np.zeros(cache_shape(config, capacity), np.float32) for name in cache_names(config)}
         self.position = 0
         self._steps: dict = {}  # compiled step by number of new tokens ("SEQ" when dynamic)
@@ -57,7 +59,7 @@ class CachedLlama:
         key = "SEQ" if self.dynamic else seq
         if key not in self._steps:
             name = "llama_step" if self.dynamic else f"llama_step{seq}"
-            graph = build_llama_step(self.config, key, self.capacity, name=name)
+            graph = self.build_step(self.config, key, self.capacity, name=name)
             self._steps[key] = graph.compile(**self.compile_options)
         return self._steps[key]
 

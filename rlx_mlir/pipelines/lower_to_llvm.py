@@ -139,6 +139,8 @@ class LowerToLLVM(RlxPipeline):
         if threads > 1:
             # After deallocation, which would otherwise place frees inside the omp loop wrappers.
             steps += [step.format(threads=threads) for step in THREADS]
+        else:  # a lowering's own scf.forall (rlx.grouped_matmul's column blocks) runs as a loop
+            steps.append("func.func(scf-forall-to-for)")
         steps += [MemrefCopyToLinalg(only_strided=True), EmitCInterface()]
         if self.approximate_math:
             # Late, on buffers: expanded, each exp/log/tanh/erf is 17 to 42 ops, and every pass

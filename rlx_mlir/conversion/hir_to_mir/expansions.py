@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+import numpy as np
 from mlir import ir
 
 from ...dialects import rlx, rlx_hir
@@ -189,6 +190,69 @@ def _expand_llama_decoder_block(op: rlx_hir.LlamaDecoderBlockOp, policy: str) ->
     return [rlx.AddOp(hidden, ffn).result]
 
 
+def _i64_constant(values) -> ir.Value:
+    return rlx.ConstantOp(ir.DenseElementsAttr.get(np.ascontiguousarray(values, dtype=np.int64))).result
+
+
+def _reshape(value: ir.Value, shape) -> ir.Value:
+    if list(shape_of(value.type)) == list(shape):
+        return value
+    return rlx.ReshapeOp(value, result_type=_with_shape(value, shape)).result
+
+
+def _expert(stack: ir.Value, e: int) -> ir.Value:
+    """Expert `e`'s weight `[in, out]` of a stack `[E, in, out]`."""
+    shape = shape_of(stack.type)
+    return _reshape(rlx.NarrowOp(stack, 0, e, 1).result, shape[1:])
+
+
+def _expand_moe_ffn(op: rlx_hir.MoeFfnOp, policy: str) -> list[ir.Value]:
+    shape = shape_of(op.x.type)
+    d, (experts, _, hidden), k = shape[-1], shape_of(op.gate_w.type), op.top_k
+    tokens = 1
+    for size in shape[:-1]:
+        tokens *= size
+    if DYNAMIC in (tokens, d, experts, hidden):
+        raise ValueError(f"rlx_hir.moe_ffn needs static shapes, got x {list(shape)} and gate_w {list(shape_of(op.gate_w.type))}")
+    x = _reshape(op.x, [tokens, d])
+    logits = rlx.MatmulOp(x, op.router_w).result
+    probs = rlx.SoftmaxOp(logits, -1).result if op.scoring == "softmax" else rlx.SigmoidOp(logits).result
+    chosen = rlx.TopkOp(probs, k).result  # [T, k] expert ids, best first
+    # The chosen probabilities: compare each id with every expert id, keep that expert's probability.
+    one_hot = rlx.CompareOp(_reshape(chosen, [tokens, k, 1]), _i64_constant(np.arange(experts)), "eq").result
+    zero = rlx.ConstantOp(ir.DenseElementsAttr.get(np.zeros((), np.float32))).result
+    picked = rlx.WhereOp(one_hot, _reshape(probs, [tokens, 1, experts]), zero).result  # [T, k, E]
+    weights = rlx.ReduceOp(picked, "sum", [-1]).result  # [T, k]
+    if op.normalize:
+        weights = rlx.DivOp(weights, rlx.ReduceOp(weights, "sum", [-1], keep_dim=True).result).result
+    if policy == DIRECT:
+        # One row per (token, choice), token-major; the grouped matmuls bucket the rows by expert.
+        rows = _reshape(rlx.ExpandOp(_reshape(x, [tokens, 1, d]), [tokens, k, d]).result, [tokens * k, d])
+        ids = _reshape(chosen, [tokens * k])
+        gate = rlx.GroupedMatmulOp(rows, op.gate_w, ids).result
+        up = rlx.GroupedMatmulOp(rows, op.up_w, ids).result
+        down = rlx.GroupedMatmulOp(rlx.MulOp(rlx.SiluOp(gate).result, up).result, op.down_w, ids).result
+        scaled = rlx.MulOp(down, _reshape(weights, [tokens * k, 1])).result
+        token_of_row = _i64_constant(np.arange(tokens * k) // k)
+        out = rlx.ScatterAddOp(scaled, token_of_row, out_dim=tokens).result
+    else:
+        # Every expert on every token, weighted by a dense [T, E] that is zero off the chosen experts:
+        # one SwiGLU chain of 2-D matmuls per expert (its weights narrowed out of the stacks).
+        dense = rlx.ReduceOp(rlx.WhereOp(one_hot, _reshape(weights, [tokens, k, 1]), zero).result, "sum", [1]).result
+        out = None
+        for e in range(experts):
+            gate_e, up_e, down_e = (_expert(w, e) for w in (op.gate_w, op.up_w, op.down_w))
+            hidden_e = rlx.MulOp(rlx.SiluOp(rlx.MatmulOp(x, gate_e).result).result, rlx.MatmulOp(x, up_e).result).result
+            weighted = rlx.MulOp(rlx.MatmulOp(hidden_e, down_e).result, rlx.NarrowOp(dense, -1, e, 1).result).result
+            out = weighted if out is None else rlx.AddOp(out, weighted).result
+    if op.shared_gate_w is not None:
+        shared = _swiglu(x, op.shared_up_w, op.shared_gate_w, op.shared_down_w, policy)
+        if op.shared_expert_gate is not None:
+            shared = rlx.MulOp(shared, rlx.SigmoidOp(rlx.MatmulOp(x, op.shared_expert_gate).result).result).result
+        out = rlx.AddOp(out, shared).result
+    return [_reshape(out, shape)]
+
+
 EXPANSIONS: dict[type, Callable[[ir.OpView, str], list[ir.Value]]] = {
     rlx_hir.LinearOp: _expand_linear,
     rlx_hir.LinearFusedOp: _expand_linear_fused,
@@ -204,4 +268,5 @@ EXPANSIONS: dict[type, Callable[[ir.OpView, str], list[ir.Value]]] = {
     rlx_hir.GatedDeltaNetOp: _expand_gated_delta_net,
     rlx_hir.GatedDeltaNetCarryOp: _expand_gated_delta_net_carry,
     rlx_hir.LlamaDecoderBlockOp: _expand_llama_decoder_block,
+    rlx_hir.MoeFfnOp: _expand_moe_ffn,
 }

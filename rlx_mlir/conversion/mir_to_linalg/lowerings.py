@@ -15,7 +15,21 @@ from typing import Callable
 from mlir import ir
 
 from ...ir.shapes import num_elements
-from . import attention, cache, control, data, elementwise, linalg, norm, quant, recurrent, reduction, selection, shape
+from . import (
+    attention,
+    cache,
+    control,
+    data,
+    elementwise,
+    linalg,
+    norm,
+    quant,
+    recurrent,
+    reduction,
+    routing,
+    selection,
+    shape,
+)
 from .builders import empty
 
 
@@ -31,5 +45,5 @@ def _empty_if_no_elements(lowering: Callable) -> Callable:
 
 
 LOWERINGS: dict[type, Callable] = {}
-for _family in (data, elementwise, linalg, quant, norm, attention, shape, reduction, selection, recurrent, control, cache):
+for _family in (data, elementwise, linalg, quant, routing, norm, attention, shape, reduction, selection, recurrent, control, cache):
     LOWERINGS.update({op_class: _empty_if_no_elements(f) for op_class, f in _family.LOWERINGS.items()})

@@ -17,5 +17,6 @@ from .norm import *  # noqa: F401,F403
 from .quant import *  # noqa: F401,F403
 from .recurrent import *  # noqa: F401,F403
 from .reduction import *  # noqa: F401,F403
+from .routing import *  # noqa: F401,F403
 from .selection import *  # noqa: F401,F403
 from .shape import *  # noqa: F401,F403

@@ -13,6 +13,7 @@ from .conv import *  # noqa: F401,F403
 from .decoder import *  # noqa: F401,F403
 from .dialect import FUSION_POLICIES, RlxHir  # noqa: F401
 from .linear import *  # noqa: F401,F403
+from .moe import *  # noqa: F401,F403
 from .norm import *  # noqa: F401,F403
 from .quant import *  # noqa: F401,F403
 from .recurrent import *  # noqa: F401,F403

@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 
 from mlir import ir
-from mlir.dialects import linalg
+from mlir.dialects import linalg, scf
 
 from ...ir.attrs import KERNEL_ATTR, PACKED_ATTR
 from ...ir.shapes import shape_of
@@ -78,6 +78,15 @@ class KernelPlan:
 
 def _any(n: int) -> str:
     return ", ".join(["!transform.any_op"] * n)
+
+
+def _inside_forall(op: ir.OpView) -> bool:
+    parent = op.operation.parent
+    while parent is not None:
+        if isinstance(parent.opview, scf.ForallOp):
+            return True
+        parent = parent.parent
+    return False
 
 
 def _tile_kernel(index: int, plan: KernelPlan) -> list[str]:
@@ -189,6 +198,8 @@ class TileMatmul(RlxPass):
             packed = PACKED_ATTR not in op.attributes or ir.BoolAttr(op.attributes[PACKED_ATTR]).value
             b_shape = shape_of(op.operands[1].type)  # [n/NR, k, NR] packed, [k, n/NR, NR] in place
             panels_n, depth = (b_shape[0], b_shape[1]) if packed else (b_shape[1], b_shape[0])
-            plans.append(KernelPlan(shape_of(op.operands[0].type)[0], panels_n, depth, self.threads, packed))
+            # A kernel inside an scf.forall is already one thread's share of a parallel loop: serial.
+            threads = 1 if _inside_forall(op) else self.threads
+            plans.append(KernelPlan(shape_of(op.operands[0].type)[0], panels_n, depth, threads, packed))
             op.attributes[KERNEL_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), index)
         apply_script(module, transform_script(plans), kernels[0].location, "tiling the matmul kernels")

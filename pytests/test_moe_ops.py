@@ -1,0 +1,177 @@
+"""Mixture-of-experts MIR ops against float64 numpy written from `dialect/rlx.md`:
+`rlx.scatter_add`, `rlx.grouped_matmul`, `rlx.dequant_grouped_matmul`, `rlx.dequant_moe_weights`.
+
+The references are per-row loops: each row's expert looked up and multiplied on its own, each
+update added into its row on its own; out-of-range indices (documented: a zero row for the
+matmuls, nothing added for scatter_add) are part of the cases.  Quantised weights are decoded by
+`gguf.quants.dequantize` (llama.cpp's Python decoder), independent of the lowering.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rlx_mlir import GraphModule
+from rlx_mlir.frontend.builder import BuildError
+
+
+def compile_grouped(m, k, n, e):
+    g = GraphModule("grouped")
+    x, w, idx = g.input("x", (m, k)), g.input("w", (e, k, n)), g.input("idx", (m,), "i64")
+    g.set_outputs(g.grouped_matmul(x, w, idx))
+    return g.compile()
+
+
+def grouped_reference(x, w, idx):
+    rows, n = x.shape[0], w.shape[2]
+    out = np.zeros((rows, n))
+    for m in range(rows):
+        e = idx[m]
+        if 0 <= e < w.shape[0]:  # an out-of-range expert gives a zero row
+            out[m] = x[m].astype(np.float64) @ w[e].astype(np.float64)
+    return out
+
+
+def check_close(got, want, k):
+    assert got.shape == want.shape
+    assert np.allclose(got, want, rtol=1e-5, atol=1e-5 * np.sqrt(k)), np.abs(got - want).max()
+
+
+GROUPED_CASES = {
+    # name: (M, K, N, E, expert indices or a seed for random ones)
+    "random": (37, 64, 96, 5, None),
+    "an expert with no rows": (20, 32, 40, 4, [0, 2, 3] * 6 + [0, 3]),
+    "out of range": (9, 16, 8, 3, [-1, 0, 3, 2, 9, -7, 1, 1, 2]),
+    "one expert": (11, 24, 16, 1, [0] * 11),
+    "one row": (1, 64, 300, 6, [4]),
+    "more experts than rows": (3, 16, 8, 8, [7, 0, 7]),
+    "every row one expert, several tiles": (40, 48, 520, 3, [1] * 40),
+    "sorted runs crossing tiles": (64, 32, 64, 4, [0] * 9 + [1] * 17 + [2] * 1 + [3] * 37),
+}
+
+
+@pytest.mark.parametrize("case", list(GROUPED_CASES))
+def test_grouped_matmul(case):
+    m, k, n, e, idx = GROUPED_CASES[case]
+    rng = np.random.default_rng(abs(hash(case)) % 2**32)
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    w = rng.standard_normal((e, k, n)).astype(np.float32)
+    idx = rng.integers(0, e, m) if idx is None else np.array(idx)
+    idx = idx.astype(np.int64)
+    got = compile_grouped(m, k, n, e)(x=x, w=w, idx=idx)
+    check_close(got, grouped_reference(x, w, idx), k)
+
+
+def test_grouped_matmul_rows_of_an_out_of_range_expert_are_zero():
+    x = np.ones((4, 8), np.float32)
+    w = np.ones((2, 8, 3), np.float32)
+    got = compile_grouped(4, 8, 3, 2)(x=x, w=w, idx=np.array([2, 0, -1, 1], np.int64))
+    assert np.array_equal(got, np.array([[0] * 3, [8] * 3, [0] * 3, [8] * 3], np.float32))
+
+
+def scatter_reference(updates, indices, out_rows, init=None):
+    out = np.zeros((out_rows, *updates.shape[1:])) if init is None else init.astype(np.float64).copy()
+    for u in range(updates.shape[0]):
+        if 0 <= indices[u] < out_rows:  # out of range: the row is dropped
+            out[indices[u]] += updates[u]
+    return out
+
+
+@pytest.mark.parametrize("with_init", [False, True])
+def test_scatter_add_duplicates_and_out_of_range(with_init):
+    rng = np.random.default_rng(3)
+    updates = rng.standard_normal((13, 2, 5)).astype(np.float32)
+    indices = np.array([0, 3, 3, 3, -1, 6, 2, 0, 5, -6, 100, 3, 1], np.int64)
+    init = rng.standard_normal((6, 2, 5)).astype(np.float32)
+    g = GraphModule("scatter")
+    u, i = g.input("u", updates.shape), g.input("i", (13,), "i64")
+    if with_init:
+        out = g.scatter_add(u, i, g.input("init", init.shape))
+    else:
+        out = g.scatter_add(u, i, out_dim=6)
+    g.set_outputs(out)
+    args = {"u": updates, "i": indices, **({"init": init} if with_init else {})}
+    got = g.compile()(**args)
+    want = scatter_reference(updates, indices, 6, init if with_init else None)
+    assert np.allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+def test_scatter_add_every_index_out_of_range_gives_the_init():
+    g = GraphModule("scatter")
+    u, i = g.input("u", (3, 4)), g.input("i", (3,), "i64")
+    g.set_outputs(g.scatter_add(u, i, g.input("init", (2, 4))))
+    init = np.arange(8, dtype=np.float32).reshape(2, 4)
+    got = g.compile()(u=np.ones((3, 4), np.float32), i=np.array([2, -1, 7], np.int64), init=init)
+    assert np.array_equal(got, init)
+
+
+def test_builder_errors_name_the_shapes():
+    g = GraphModule("bad")
+    x, w, idx = g.input("x", (4, 8)), g.input("w", (2, 6, 3)), g.input("idx", (4,), "i64")
+    with pytest.raises(BuildError, match=r"x \[4, 8\] has K = 8, weight \[2, 6, 3\] has K = 6"):
+        g.grouped_matmul(x, w, idx)
+    with pytest.raises(BuildError, match="exactly one of an init operand and an out_dim attribute"):
+        g.scatter_add(x, idx)
+    with pytest.raises(BuildError, match=r"expert_idx \[3\] must have one expert per row of x \[4, 8\]"):
+        g.grouped_matmul(x, g.input("w2", (2, 8, 3)), g.input("i3", (3,), "i64"))
+
+
+# --- quantised experts ------------------------------------------------------------------------
+
+gguf = pytest.importorskip("gguf")
+from gguf import GGMLQuantizationType as QT  # noqa: E402
+
+GGUF_TYPES = {"q4_0": QT.Q4_0, "q8_0": QT.Q8_0, "q2_k": QT.Q2_K, "q3_k": QT.Q3_K, "q4_k": QT.Q4_K, "q5_k": QT.Q5_K, "q6_k": QT.Q6_K}
+
+
+def packed_experts(scheme, e, n, k, rng):
+    """`u8 [E, N, row bytes]` of E quantised random weights `[N, K]` and their f64 decode `[E, N, K]`."""
+    from rlx_mlir import quant
+
+    packed = np.stack([quant.quantize(rng.standard_normal((n, k)).astype(np.float32), scheme) for _ in range(e)])
+    decoded = np.stack([gguf.quants.dequantize(slab, GGUF_TYPES[scheme]) for slab in packed]).astype(np.float64)
+    return packed, decoded
+
+
+@pytest.mark.parametrize("scheme", list(GGUF_TYPES))
+def test_dequant_grouped_matmul_and_moe_weights(scheme):
+    rng = np.random.default_rng(sorted(GGUF_TYPES).index(scheme))
+    e, n, k, m = 3, 12, 256, 11
+    packed, decoded = packed_experts(scheme, e, n, k, rng)
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    idx = np.array([2, 0, 2, -1, 2, 0, 3, 2, 0, 0, 2], np.int64)  # expert 1 gets no rows; -1 and 3 are out of range
+    g = GraphModule("q")
+    xv, wv, iv = g.input("x", (m, k)), g.input("w", packed.shape, "u8"), g.input("idx", (m,), "i64")
+    g.set_outputs([g.dequant_grouped_matmul(xv, wv, iv, scheme), g.dequant_moe_weights(wv, scheme)])
+    got, weights = g.compile()(x=x, w=packed, idx=idx)
+    want = np.zeros((m, n))
+    for row in range(m):
+        if 0 <= idx[row] < e:
+            want[row] = decoded[idx[row]] @ x[row].astype(np.float64)  # W_e [N, K] times the row
+    check_close(got, want, k)
+    assert weights.shape == (e, k, n)
+    for expert in range(e):
+        assert np.array_equal(weights[expert], decoded[expert].T.astype(np.float32))
+
+
+def test_dequant_grouped_matmul_byte_count_error():
+    g = GraphModule("q")
+    x, w, idx = g.input("x", (2, 64)), g.input("w", (2, 4, 35), "u8"), g.input("idx", (2,), "i64")
+    with pytest.raises(BuildError, match=r"scheme 'q4_0' needs 36 bytes per weight row for K = 64 \(2 blocks of 18 bytes\), but w has 35"):
+        g.dequant_grouped_matmul(x, w, idx, "q4_0")
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_grouped_matmul_column_blocks_on_any_thread_count(threads):
+    """N = 768 is three column blocks of 256 (the scf.forall the threads share, a plain loop with
+    one thread); 30 rows over 4 experts, one expert empty."""
+    rng = np.random.default_rng(threads)
+    m, k, n, e = 30, 40, 768, 4
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    w = rng.standard_normal((e, k, n)).astype(np.float32)
+    idx = rng.choice([0, 1, 3], m).astype(np.int64)
+    g = GraphModule("grouped")
+    xv, wv, iv = g.input("x", (m, k)), g.input("w", (e, k, n)), g.input("idx", (m,), "i64")
+    g.set_outputs(g.grouped_matmul(xv, wv, iv))
+    check_close(g.compile(threads=threads)(x=x, w=w, idx=idx), grouped_reference(x, w, idx), k)

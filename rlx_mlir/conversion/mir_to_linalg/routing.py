@@ -1,0 +1,372 @@
+"""Lowering of the mixture-of-experts ops: scatter-add, grouped (and quantised grouped) matmuls.
+
+`rlx.scatter_add` is an `scf.for` over the update rows (duplicates must add in order): row `u`
+adds into the destination row, `select`ed to zero when its index is out of range, in place (an
+extract_slice / generic / insert_slice of the same row, which bufferization updates in place).
+
+`rlx.grouped_matmul` and `rlx.dequant_grouped_matmul` bucket the rows by expert with a counting
+sort, so each expert's weight multiplies only its own rows:
+
+1. `scf.for` over the rows counts the rows of each expert; a loop over the experts gives each
+   expert `ceil(count / T)` tiles of `T` rows (its first tile and tile count), and a second loop
+   over the rows gives every row its slot (`tile * T + place`) and every slot its row (or -1:
+   the padding of an expert's last tile, and the rows of out-of-range experts, which get none);
+2. a gather generic puts the rows in slot order, `xs [tiles * T, K]` (padding slots zero);
+3. per expert, an `scf.forall` over blocks of `COLUMN_BLOCK` weight columns (threads share the
+   blocks out: one parallel region per expert, and rlx-tile-matmul leaves the kernels inside it
+   serial), then per tile of that expert: one static `[T, K] x [K, block]` `linalg.matmul` (which
+   `rlx-pack-matmul` turns into the GEMM kernel), written into `ys [tiles * T, N]`.  The tile
+   loop inside the block loop keeps one block of the expert's weight in cache while its tiles
+   pass, so each weight is read from memory once; with `T` the kernel's 8 rows, at most 7
+   padding rows per expert are computed.  The quantised form
+   multiplies a tile by its expert's packed slab with `rlx.dequant_matmul`'s lowering (blocks
+   decoded inside the product);
+4. a gather generic reads each row's result back from its slot (zeros for rows without one).
+
+The tile count is bounded statically (`ceil(M / T) + min(E, M) - 1`), so every tensor is static;
+the loops run over the experts' actual tiles only.
+
+`rlx.dequant_moe_weights` decodes every sub-block of every row with the decoders of
+`rlx.dequant_matmul` (`vector.transfer_write` into `[E, N, K]`), then transposes to `[E, K, N]`.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence, Union
+
+from mlir import ir
+from mlir.dialects import arith, linalg, scf, tensor, vector
+
+from ...dialects import rlx
+from ...dialects.rlx.quant import GGUF_SCHEMES
+from ...ir.shapes import shape_of
+from . import builders as lb
+from . import quant
+
+# Rows per GEMM tile: the GEMM kernel's register block (rlx-pack-matmul's MR); an expert's last
+# tile is padded to it.
+ROW_TILE = 8
+# Weight columns per pass over an expert's tiles: the kernel's cache block of B (rlx-tile-matmul's
+# NC), so the block stays in cache while the expert's tiles pass.
+COLUMN_BLOCK = 256
+
+Offset = Union[int, ir.Value]
+_DYNAMIC = ir.ShapedType.get_dynamic_size()
+
+
+def _index(value: Offset) -> ir.Value:
+    return lb.index_constant(value) if isinstance(value, int) else value
+
+
+def _slice(source: ir.Value, offsets: Sequence[Offset], sizes: Sequence[int], shape: Sequence[int] = None) -> ir.Value:
+    """`source[offsets : offsets + sizes]`, unit strides; `shape` drops unit dims (rank-reduced)."""
+    element = ir.RankedTensorType(source.type).element_type
+    result = ir.RankedTensorType.get(list(sizes if shape is None else shape), element)
+    dynamic = [o for o in offsets if isinstance(o, ir.Value)]
+    static = [_DYNAMIC if isinstance(o, ir.Value) else o for o in offsets]
+    return tensor.ExtractSliceOp(result, source, dynamic, [], [], static, list(sizes), [1] * len(sizes)).result
+
+
+def _insert(value: ir.Value, dest: ir.Value, offsets: Sequence[Offset], sizes: Sequence[int]) -> ir.Value:
+    dynamic = [o for o in offsets if isinstance(o, ir.Value)]
+    static = [_DYNAMIC if isinstance(o, ir.Value) else o for o in offsets]
+    return tensor.InsertSliceOp(value, dest, dynamic, [], [], static, list(sizes), [1] * len(sizes)).result
+
+
+def _element(t: ir.Value, *indices: Offset) -> ir.Value:
+    return tensor.ExtractOp(t, [_index(i) for i in indices]).result
+
+
+def _store(scalar: ir.Value, t: ir.Value, *indices: Offset) -> ir.Value:
+    return tensor.InsertOp(scalar, t, [_index(i) for i in indices]).result
+
+
+def _loop(lower: Offset, upper: Offset, carried: Sequence[ir.Value], body: Callable) -> list[ir.Value]:
+    """`scf.for i in [lower, upper)` carrying `carried`; `body(i, *carried)` returns the new values."""
+    loop = scf.ForOp(_index(lower), _index(upper), lb.index_constant(1), list(carried))
+    with ir.InsertionPoint(loop.body):
+        scf.YieldOp(list(body(loop.induction_variable, *loop.inner_iter_args)))
+    return list(loop.results)
+
+
+def _i64(value: int) -> ir.Value:
+    return arith.constant(lb.i64_type(), value)
+
+
+def _in_range(index: ir.Value, size: int) -> ir.Value:
+    """`0 <= index < size` for an i64 `index` (one unsigned compare)."""
+    return arith.cmpi(arith.CmpIPredicate.ult, index, _i64(size))
+
+
+def _product(shape: Sequence[int]) -> int:
+    count = 1
+    for size in shape:
+        count *= size
+    return count
+
+
+# --- rlx.scatter_add ------------------------------------------------------------------------
+
+
+def _lower_scatter_add(op) -> ir.Value:
+    f32 = lb.f32_type()
+    updates_shape, result_shape = shape_of(op.updates.type), shape_of(op.result.type)
+    rows, width, out_rows = updates_shape[0], _product(updates_shape[1:]), result_shape[0]
+    flat_type = ir.RankedTensorType.get([out_rows, width], f32)
+    start = lb.reshape(op.init, flat_type) if op.init is not None else lb.zeros([out_rows, width], f32)
+    if rows == 0 or width == 0:
+        return lb.reshape(start, op.result.type)
+    updates = lb.reshape(op.updates, ir.RankedTensorType.get([rows, width], f32))
+    identity = ir.AffineMap.get_identity(2)
+
+    def add_row(u: ir.Value, acc: ir.Value) -> list[ir.Value]:
+        index = _element(op.indices, u)
+        valid = _in_range(index, out_rows)
+        row = arith.index_cast(ir.IndexType.get(), arith.select(valid, index, _i64(0)))
+        zero = lb.f32_constant(0.0)
+        target = _slice(acc, [row, 0], [1, width])
+        added = lb.generic(
+            [_slice(updates, [u, 0], [1, width])], target, [identity, identity], [lb.PARALLEL] * 2,
+            lambda update, old: arith.addf(old, arith.select(valid, update, zero)),
+        )
+        return [_insert(added, acc, [row, 0], [1, width])]
+
+    (total,) = _loop(0, rows, [start], add_row)
+    return lb.reshape(total, op.result.type)
+
+
+# --- bucketing rows by expert -----------------------------------------------------------------
+
+
+class _Buckets:
+    """The counting sort of `rows` rows by expert (`expert_idx i64 [rows]`, `experts` experts)
+    into tiles of `tile` rows: per expert its first tile and tile count (index tensors `[E]`),
+    per row its slot (or -1), per slot its row (or -1)."""
+
+    def __init__(self, expert_idx: ir.Value, rows: int, experts: int, tile: int):
+        index = ir.IndexType.get()
+        self.rows, self.experts, self.tile = rows, experts, tile
+        self.tiles = -(-rows // tile) + min(experts, rows) - 1  # sum over experts of ceil(count / tile)
+        self.slots = self.tiles * tile
+        zero, one = lb.index_constant(0), lb.index_constant(1)
+
+        def expert_of(m: ir.Value) -> tuple[ir.Value, ir.Value]:
+            e = _element(expert_idx, m)
+            valid = _in_range(e, experts)
+            return valid, arith.index_cast(index, arith.select(valid, e, _i64(0)))
+
+        def count(m, counts):
+            valid, e = expert_of(m)
+            added = arith.addi(_element(counts, e), arith.select(valid, one, zero))
+            return [_store(added, counts, e)]
+
+        counts = _filled([experts], index, 0)
+        (counts,) = _loop(0, rows, [counts], count)
+
+        def place_expert(e, first, tiles, running):
+            n = arith.ceildivui(_element(counts, e), lb.index_constant(tile))
+            return [_store(running, first, e), _store(n, tiles, e), arith.addi(running, n)]
+
+        self.first_tile, self.tile_count, _ = _loop(
+            0, experts, [_filled([experts], index, 0), _filled([experts], index, 0), zero], place_expert
+        )
+
+        def place_row(m, row_slot, slot_row, filled):
+            valid, e = expert_of(m)
+            place = _element(filled, e)
+            slot = arith.addi(arith.muli(_element(self.first_tile, e), lb.index_constant(tile)), place)
+            minus_one = lb.index_constant(-1)
+            # An out-of-range expert's row takes no slot: it writes -1 over itself and slot_row[0]
+            # stays as it was (the store of slot_row[slot] goes to a slot the row owns, or is skipped).
+            row_slot = _store(arith.select(valid, slot, minus_one), row_slot, m)
+            kept = _element(slot_row, arith.select(valid, slot, zero))
+            slot_row = _store(arith.select(valid, m, kept), slot_row, arith.select(valid, slot, zero))
+            filled = _store(arith.addi(place, arith.select(valid, one, zero)), filled, e)
+            return [row_slot, slot_row, filled]
+
+        self.row_slot, self.slot_row, _ = _loop(
+            0, rows, [_filled([rows], index, -1), _filled([self.slots], index, -1), _filled([experts], index, 0)], place_row
+        )
+
+    def gather_rows(self, x: ir.Value, width: int, element: ir.Type) -> ir.Value:
+        """`x [rows, width]` in slot order, `[slots, width]`; padding slots are zero."""
+
+        def body(source_row, _):
+            k = lb.loop_index(1)
+            valid = arith.cmpi(arith.CmpIPredicate.sge, source_row, lb.index_constant(0))
+            row = arith.select(valid, source_row, lb.index_constant(0))
+            value = tensor.ExtractOp(x, [row, k]).result
+            return arith.select(valid, value, arith.constant(element, 0.0))
+
+        maps = [ir.AffineMap.get(2, 0, [ir.AffineDimExpr.get(0)]), ir.AffineMap.get_identity(2)]
+        return lb.generic([self.slot_row], lb.empty([self.slots, width], element), maps, [lb.PARALLEL] * 2, body)
+
+    def scatter_rows(self, ys: ir.Value, width: int) -> ir.Value:
+        """Each row's result read back from its slot of `ys [slots, width]`: `[rows, width]`,
+        zeros for rows without a slot."""
+        f32 = lb.f32_type()
+
+        def body(slot, _):
+            n = lb.loop_index(1)
+            valid = arith.cmpi(arith.CmpIPredicate.sge, slot, lb.index_constant(0))
+            value = tensor.ExtractOp(ys, [arith.select(valid, slot, lb.index_constant(0)), n]).result
+            return arith.select(valid, value, lb.f32_constant(0.0))
+
+        maps = [ir.AffineMap.get(2, 0, [ir.AffineDimExpr.get(0)]), ir.AffineMap.get_identity(2)]
+        return lb.generic([self.row_slot], lb.empty([self.rows, width], f32), maps, [lb.PARALLEL] * 2, body)
+
+    def over_tiles(self, e: ir.Value, carried: Sequence[ir.Value], body: Callable) -> list[ir.Value]:
+        """`scf.for` over the tiles of expert `e`; `body(first_slot, *carried)`."""
+        first = _element(self.first_tile, e)
+        last = arith.addi(first, _element(self.tile_count, e))
+        return _loop(first, last, carried, lambda t, *c: body(arith.muli(t, lb.index_constant(self.tile)), *c))
+
+
+def _filled(shape: Sequence[int], element: ir.Type, value: int) -> ir.Value:
+    return linalg.fill(arith.constant(element, value), outs=[lb.empty(shape, element)])
+
+
+def _row_tile(rows: int) -> int:
+    """Rows per tile: `ROW_TILE`, or the power of two at or above `rows` when there are fewer
+    (a decode step's one or two rows per expert are not padded to eight)."""
+    tile = 1
+    while tile < min(rows, ROW_TILE):
+        tile *= 2
+    return tile
+
+
+def _largest_divisor(extent: int, limit: int) -> int:
+    return max(d for d in range(1, min(extent, limit) + 1) if extent % d == 0)
+
+
+# --- rlx.grouped_matmul ---------------------------------------------------------------------
+
+
+def _lower_grouped_matmul(op) -> ir.Value:
+    f32 = lb.f32_type()
+    (rows, k), (experts, _, n) = shape_of(op.x.type), shape_of(op.weight.type)
+    if k == 0 or experts == 0:
+        return lb.zeros([rows, n], f32)
+    tile = _row_tile(rows)
+    buckets = _Buckets(op.expert_idx, rows, experts, tile)
+    xs = buckets.gather_rows(op.x, k, f32)
+    block = _largest_divisor(n, COLUMN_BLOCK)
+    slots = buckets.slots
+
+    # Per expert, an scf.forall over the column blocks (threads share them out: one parallel region
+    # per expert; each block's products are a disjoint [slots, block] slice of ys), then per tile of
+    # that expert one GEMM.  The expert's rows stay in cache while its blocks pass.
+    def expert_columns(e, ys):
+        blocks = scf.ForallOp([0], [n // block], [1], [ys])
+        with ir.InsertionPoint(blocks.body):
+            (b,), (shared,) = blocks.induction_variables, blocks.inner_iter_args
+            column = arith.muli(b, lb.index_constant(block))
+            # The block of the expert's weight copied contiguous once (its rows are N apart in the
+            # stack): the kernel then reads each K row of it from one place for every tile.
+            panel = linalg.copy(_slice(op.weight, [e, 0, column], [1, k, block], [k, block]), outs=[lb.empty([k, block], f32)])
+
+            def per_tile(slot, columns):
+                product = linalg.matmul(_slice(xs, [slot, 0], [tile, k]), panel, outs=[lb.zeros([tile, block], f32)])
+                return [_insert(product, columns, [slot, 0], [tile, block])]
+
+            (columns,) = buckets.over_tiles(e, [_slice(shared, [0, column], [slots, block])], per_tile)
+            terminator = scf.InParallelOp()
+            with ir.InsertionPoint(terminator.region.blocks[0]):
+                tensor.ParallelInsertSliceOp(columns, shared, [column], [], [], [0, _DYNAMIC], [slots, block], [1, 1])
+        return blocks.results[0]
+
+    def per_expert(e, ys):
+        # An expert without rows is skipped whole: its weight is not read (a decode step reads
+        # only the chosen experts').
+        has_rows = arith.cmpi(arith.CmpIPredicate.ugt, _element(buckets.tile_count, e), lb.index_constant(0))
+        branch = scf.IfOp(has_rows, [ys.type], has_else=True)
+        with ir.InsertionPoint(branch.else_block):
+            scf.YieldOp([ys])
+        with ir.InsertionPoint(branch.then_block):
+            scf.YieldOp([expert_columns(e, ys)])
+        return [branch.results[0]]
+
+    (ys,) = _loop(0, experts, [lb.empty([slots, n], f32)], per_expert)
+    return buckets.scatter_rows(ys, n)
+
+
+# --- quantised experts ----------------------------------------------------------------------
+
+
+class _DequantTile:
+    """The operands `quant._lower_dequant_matmul` reads: a tile of rows and one expert's slab."""
+
+    def __init__(self, x: ir.Value, w: ir.Value, scheme: str, result_type: ir.Type):
+        self.x, self.w, self.scheme = x, w, scheme
+        self.result = _Typed(result_type)
+
+
+class _Typed:
+    def __init__(self, type_: ir.Type):
+        self.type = type_
+
+
+def _lower_dequant_grouped_matmul(op) -> ir.Value:
+    f32 = lb.f32_type()
+    (rows, k), (experts, n, row_bytes) = shape_of(op.x.type), shape_of(op.w.type)
+    if k == 0 or experts == 0:
+        return lb.zeros([rows, n], f32)
+    tile = _row_tile(rows)
+    buckets = _Buckets(op.expert_idx, rows, experts, tile)
+    xs = buckets.gather_rows(op.x, k, f32)
+    product_type = ir.RankedTensorType.get([tile, n], f32)
+
+    def per_expert(e, ys):
+        slab = _slice(op.w, [e, 0, 0], [1, n, row_bytes], [n, row_bytes])
+
+        def per_tile(slot, ys):
+            rows_of_tile = _slice(xs, [slot, 0], [tile, k])
+            product = quant._lower_dequant_matmul(_DequantTile(rows_of_tile, slab, op.scheme, product_type))
+            return [_insert(product, ys, [slot, 0], [tile, n])]
+
+        return buckets.over_tiles(e, [ys], per_tile)
+
+    (ys,) = _loop(0, experts, [lb.empty([buckets.slots, n], f32)], per_expert)
+    return buckets.scatter_rows(ys, n)
+
+
+def _lower_dequant_moe_weights(op) -> ir.Value:
+    f32 = lb.f32_type()
+    scheme = GGUF_SCHEMES[op.scheme]
+    experts, n, row_bytes = shape_of(op.w.type)
+    blocks = row_bytes // scheme.block_bytes
+    k = blocks * scheme.block
+    subblocks, subblock_size = quant._SUBBLOCKS[scheme.name]
+    decode = quant._DECODERS[scheme.name]
+    lanes = quant._Lanes(subblock_size)
+    in_bounds = ir.ArrayAttr.get([ir.BoolAttr.get(True)])
+    last_dim = ir.AffineMapAttr.get(ir.AffineMap.get(3, 0, [ir.AffineDimExpr.get(2)]))
+
+    def per_expert(e, out):
+        slab = _slice(op.w, [e, 0, 0], [1, n, row_bytes], [n, row_bytes])
+
+        def per_row(row, out):
+            def per_block(b, out):
+                def per_subblock(s, out):
+                    weights = decode(quant._Block(slab, row, b, scheme.block_bytes), s, lanes)
+                    column = arith.addi(
+                        arith.muli(b, lb.index_constant(scheme.block)), arith.muli(s, lb.index_constant(subblock_size))
+                    )
+                    return [vector.TransferWriteOp(out.type, weights, out, [e, row, column], last_dim, in_bounds).result]
+
+                return _loop(0, subblocks, [out], per_subblock)
+
+            return _loop(0, blocks, [out], per_block)
+
+        return _loop(0, n, [out], per_row)
+
+    (decoded,) = _loop(0, experts, [lb.empty([experts, n, k], f32)], per_expert)
+    return linalg.transpose(decoded, outs=[lb.empty([experts, k, n], f32)], permutation=[0, 2, 1]).results[0]
+
+
+LOWERINGS: dict[type, Callable] = {
+    rlx.ScatterAddOp: _lower_scatter_add,
+    rlx.GroupedMatmulOp: _lower_grouped_matmul,
+    rlx.DequantGroupedMatmulOp: _lower_dequant_grouped_matmul,
+    rlx.DequantMoeWeightsOp: _lower_dequant_moe_weights,
+}

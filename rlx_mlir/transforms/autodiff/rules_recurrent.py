@@ -62,12 +62,13 @@ def _dequant_matmul(emit, op, cts):
     """dx = dy @ W with W [N, K] the decoded weight.  MIR decodes W only inside
     rlx.dequant_matmul, so W^T is formed as `dequant_matmul(I_K, w)` (K^2 N multiply-adds per
     call: fine for adapters and small layers, a closed-form kernel is future work).  The bytes
-    of `w` get no cotangent."""
+    of `w` and the scheme's side tensors (scales, zero points) get no cotangent."""
     (dy,) = cts
     x_shape = shape_of(op.x.type)
     k, n = x_shape[-1], shape_of(dy.type)[-1]
     identity = emit.array(np.eye(k, dtype=np.float32), element_of(op.x.type))
-    w_t = rlx.DequantMatmulOp(identity, op.w, scheme=op.scheme, loc=emit.loc, ip=emit.ip).result  # [K, N]
+    w_t = rlx.DequantMatmulOp(identity, op.w, list(op.side), scheme=op.scheme, global_scale=op.global_scale,
+                              loc=emit.loc, ip=emit.ip).result  # [K, N]
     rows = emit.reshape(dy, [int(np.prod(x_shape[:-1], dtype=np.int64)), n])
     return [(op.x, emit.reshape(emit.matmul(rows, emit.swap_last(w_t)), x_shape))]
 

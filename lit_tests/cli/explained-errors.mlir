@@ -28,6 +28,6 @@ func.func @wrong_attribute_kind(%a: tensor<4x8xf32>) -> tensor<8x4xf32> {
 
 func.func @wrong_attribute_kind_string(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
   // expected-error @+1 {{'rlx.cumsum' op attribute 'axis' must be a 64-bit integer attribute, but got "last"}}
-  %0 = "rlx.cumsum"(%x) {axis = "last"} : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %0 = "rlx.cumsum"(%x) {axis = "last", exclusive = false} : (tensor<2x8xf32>) -> tensor<2x8xf32>
   return %0 : tensor<2x8xf32>
 }

@@ -141,26 +141,32 @@ def run_rlx(path: str, threads: int, prompt: list[int], steps: int, runs: int) -
     return _summary(results, prepare_s=compile_s, first_logits=first_logits)
 
 
+def _last_logits(llm) -> np.ndarray:
+    """The logits of the last token `llm.eval` ran. llama-cpp-python fills `llm.scores` only with
+    `logits_all=True` (which computes every position's); the context holds the last one."""
+    return np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(llm.n_vocab(),))
+
+
 def run_llama_cpp(path: str, threads: int, prompt: list[int], steps: int, runs: int) -> dict:
     import llama_cpp
 
     llm, load_s = _timed(lambda: llama_cpp.Llama(model_path=path, n_ctx=len(prompt) + steps + 8, n_batch=512,
                                                  n_threads=threads, n_threads_batch=threads, verbose=False))
     llm.eval(prompt)
-    first_logits = np.array(llm.scores[llm.n_tokens - 1])
+    first_logits = _last_logits(llm).copy()
     results = []
     for _ in range(runs):
         llm.reset()
 
         def first():
             llm.eval(prompt)
-            return int(np.argmax(llm.scores[llm.n_tokens - 1]))
+            return int(np.argmax(_last_logits(llm)))
 
         token, ttft = _timed(first)
         tokens, start = [token], time.perf_counter()
         for _ in range(steps):
             llm.eval([token])
-            token = int(np.argmax(llm.scores[llm.n_tokens - 1]))
+            token = int(np.argmax(_last_logits(llm)))
             tokens.append(token)
         results.append((ttft, steps / (time.perf_counter() - start), tokens))
     return _summary(results, prepare_s=load_s, first_logits=first_logits)

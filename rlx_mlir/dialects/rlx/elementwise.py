@@ -35,6 +35,12 @@ def broadcast_all(*types: ir.Type) -> tuple[int, ...]:
     return shape
 
 
+def broadcast_binary_type(lhs: ir.Type, rhs: ir.Type) -> ir.Type:
+    """The result of an elementwise binary: both operands' element type, their NumPy broadcast shape."""
+    element = same_element_type(lhs, rhs)
+    return ir.RankedTensorType.get(broadcast_all(lhs, rhs), element)
+
+
 class _Binary(Rlx.Operation, traits=[Pure, Elementwise]):
     lhs = operand(FloatTensor, "first operand")
     rhs = operand(FloatTensor, "second operand")
@@ -42,8 +48,7 @@ class _Binary(Rlx.Operation, traits=[Pure, Elementwise]):
 
     @classmethod
     def infer_result_type(cls, lhs: ir.Type, rhs: ir.Type) -> ir.Type:
-        element = same_element_type(lhs, rhs)
-        return ir.RankedTensorType.get(broadcast_all(lhs, rhs), element)
+        return broadcast_binary_type(lhs, rhs)
 
 
 def _binary(class_name: str, op_name: str, formula: str) -> type:
@@ -135,8 +140,7 @@ class _Bitwise(Rlx.Operation, traits=[Pure, Elementwise]):
 
     @classmethod
     def infer_result_type(cls, lhs: ir.Type, rhs: ir.Type) -> ir.Type:
-        element = same_element_type(lhs, rhs)
-        return ir.RankedTensorType.get(broadcast_all(lhs, rhs), element)
+        return broadcast_binary_type(lhs, rhs)
 
 
 def _bitwise(class_name: str, op_name: str, formula: str) -> type:

@@ -39,19 +39,13 @@ from ...ir.walk import collect_ops
 from ...passmanager.base import RlxPass, option
 from ...targets.cpu import MAX_THREADS
 from .pack_matmul import matmul_operands
+from .tile_matmul import divisor_at_most
 from .transform_script import apply_script
 
 LANES = 16  # f32 lanes of one AVX-512 vector: N must be a multiple
 COLUMN_BLOCK_BYTES = 16 * 1024  # C's block (M rows) stays in L1 while B's rows stream past it
 ROWS_PER_PASS = 4  # R: rows of B read side by side per pass over a block
 TILE_VECTORS = 64  # M × V / LANES: vector registers of C and products per tile (bound)
-
-
-def _divisor_at_most(extent: int, limit: int) -> int:
-    for size in range(max(1, min(extent, limit)), 0, -1):
-        if extent % size == 0:
-            return size
-    return 1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,16 +62,16 @@ class GemvPlan:
         vectors = self.n // LANES
         if self.threads <= 1:
             return self.n
-        return LANES * _divisor_at_most(vectors, -(-vectors // self.threads))
+        return LANES * divisor_at_most(vectors, -(-vectors // self.threads))
 
     def block(self) -> int:
-        return LANES * _divisor_at_most(self.chunk() // LANES, COLUMN_BLOCK_BYTES // (4 * LANES * self.m))
+        return LANES * divisor_at_most(self.chunk() // LANES, COLUMN_BLOCK_BYTES // (4 * LANES * self.m))
 
     def rows(self) -> int:
-        return _divisor_at_most(self.k, ROWS_PER_PASS)
+        return divisor_at_most(self.k, ROWS_PER_PASS)
 
     def width(self) -> int:
-        return LANES * _divisor_at_most(self.block() // LANES, max(1, TILE_VECTORS // (4 * self.m)))
+        return LANES * divisor_at_most(self.block() // LANES, max(1, TILE_VECTORS // (4 * self.m)))
 
 
 def _script(index: int, plan: GemvPlan) -> list[str]:

@@ -37,7 +37,7 @@ from .transform_script import apply_script
 CACHE_BLOCKS = (32, 8, 1024)  # MC/MR, NC/NR, KC: 256 rows, 256 columns, 1024 of K
 
 
-def _divisor_at_most(extent: int, limit: int) -> int:
+def divisor_at_most(extent: int, limit: int) -> int:
     """The largest divisor of `extent` that is ≤ `limit` (at least 1)."""
     for size in range(max(1, min(extent, limit)), 0, -1):
         if extent % size == 0:
@@ -60,9 +60,9 @@ class KernelPlan:
         if self.threads <= 1:
             return None
         if self.panels_n >= self.threads:
-            return 1, _divisor_at_most(self.panels_n, self.panels_n // self.threads)
+            return 1, divisor_at_most(self.panels_n, self.panels_n // self.threads)
         if self.blocks_m >= self.threads:
-            return 0, _divisor_at_most(self.blocks_m, self.blocks_m // self.threads)
+            return 0, divisor_at_most(self.blocks_m, self.blocks_m // self.threads)
         return None
 
     def cache_tiles(self) -> list[int]:
@@ -70,9 +70,9 @@ class KernelPlan:
         extents = [self.blocks_m, self.panels_n]
         if split is not None:
             extents[split[0]] = split[1]
-        mc = _divisor_at_most(extents[0], CACHE_BLOCKS[0])
-        nc = _divisor_at_most(extents[1], CACHE_BLOCKS[1])
-        kc = KR * _divisor_at_most(self.depth // KR, CACHE_BLOCKS[2] // KR)
+        mc = divisor_at_most(extents[0], CACHE_BLOCKS[0])
+        nc = divisor_at_most(extents[1], CACHE_BLOCKS[1])
+        kc = KR * divisor_at_most(self.depth // KR, CACHE_BLOCKS[2] // KR)
         return [mc, nc, kc, 0, 0]
 
 

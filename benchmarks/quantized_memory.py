@@ -1,6 +1,6 @@
 """Peak RSS of a Llama run on packed Q4_K / Q8_0 weights versus the same model in float32.
 
-One GGUF file (a mid-size random Llama, every projection and the LM head quantised) is written
+One GGUF file (a mid-size random Llama, every projection, the LM head and the embedding quantised) is written
 first; then each variant runs in a fresh process: `load_gguf(path, keep_quantized=True)` (the
 projections stay packed, `rlx.dequant_matmul`) or `load_gguf(path)` (decoded to float32), a
 prefill and a few greedy decode steps, and reports the process's peak RSS (ru_maxrss; it
@@ -44,7 +44,7 @@ def write_model(path: str, scheme: str, size: str) -> None:
         w = (rng.standard_normal((out, inp)) / np.sqrt(inp)).astype(np.float32)
         writer.add_tensor(name, quant.quantize(w, scheme), raw_dtype=gguf.GGMLQuantizationType[scheme.upper()])
 
-    writer.add_tensor("token_embd.weight", rng.standard_normal((vocab, hidden)).astype(np.float32))
+    packed("token_embd.weight", vocab, hidden)  # as GGUF files store it: looked up packed (rlx.dequant_gather)
     for i in range(layers):
         for norm in ("attn_norm", "ffn_norm"):
             writer.add_tensor(f"blk.{i}.{norm}.weight", np.ones(hidden, np.float32))

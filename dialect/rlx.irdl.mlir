@@ -470,6 +470,15 @@ module {
       irdl.attributes {"scheme" = %3}
       irdl.results(result: %4)
     }
+    irdl.operation @dequant_gather {
+      %0 = irdl.base "!builtin.tensor" 
+      %1 = irdl.base "!builtin.tensor" 
+      %2 = irdl.base "#builtin.string" 
+      %3 = irdl.base "!builtin.tensor" 
+      irdl.operands(table: %0, indices: %1)
+      irdl.attributes {"scheme" = %2}
+      irdl.results(result: %3)
+    }
     irdl.operation @selective_scan {
       %0 = irdl.base "!builtin.tensor" 
       %1 = irdl.base "!builtin.tensor" 

@@ -461,7 +461,7 @@ def test_readme_example_runs(tmp_path, monkeypatch):
 # ----------------------------------------------------------------------------- packed (keep_quantized)
 
 # Q8_0 and Q4_K projections, a Q6_K LM head, one float projection (blk.1.attn_output stays F32) and a
-# quantised embedding (a gather: decoded at load).
+# Q8_0 embedding (kept packed: rlx.dequant_gather decodes the rows it picks).
 PACKED_TYPES = (_mixed_types(WIDE, {"attn_q": "q4_k", "attn_k": "q8_0", "attn_v": "q4_k", "ffn_gate": "q8_0",
                                     "ffn_up": "q4_k", "ffn_down": "q8_0"})
                 | {"blk.0.attn_output.weight": "q4_k", "output.weight": "q6_k", "token_embd.weight": "q8_0"})
@@ -485,16 +485,16 @@ def test_gguf_keep_quantized_runs_like_the_dequantised_f32_model(tmp_path):
     config, weights = load_gguf(path, keep_quantized=True)
     expected = {f"layers.{i}.{role}": scheme for i in range(WIDE.layers)
                 for role, scheme in (("q", "q4_k"), ("k", "q8_0"), ("v", "q4_k"), ("gate", "q8_0"), ("up", "q4_k"),
-                                     ("down", "q8_0"))} | {"layers.0.o": "q4_k", "lm_head": "q6_k"}
+                                     ("down", "q8_0"))} | {"layers.0.o": "q4_k", "lm_head": "q6_k", "embed": "q8_0"}
     assert dict(config.quant) == expected
     dense_config, dense_weights = load_gguf(path)
     assert dataclasses.replace(config, quant=None) == dense_config == WIDE
     checkpoint = read_gguf(path)
     for name, scheme in expected.items():  # the file's bytes (rows un-permuted), no transpose
         np.testing.assert_array_equal(weights[name], checkpoint.tensors[name].data)
-        assert weights[name].dtype == np.uint8 and weights[name].shape == (
-            dense_weights[name].shape[1], quant.row_bytes(scheme, dense_weights[name].shape[0]))
-    assert weights["layers.1.o"].dtype == np.float32 and weights["embed"].dtype == np.float32
+        rows, k = dense_weights[name].shape if name == "embed" else dense_weights[name].shape[::-1]
+        assert weights[name].dtype == np.uint8 and weights[name].shape == (rows, quant.row_bytes(scheme, k))
+    assert weights["layers.1.o"].dtype == np.float32
 
     model = CachedLlama(config, weights, capacity=32)
     assert_same_model(model, CachedLlama(dense_config, dense_weights, capacity=32))
@@ -539,7 +539,7 @@ def test_hf_quantize_keep_quantized_runs_packed(tmp_path):
 
 
 def test_gguf_keep_quantized_tied_lm_head_stays_packed(tmp_path):
-    """A Q8_0 embedding without `output`: the gather gets it decoded, the LM head its bytes."""
+    """A Q8_0 embedding without `output`: the lookup and the LM head take the same bytes."""
     path = tmp_path / "tied.gguf"
     types = (_mixed_types(SMALL, {n: "q8_0" for n, role in _GGUF_ROLES.items() if role in PROJECTIONS})
              | {"token_embd.weight": "q8_0"})
@@ -547,10 +547,9 @@ def test_gguf_keep_quantized_tied_lm_head_stays_packed(tmp_path):
     config, weights = load_gguf(path, keep_quantized=True)
     dense_config, dense = load_gguf(path)
     assert dict(config.quant) == dict.fromkeys(
-        [f"layers.{i}.{role}" for i in range(SMALL.layers) for role in PROJECTIONS] + ["lm_head"], "q8_0")
+        [f"layers.{i}.{role}" for i in range(SMALL.layers) for role in PROJECTIONS] + ["lm_head", "embed"], "q8_0")
     np.testing.assert_array_equal(weights["lm_head"], read_gguf(path).tensors["embed"].data)
-    np.testing.assert_array_equal(weights["embed"], dense["embed"])
-    assert weights["embed"].dtype == np.float32
+    assert weights["embed"].dtype == np.uint8 and np.shares_memory(weights["embed"], weights["lm_head"])
     assert_same_model(CachedLlama(config, weights, capacity=16), CachedLlama(dense_config, dense, capacity=16))
 
 
@@ -567,8 +566,9 @@ def test_keep_quantized_options_are_checked(tmp_path):
 
 
 @pytest.mark.parametrize("quant_spec, message", [
-    ({"layers.0.ln1": "q8_0"}, r"quant names 'layers\.0\.ln1', which is not a projection of this model"),
-    ({"embed": "q8_0"}, r"quant names 'embed', which is not a projection"),
+    ({"layers.0.ln1": "q8_0"}, r"quant names 'layers\.0\.ln1', which is not a projection or the embedding"),
+    ({"norm": "q8_0"}, r"quant names 'norm', which is not a projection or the embedding"),
+    ({"embed": "q4_k"}, r"quant: 'embed' has 64 inputs, not a multiple of the 256-weight blocks of q4_k"),
     ({"layers.0.q": "q8_k"}, r"quant: 'layers\.0\.q' has scheme 'q8_k'; rlx\.dequant_matmul decodes q4_0, q8_0"),
     ("q4_k", r"quant: 'layers\.0\.q' has 64 inputs, not a multiple of the 256-weight blocks of q4_k"),
     (3, r"quant must be None, a scheme name or a mapping of weight name to scheme, got 3"),

@@ -328,3 +328,24 @@ def test_rows_of_the_weight_split_between_threads(m):
     out = rlx_mlir.compile(text, entry="f", threads=2)(x, w)
     expected, bound = reference(x, w, "q4_k")
     np.testing.assert_array_less(np.abs(out - expected), bound)
+
+
+@pytest.mark.parametrize("scheme", sorted(GGUF_TYPES))
+def test_dequant_gather_decodes_the_picked_rows_like_gguf(scheme):
+    """`rlx.dequant_gather` = `gguf`'s decode of the table, rows picked as `numpy.take(mode="clip")`."""
+    rng = np.random.default_rng([7, *scheme.encode()])
+    table = random_blocks(scheme, 9, 512, rng)
+    indices = np.array([[3, 0, 8], [-4, 12, 3]], dtype=np.int64)  # repeats and out-of-range rows
+    g = GraphModule("lookup")
+    t, i = g.param("table", table.shape, "u8"), g.input("indices", indices.shape, "i64")
+    g.set_outputs(g.dequant_gather(t, i, scheme))
+    got = g.compile()(table=table, indices=indices)
+    expected = np.take(gguf.quants.dequantize(table, GGUF_TYPES[scheme]), indices, axis=0, mode="clip")
+    assert got.dtype == np.float32 and got.shape == (2, 3, 512)
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_dequant_gather_rejects_a_partial_block():
+    g = GraphModule("lookup")
+    with pytest.raises(BuildError, match=r"scheme 'q8_0' packs blocks of 34 bytes, but a row of table has 35 bytes"):
+        g.dequant_gather(g.param("table", (4, 35), "u8"), g.input("i", (2,), "i64"), "q8_0")

@@ -62,3 +62,35 @@ func.func @noscheme(%x: tensor<3x64xf32>, %w: tensor<5x36xui8>) -> tensor<3x5xf3
   %0 = "rlx.dequant_matmul"(%x, %w) : (tensor<3x64xf32>, tensor<5x36xui8>) -> tensor<3x5xf32>
   return %0 : tensor<3x5xf32>
 }
+
+// -----
+
+func.func @gather_rank(%t: tensor<340xui8>, %i: tensor<2xi64>) -> tensor<2x320xf32> {
+  // expected-error @+1 {{'rlx.dequant_gather' op requires table of rank 2, [rows, bytes per row], got [340]}}
+  %0 = "rlx.dequant_gather"(%t, %i) {scheme = "q8_0"} : (tensor<340xui8>, tensor<2xi64>) -> tensor<2x320xf32>
+  return %0 : tensor<2x320xf32>
+}
+
+// -----
+
+func.func @gather_bytes(%t: tensor<4x35xui8>, %i: tensor<2xi64>) -> tensor<2x32xf32> {
+  // expected-error @+1 {{'rlx.dequant_gather' op scheme 'q8_0' packs blocks of 34 bytes, but a row of table has 35 bytes, not a whole number of blocks}}
+  %0 = "rlx.dequant_gather"(%t, %i) {scheme = "q8_0"} : (tensor<4x35xui8>, tensor<2xi64>) -> tensor<2x32xf32>
+  return %0 : tensor<2x32xf32>
+}
+
+// -----
+
+func.func @gather_indices(%t: tensor<4x34xui8>, %i: tensor<2xf32>) -> tensor<2x32xf32> {
+  // expected-error @+1 {{'rlx.dequant_gather' op operand 'indices' must be a ranked tensor of i32 or i64, but got tensor<2xf32>}}
+  %0 = "rlx.dequant_gather"(%t, %i) {scheme = "q8_0"} : (tensor<4x34xui8>, tensor<2xf32>) -> tensor<2x32xf32>
+  return %0 : tensor<2x32xf32>
+}
+
+// -----
+
+func.func @gather_result(%t: tensor<4x34xui8>, %i: tensor<2x3xi64>) -> tensor<6x32xf32> {
+  // expected-error @+1 {{'rlx.dequant_gather' op result type tensor<6x32xf32> does not match the inferred type tensor<2x3x32xf32>}}
+  %0 = "rlx.dequant_gather"(%t, %i) {scheme = "q8_0"} : (tensor<4x34xui8>, tensor<2x3xi64>) -> tensor<6x32xf32>
+  return %0 : tensor<6x32xf32>
+}

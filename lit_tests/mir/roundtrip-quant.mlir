@@ -20,3 +20,10 @@ func.func @casts(%b: tensor<4xui8>) -> tensor<4xi8> {
   %1 = "rlx.cast"(%0) : (tensor<4xf32>) -> tensor<4xi8>
   return %1 : tensor<4xi8>
 }
+
+// CHECK-LABEL: func.func @gather
+// CHECK: "rlx.dequant_gather"(%{{.*}}, %{{.*}}) {scheme = "q6_k"} : (tensor<97x210xui8>, tensor<1x7xi64>) -> tensor<1x7x256xf32>
+func.func @gather(%t: tensor<97x210xui8>, %i: tensor<1x7xi64>) -> tensor<1x7x256xf32> {
+  %0 = "rlx.dequant_gather"(%t, %i) {scheme = "q6_k"} : (tensor<97x210xui8>, tensor<1x7xi64>) -> tensor<1x7x256xf32>
+  return %0 : tensor<1x7x256xf32>
+}

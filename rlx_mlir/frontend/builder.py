@@ -574,6 +574,11 @@ class GraphModule:
         """`rlx.dequant_grouped_matmul`: `grouped_matmul` over E packed GGUF slabs `u8 [E, N, bytes]`."""
         return self._emit(rlx.DequantGroupedMatmulOp, [x, w, expert_idx], {"scheme": scheme}, out_shape)
 
+    def dequant_gather(self, table, indices, scheme, *, out_shape=None) -> Tensor:
+        """`rlx.dequant_gather`: rows `indices` of a packed GGUF table `u8 [V, bytes]`, decoded to f32
+        `indices.shape + [K]` (a quantised embedding lookup; indices clamped to `[0, V)`)."""
+        return self._emit(rlx.DequantGatherOp, [table, indices], {"scheme": scheme}, out_shape)
+
     def dequant_moe_weights(self, w, scheme, *, out_shape=None) -> Tensor:
         """`rlx.dequant_moe_weights`: packed experts `u8 [E, N, bytes]` decoded to f32 `[E, K, N]`."""
         return self._emit(rlx.DequantMoeWeightsOp, [w], {"scheme": scheme}, out_shape)

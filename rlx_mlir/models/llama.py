@@ -20,7 +20,10 @@ weight is a `u8` parameter `[out, row_bytes]`: the packed bytes of `W [out, in]`
 exactly as GGUF stores them (`rlx_mlir.quant.quantize(w.T, scheme)` of a builder
 weight `w [in, out]`), and its projection is `rlx.dequant_matmul`, which decodes
 the blocks inside the contraction (the float32 weight is never built).  The
-embedding and the norms stay float32.
+mapping may also name `"embed"`: the table is then `u8 [vocab, row_bytes]`
+(`quantize(embed, scheme)`, rows as they are) and the lookup `rlx.dequant_gather`
+decodes only the picked rows (a GGUF file's `token_embd` is stored this way).
+The norms stay float32.
 
     config = LlamaConfig(quant="q8_0")
     weights = random_weights(config)        # projections packed (uint8), the rest float32
@@ -92,20 +95,31 @@ def quant_schemes(c: LlamaConfig) -> dict[str, str]:
         except (TypeError, ValueError):
             raise ValueError(f"quant must be None, a scheme name or a mapping of weight name to scheme, "
                              f"got {c.quant!r}") from None
-    projections = set(projection_names(c))
+    quantisable = set(projection_names(c)) | {"embed"}
     shapes = weight_shapes(c)
     for name, scheme in schemes.items():
-        if name not in projections:
-            raise ValueError(f"quant names '{name}', which is not a projection of this model "
-                             "(layers.{i}.q/k/v/o/gate/up/down or lm_head)")
+        if name not in quantisable:
+            raise ValueError(f"quant names '{name}', which is not a projection or the embedding of this model "
+                             "(layers.{i}.q/k/v/o/gate/up/down, lm_head or embed)")
         if scheme not in DEQUANT_SCHEMES:
             raise ValueError(f"quant: '{name}' has scheme {scheme!r}; rlx.dequant_matmul decodes "
                              f"{', '.join(DEQUANT_SCHEMES)}")
-        k, block = shapes[name][0], DEQUANT_SCHEMES[scheme].block
+        k, block = packed_matrix_shape(name, shapes[name])[1], DEQUANT_SCHEMES[scheme].block
         if k % block:
             raise ValueError(f"quant: '{name}' has {k} inputs, not a multiple of the {block}-weight blocks "
                              f"of {scheme}")
     return schemes
+
+
+def packed_matrix_shape(name: str, shape: tuple[int, ...]) -> tuple[int, int]:
+    """`(rows, K)` of the matrix a quantised weight packs, row by row: `W [out, in]` of a projection
+    (the transpose of the builder's `[in, out]`), the embedding table `[vocab, hidden]` as it is."""
+    return tuple(shape) if name == "embed" else tuple(shape[::-1])
+
+
+def to_packed_matrix(name: str, w: np.ndarray) -> np.ndarray:
+    """The matrix of `packed_matrix_shape` from a builder weight."""
+    return w if name == "embed" else w.T
 
 
 def rope_tables(seq: int, head_dim: int, theta: float) -> tuple[np.ndarray, np.ndarray]:
@@ -141,8 +155,8 @@ def param_types(c: LlamaConfig) -> dict[str, tuple[tuple[int, ...], str]]:
     types = {}
     for name, shape in weight_shapes(c).items():
         if name in schemes:
-            k, n = shape
-            types[name] = ((n, DEQUANT_SCHEMES[schemes[name]].row_bytes(k)), "u8")
+            rows, k = packed_matrix_shape(name, shape)
+            types[name] = ((rows, DEQUANT_SCHEMES[schemes[name]].row_bytes(k)), "u8")
         else:
             types[name] = (shape, "f32")
     return types
@@ -152,8 +166,11 @@ def dequantize_weights(c: LlamaConfig, weights: Mapping[str, np.ndarray]) -> dic
     """The float32 weights (`[in, out]`) of the f32 model that computes what `c`'s quantised one does."""
     schemes = quant_schemes(c)
     shapes = weight_shapes(c)
-    return {name: quantisers.dequantize(w, schemes[name], shapes[name][::-1]).T.copy() if name in schemes
-            else np.asarray(w, np.float32) for name, w in weights.items()}
+    def decoded(name: str, w: np.ndarray) -> np.ndarray:
+        matrix = quantisers.dequantize(w, schemes[name], packed_matrix_shape(name, shapes[name]))
+        return np.ascontiguousarray(to_packed_matrix(name, matrix))
+
+    return {name: decoded(name, w) if name in schemes else np.asarray(w, np.float32) for name, w in weights.items()}
 
 
 def random_weights(c: LlamaConfig, seed: int = 0) -> dict[str, np.ndarray]:
@@ -167,7 +184,7 @@ def random_weights(c: LlamaConfig, seed: int = 0) -> dict[str, np.ndarray]:
         else:
             weights[name] = (rng.standard_normal(shape) / np.sqrt(shape[0])).astype(np.float32)
     for name, scheme in quant_schemes(c).items():
-        weights[name] = quantisers.quantize(weights[name].T, scheme)
+        weights[name] = quantisers.quantize(to_packed_matrix(name, weights[name]), scheme)
     return weights
 
 
@@ -183,6 +200,11 @@ def swiglu(g: GraphModule, x: Tensor, params: Mapping[str, Tensor], schemes: Map
     up = project(g, x, params[p + "up"], schemes.get(p + "up"))
     gate = project(g, x, params[p + "gate"], schemes.get(p + "gate"))
     return project(g, up * g.op(rlx.SiluOp, gate), params[p + "down"], schemes.get(p + "down"))
+
+
+def embed(g: GraphModule, table: Tensor, tokens: Tensor, scheme: str | None) -> Tensor:
+    """The token embedding: `rlx.gather` of the f32 table or, with a scheme, `rlx.dequant_gather` of the packed one."""
+    return g.op(rlx.GatherOp, table, tokens, axis=0) if scheme is None else g.dequant_gather(table, tokens, scheme)
 
 
 def lm_head(g: GraphModule, x: Tensor, w: Tensor, scheme: str | None) -> Tensor:
@@ -219,7 +241,7 @@ def build_llama(c: LlamaConfig, name: str = "llama", *, dynamic: bool = False) -
     else:
         cos, sin = (g.constant(t) for t in rope_tables(c.seq, c.head_dim, c.rope_theta))
     zeros = g.constant(np.zeros(c.hidden, np.float32))  # RLX norms carry a beta
-    x = g.named("embed", lambda: g.op(rlx.GatherOp, params["embed"], tokens, axis=0))
+    x = g.named("embed", lambda: embed(g, params["embed"], tokens, schemes.get("embed")))
     for i in range(c.layers):
         p = f"layers.{i}."
         if any(p + w in schemes for w in LAYER_PROJECTIONS):
@@ -244,7 +266,9 @@ __all__ = [
     "Tensor",
     "build_llama",
     "dequantize_weights",
+    "embed",
     "lm_head",
+    "packed_matrix_shape",
     "param_types",
     "project",
     "projection_names",
@@ -252,5 +276,6 @@ __all__ = [
     "random_weights",
     "rope_tables",
     "swiglu",
+    "to_packed_matrix",
     "weight_shapes",
 ]

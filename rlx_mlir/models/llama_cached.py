@@ -31,7 +31,7 @@ from mlir.dialects import func
 from ..dialects import rlx
 from ..frontend.builder import GraphModule
 from ..ir.attrs import TIED_ATTR
-from .llama import LlamaConfig, lm_head, param_types, project, quant_schemes, rope_tables, swiglu
+from .llama import LlamaConfig, embed, lm_head, param_types, project, quant_schemes, rope_tables, swiglu
 
 
 def cache_names(c: LlamaConfig) -> list[str]:
@@ -59,7 +59,7 @@ def build_llama_step(c: LlamaConfig, seq: int | str, capacity: int, name: str = 
     schemes = quant_schemes(c)
     cos, sin = (g.constant(t) for t in rope_tables(capacity, c.head_dim, c.rope_theta))
     zeros = g.constant(np.zeros(c.hidden, np.float32))  # RLX norms carry a beta
-    x = g.named("embed", lambda: g.op(rlx.GatherOp, params["embed"], tokens, axis=0))
+    x = g.named("embed", lambda: embed(g, params["embed"], tokens, schemes.get("embed")))
     updated = []
     for i in range(c.layers):
         p = f"layers.{i}."

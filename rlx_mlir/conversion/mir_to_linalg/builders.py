@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from mlir import ir
-from mlir.dialects import arith, linalg, tensor
+from mlir.dialects import arith, linalg, scf, tensor
 
 PARALLEL = "parallel"
 REDUCTION = "reduction"
@@ -114,6 +114,16 @@ def elementwise(
     return generic(
         inputs, init, maps, [PARALLEL] * len(out_shape), lambda *args: body(*args[:-1])
     )
+
+
+def for_loop(lower, upper, carried: Sequence[ir.Value], body: Callable) -> list[ir.Value]:
+    """`scf.for i in [lower, upper)` carrying `carried` (bounds: ints or index values);
+    `body(i, *carried)` returns the new carried values."""
+    bounds = [index_constant(b) if isinstance(b, int) else b for b in (lower, upper)]
+    loop = scf.ForOp(*bounds, index_constant(1), list(carried))
+    with ir.InsertionPoint(loop.body):
+        scf.YieldOp(list(body(loop.induction_variable, *loop.inner_iter_args)))
+    return list(loop.results)
 
 
 def reshape(value: ir.Value, result_type: ir.Type) -> ir.Value:

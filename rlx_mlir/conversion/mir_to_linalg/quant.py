@@ -489,6 +489,52 @@ def _lower_dequant_matmul(op) -> ir.Value:
     return lb.reshape(product, op.result.type)
 
 
+def write_decoded_row(scheme_name: str, table: ir.Value, row: ir.Value, out: ir.Value, position: list) -> ir.Value:
+    """`out` with row `row` of the packed 2-D `table` decoded into it: weight `k` of the row at
+    `out[*position, k]` (one `vector.transfer_write` per sub-block).  `position` holds index values."""
+    scheme = GGUF_SCHEMES[scheme_name]
+    subblocks, per_subblock = _SUBBLOCKS[scheme_name]
+    lanes = _Lanes(per_subblock)
+    rank = len(position) + 1
+    last_dim = ir.AffineMapAttr.get(ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(rank - 1)]))
+    in_bounds = ir.ArrayAttr.get([ir.BoolAttr.get(True)])
+
+    def write(out: ir.Value, weights: ir.Value, b: ir.Value, s) -> ir.Value:
+        column = _idx(_mul(b, scheme.block), _mul(s, per_subblock) if isinstance(s, ir.Value) else s * per_subblock)
+        return vector.TransferWriteOp(out.type, weights, out, [*position, column], last_dim, in_bounds).result
+
+    def per_block(b: ir.Value, out: ir.Value) -> list:
+        block = _Block(table, row, b, scheme.block_bytes)
+        if scheme_name in _BLOCK_DECODERS:
+            for s, weights in enumerate(_BLOCK_DECODERS[scheme_name](block, lanes)):
+                out = write(out, weights, b, s)
+            return [out]
+        return lb.for_loop(0, subblocks, [out], lambda s, out: [write(out, _DECODERS[scheme_name](block, s, lanes), b, s)])
+
+    blocks = shape_of(table.type)[1] // scheme.block_bytes
+    return lb.for_loop(0, blocks, [out], per_block)[0]
+
+
+def _lower_dequant_gather(op) -> ir.Value:
+    """A loop over the picked rows (indices flattened), each clamped and decoded into its row of the result."""
+    rows, _ = shape_of(op.table.type)
+    indices_shape = shape_of(op.indices.type)
+    count = int(np.prod(indices_shape, dtype=np.int64))
+    k = shape_of(op.result.type)[-1]
+    f32 = ir.F32Type.get()
+    index_type = ir.IndexType.get()
+    flat = lb.reshape(op.indices, ir.RankedTensorType.get([count], ir.RankedTensorType(op.indices.type).element_type))
+
+    def per_index(t: ir.Value, out: ir.Value) -> list:
+        row = arith.index_cast(index_type, tensor.extract(flat, [t]))
+        row = arith.minsi(arith.maxsi(row, lb.index_constant(0)), lb.index_constant(rows - 1))
+        return [write_decoded_row(op.scheme, op.table, row, out, [t])]
+
+    (decoded,) = lb.for_loop(0, count, [lb.empty([count, k], f32)], per_index)
+    return lb.reshape(decoded, op.result.type)
+
+
 LOWERINGS: dict[type, Callable] = {
     rlx.DequantMatmulOp: _lower_dequant_matmul,
+    rlx.DequantGatherOp: _lower_dequant_gather,
 }

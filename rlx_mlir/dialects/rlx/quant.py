@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from mlir import ir
 
-from ...dsl import F32Attr, Pure, TensorOf, VerifyError, attribute, operand, result
+from ...dsl import ByteTensor, F32Attr, IntTensor, Pure, StrEnumAttr, TensorOf, VerifyError, attribute, operand, result
 from ...ir.shapes import DYNAMIC, format_shape, shape_of
 from .dialect import Rlx
 from .quant_affine import affine_scheme, check_affine_operands, check_global_scale, scheme_attr
@@ -172,6 +172,43 @@ class DequantMatmulOp(Rlx.Operation, name="dequant_matmul", traits=[Pure]):
         weight_columns(self.scheme, shape_of(self.x.type)[-1], self.w.type, [v.type for v in self.side])
 
 
+class DequantGatherOp(Rlx.Operation, name="dequant_gather", traits=[Pure]):
+    """Picks rows of a GGUF-quantised table by index and decodes them: a quantised embedding lookup.
+
+    `table` is `ui8 [V, K / block * block_bytes]`: `V` rows of `K` weights, each
+    row its blocks back to back in the layout of `scheme` (as `rlx.dequant_matmul`'s
+    `w`, whose description gives every layout; a GGUF `token_embd` tensor is
+    stored this way).  The result is f32 `indices.shape + [K]` with
+
+        result[i..., k] = decode(table)[clamp(indices[i...], 0, V - 1), k]
+
+    i.e. `rlx.gather(decode(table), indices, axis = 0)` (same clamping of
+    out-of-range indices) without decoding the rows nobody asked for: only the
+    picked rows are read.
+    """
+
+    table = operand(ByteTensor, "the packed rows, `ui8 [V, K / block * block_bytes]`")
+    indices = operand(IntTensor, "the rows to pick, any shape")
+    scheme = attribute(StrEnumAttr(*GGUF_SCHEMES), "the block format of `table`")
+    result = result(TensorOf(("f32",)), "`indices.shape + [K]`")
+
+    @classmethod
+    def infer_result_type(cls, table: ir.Type, indices: ir.Type, scheme: str) -> ir.Type:
+        ts = shape_of(table)
+        if len(ts) != 2:
+            raise VerifyError(f"requires table of rank 2, [rows, bytes per row], got {format_shape(ts)}")
+        if ts[0] == 0:
+            raise VerifyError("cannot gather from a table with no rows")
+        blocks = GGUF_SCHEMES[scheme]
+        if ts[1] != DYNAMIC and ts[1] % blocks.block_bytes:
+            raise VerifyError(
+                f"scheme '{scheme}' packs blocks of {blocks.block_bytes} bytes, but a row of table has {ts[1]} bytes, "
+                f"not a whole number of blocks"
+            )
+        k = DYNAMIC if ts[1] == DYNAMIC else ts[1] // blocks.block_bytes * blocks.block
+        return ir.RankedTensorType.get([*shape_of(indices), k], ir.F32Type.get())
+
+
 def weight_columns(scheme_name: str, k: int, w: ir.Type, side, types: bool = True) -> int:
     """N, the output width, after checking `w` and the side tensors against the scheme for K = `k`
     (their element types too, with `types`: the builder leaves those to the verifier)."""
@@ -210,4 +247,4 @@ def check_weight_bytes(scheme_name: str, k: int, given: int) -> None:
         )
 
 
-__all__ = ["BlockScheme", "DequantMatmulOp", "GGUF_SCHEMES", "check_weight_bytes", "weight_columns"]
+__all__ = ["BlockScheme", "DequantGatherOp", "DequantMatmulOp", "GGUF_SCHEMES", "check_weight_bytes", "weight_columns"]

@@ -28,8 +28,10 @@ rotates halves (`rlx.rope`, NeoX form, as HF), so the loader undoes that permuta
 of `W [out, in]`, rows already un-permuted).  `load_gguf(path, keep_quantized=True)` hands them
 to the model packed: the config's `quant` names every projection (and the LM head) stored in a
 scheme `rlx.dequant_matmul` decodes (Q4_0, Q8_0, Q2_K..Q6_K), and their weights are those bytes
-(`uint8 [out, row_bytes]`); the model never builds their float32 copy.  The embedding (a gather),
-the norms and any Q8_K projection are decoded to float32 as usual.
+(`uint8 [out, row_bytes]`); the model never builds their float32 copy.  A quantised `token_embd`
+stays packed too (`uint8 [vocab, row_bytes]`, looked up by `rlx.dequant_gather`, which decodes only
+the picked rows; with tied embeddings the LM head uses the same bytes).  The norms and any Q8_K
+tensor are decoded to float32 as usual.
 """
 
 from __future__ import annotations
@@ -142,7 +144,7 @@ def load_gguf(path, *, keep_quantized: bool = False, **runtime) -> tuple[LlamaCo
     checkpoint = read_gguf(path, **runtime)
     config, tensors = checkpoint.config, checkpoint.tensors
     if keep_quantized:
-        kept = {name: tensors[name].scheme for name in projection_names(config)
+        kept = {name: tensors[name].scheme for name in [*projection_names(config), "embed"]
                 if isinstance(tensors.get(name), QuantizedWeight) and tensors[name].scheme in DEQUANT_SCHEMES}
         config = replace(config, quant=kept or None)
     else:

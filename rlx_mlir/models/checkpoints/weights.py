@@ -22,7 +22,7 @@ import numpy as np
 
 from ... import quant
 from ...errors import RlxError
-from ..llama import LlamaConfig, param_types, quant_schemes, weight_shapes
+from ..llama import LlamaConfig, packed_matrix_shape, param_types, quant_schemes, weight_shapes
 
 # LlamaConfig fields a caller chooses at load time; the others come from the checkpoint.
 RUNTIME_FIELDS = ("batch", "seq", "max_seq", "policy")
@@ -109,7 +109,7 @@ def builder_weights(config: LlamaConfig, tensors: dict[str, np.ndarray], source:
     for name, shape in expected.items():
         tensor = tensors[name]
         if name in schemes:
-            weights[name] = _packed(tensor, name, schemes[name], shape[::-1], types[name][0], source)
+            weights[name] = _packed(tensor, name, schemes[name], packed_matrix_shape(name, shape), types[name][0], source)
             continue
         tensor = dequantize_weight(tensor, name)
         # Projections are [out, in] in checkpoints and [in, out] in the builder; the embedding is [vocab, hidden] in both.

@@ -179,3 +179,43 @@ def test_generation_beyond_the_capacity_is_rejected(model):
 def test_bad_sampling_options_are_rejected(model, options, message):
     with pytest.raises(ValueError, match=message):
         generate(model, PROMPT, 3, **options)
+
+
+def test_prefill_buckets_serve_every_prompt_length_with_one_compile_per_bucket(weights, reference_greedy):
+    """Prompts of 3, 5 and 8 tokens run in the 8-token bucket (padded); their logits and the greedy
+    tokens after them equal the unpadded reference, and multi-token runs after the prefill too."""
+    bucketed = CachedLlama(CONFIG, weights, capacity=CAPACITY, prefill_buckets=(8, 16))
+    for length in (3, 5, 8):
+        bucketed.reset()
+        prompt = np.array([5, 17, 42, 3, 88, 9, 60, 1])[:length]
+        _close_to(bucketed.forward(prompt[None])[0], full_forward(prompt, weights, CONFIG))
+        assert bucketed.position == length
+    np.testing.assert_array_equal(generate(bucketed, PROMPT, NEW_TOKENS), reference_greedy)
+    assert bucketed.compiled_lengths == [1, 8]
+    # A later run of 2 tokens (bucket 8) attends to the prompt, not to the padding written past it.
+    bucketed.reset()
+    bucketed.forward(PROMPT[None])
+    extra = np.array([7, 30])
+    _close_to(bucketed.forward(extra[None])[0], full_forward(np.concatenate([PROMPT, extra]), weights, CONFIG)[-2:])
+    assert bucketed.compiled_lengths == [1, 8]
+
+
+def test_prefill_buckets_fall_back_to_the_exact_length(weights):
+    """Longer than every bucket, or a bucket that would pass the capacity: the run's own length."""
+    bucketed = CachedLlama(CONFIG, weights, capacity=12, prefill_buckets=(8,))
+    prompt = np.arange(10) % CONFIG.vocab
+    _close_to(bucketed.forward(prompt[None])[0], full_forward(prompt, weights, CONFIG))
+    bucketed.reset()
+    bucketed.forward(np.arange(6)[None])
+    bucketed.forward(np.arange(3)[None])  # 6 + 8 > 12: runs as 3
+    assert bucketed.compiled_lengths == [3, 8, 10]
+
+
+@pytest.mark.parametrize("buckets, message", [
+    ((8, 4), r"prefill_buckets must be strictly ascending, got \[8, 4\]"),
+    ((0, 4), r"prefill_buckets must be a sequence of positive integers, got \(0, 4\)"),
+    (16, r"prefill_buckets must be a sequence of positive integers, got 16"),
+])
+def test_bad_prefill_buckets_are_rejected(weights, buckets, message):
+    with pytest.raises(ValueError, match=message):
+        CachedLlama(CONFIG, weights, capacity=CAPACITY, prefill_buckets=buckets)

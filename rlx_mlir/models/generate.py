@@ -11,7 +11,14 @@ steps: the decode step (one token) is compiled once and serves every position;
 a prefill is compiled per prompt length (`build_llama_step(config, seq, ...)`
 with a static `seq`) and kept.  With `dynamic=True` one step with a symbolic
 `SEQ` is compiled once instead (`rlx_mlir.dims.variants`: each new length is
-specialised on first use).  Sampling runs in numpy on the last position's
+specialised on first use).  With `prefill_buckets=(32, 128, 512)` a prompt of
+S tokens runs in the step of the smallest bucket >= S (padded with copies of
+its last token, the padding's logits dropped), so at most one compile per
+bucket serves every prompt length up to the largest bucket; the cost is the
+padding's compute (below 4x the prompt with buckets a factor 4 apart).  The
+padding's keys and values land in cache positions past the prompt, which the
+next step overwrites before any query can attend to them (attention reads
+positions up to the query's own only).  Sampling runs in numpy on the last position's
 logits.  A config with `quant` (`rlx_mlir.models.llama`) takes its quantised
 projections as packed `uint8` weights, as `load_gguf(path, keep_quantized=True)`
 returns them.
@@ -36,14 +43,18 @@ class CachedLlama:
     and values into the caches and returns their logits `[batch, S, vocab]`;
     `reset()` empties the caches.  `dynamic` compiles one step for every
     number of new tokens (symbolic `SEQ`); `compile_options` go to
-    `rlx_mlir.compile`.  `build_step` builds a step, `build_llama_step`'s
+    `rlx_mlir.compile`.  `prefill_buckets` (ascending sizes) pads a run of
+    several tokens to the smallest bucket it fits (see the module doc); a run
+    longer than every bucket, or whose bucket would pass the capacity, runs at
+    its own length.  `build_step` builds a step, `build_llama_step`'s
     signature (another model with the same caches: `rlx_mlir.models.moe`).
     """
 
     def __init__(self, config: LlamaConfig, weights: dict[str, np.ndarray], capacity: int, *,
-                 dynamic: bool = False, build_step=build_llama_step, **compile_options):
+                 dynamic: bool = False, prefill_buckets=None, build_step=build_llama_step, **compile_options):
         if capacity <= 0:
             raise ValueError(f"capacity must be positive, got {capacity}")
+        self.prefill_buckets = _check_buckets(prefill_buckets)
         self.config = config
         self.weights = weights
         self.capacity = capacity
@@ -85,9 +96,34 @@ class CachedLlama:
             raise ValueError(
                 f"{seq} new tokens at position {self.position} exceed the cache capacity {self.capacity}"
             )
-        outputs = self.step(seq)(tokens=tokens, pos=np.array(self.position, np.int64), **self.caches, **self.weights)
+        run = self._bucket(seq)
+        if run > seq:  # pad with the last token; its keys and values go past the prompt, its logits are dropped
+            tokens = np.concatenate([tokens, np.repeat(tokens[:, -1:], run - seq, axis=1)], axis=1)
+        outputs = self.step(run)(tokens=tokens, pos=np.array(self.position, np.int64), **self.caches, **self.weights)
         self.position += seq
-        return outputs[0]
+        return outputs[0][:, :seq] if run > seq else outputs[0]
+
+    def _bucket(self, seq: int) -> int:
+        """How many tokens a run of `seq` new ones is computed as: the smallest prefill bucket that
+        holds it and fits the cache, else `seq` itself."""
+        if seq == 1 or self.dynamic:
+            return seq
+        room = self.capacity - self.position
+        return next((b for b in self.prefill_buckets if seq <= b <= room), seq)
+
+
+def _check_buckets(buckets) -> tuple[int, ...]:
+    if buckets is None:
+        return ()
+    try:
+        sizes = tuple(buckets)
+    except TypeError:
+        raise ValueError(f"prefill_buckets must be a sequence of positive integers, got {buckets!r}") from None
+    if not all(isinstance(b, (int, np.integer)) and not isinstance(b, bool) and b > 0 for b in sizes):
+        raise ValueError(f"prefill_buckets must be a sequence of positive integers, got {buckets!r}")
+    if list(sizes) != sorted(set(sizes)):
+        raise ValueError(f"prefill_buckets must be strictly ascending, got {list(sizes)}")
+    return tuple(int(b) for b in sizes)
 
 
 def sample(logits: np.ndarray, rng: Optional[np.random.Generator], *, temperature: float = 0.0,

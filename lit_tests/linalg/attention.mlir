@@ -1,16 +1,14 @@
-// rlx.rope is one linalg.generic that reads x twice (the element and its
-// rotate-half partner, by an affine map); rlx.attention is a chain of
+// rlx.rope is one linalg.generic over (b, s, h, t, j) that reads the two rotated halves of each
+// head (slices of x viewed as [B, S, H, head_dim]) and writes half t of the rotated features,
+// every map a projected permutation; rlx.attention is a chain of
 // generics and reductions over [B, H, Sq, Sk] f32 scores, with the kv head
 // of query head h chosen by the map h floordiv (H / Hkv).
 // RUN: rlx-opt %s --rlx-mir-to-linalg | FileCheck %s
 
-// rope, head_dim 8, n_rot 4 (half 2): partner (c floordiv 8) * 8 + (c mod 8 + 2) mod 4,
-// cos / sin column (c mod 8) mod 2; head_dim 8 = n_rot: partner (c mod 8 + 4) mod 8.
-// CHECK-DAG: #[[ID3:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
-// CHECK-DAG: #[[PARTNER:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, (d2 floordiv 8) * 8 + (d2 mod 8 + 2) mod 4)>
-// CHECK-DAG: #[[TABLE:.*]] = affine_map<(d0, d1, d2) -> (d1, d2 mod 2)>
-// CHECK-DAG: #[[PARTNER_FULL:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, (d2 floordiv 8) * 8 + (d2 mod 8 + 4) mod 8)>
-// CHECK-DAG: #[[TABLE_FULL:.*]] = affine_map<(d0, d1, d2) -> (d1, d2 mod 4)>
+// rope: the halves and the output over (b, s, h, t, j); the tables over (s, j).  The halves'
+// map (d0, d1, d2, d4) is the same map as the attention scores' (SCORES below).
+// CHECK-DAG: #[[TABLE:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d4)>
+// CHECK-DAG: #[[ID5:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>
 // attention: scores over (b, h, i, d, j) against the transposed keys kt[b, kv, d, j], P.V over
 // (b, i, h, j, d): the innermost loop is parallel and contiguous in both (it vectorizes).
 // The query map of the scores is also the probabilities' map in P.V, and the scores' map the output's.
@@ -25,37 +23,48 @@
 // CHECK-DAG: #[[VMHA:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d2, d4)>
 // CHECK-DAG: #[[OUTROW:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d1)>
 
+// head_dim 8, n_rot 4 (half 2): features 0-1 and 2-3 of each head rotate, 4-7 are copied
+// (the rotated ones are inserted into x).
 // CHECK-LABEL: func.func @rope_partial
 // CHECK-SAME: (%[[X:.*]]: tensor<2x3x16xf32>, %[[COS:.*]]: tensor<3x2xf32>, %[[SIN:.*]]: tensor<3x2xf32>)
-// CHECK: %[[INIT:.*]] = tensor.empty() : tensor<2x3x16xf32>
-// CHECK: %[[R:.*]] = linalg.generic {indexing_maps = [#[[ID3]], #[[PARTNER]], #[[TABLE]], #[[TABLE]], #[[ID3]]], iterator_types = ["parallel", "parallel", "parallel"]}
-// CHECK-SAME: ins(%[[X]], %[[X]], %[[COS]], %[[SIN]] : {{.*}}) outs(%[[INIT]] : tensor<2x3x16xf32>)
-// CHECK: ^bb0(%[[XE:.*]]: f32, %[[PE:.*]]: f32, %[[CE:.*]]: f32, %[[SE:.*]]: f32, %{{.*}}: f32):
-// CHECK: %[[C:.*]] = linalg.index 2 : index
-// CHECK: %[[I:.*]] = arith.remui %[[C]], %{{.*}} : index
-// CHECK: %[[FIRST:.*]] = arith.cmpi ult, %[[I]], %{{.*}} : index
-// CHECK: %[[ROT:.*]] = arith.cmpi ult, %[[I]], %{{.*}} : index
-// CHECK: %[[PS:.*]] = arith.mulf %[[PE]], %[[SE]] : f32
-// CHECK: %[[NEG:.*]] = arith.negf %[[PS]] : f32
-// CHECK: %[[SIGNED:.*]] = arith.select %[[FIRST]], %[[NEG]], %[[PS]] : f32
-// CHECK: %[[XC:.*]] = arith.mulf %[[XE]], %[[CE]] : f32
-// CHECK: %[[SUM:.*]] = arith.addf %[[XC]], %[[SIGNED]] : f32
-// CHECK: %[[OUT:.*]] = arith.select %[[ROT]], %[[SUM]], %[[XE]] : f32
+// CHECK: %[[HEADS:.*]] = tensor.expand_shape %[[X]] {{\[\[}}0], [1], [2, 3]] output_shape [2, 3, 2, 8] : tensor<2x3x16xf32> into tensor<2x3x2x8xf32>
+// CHECK: %[[X1:.*]] = tensor.extract_slice %[[HEADS]][0, 0, 0, 0] [2, 3, 2, 2] [1, 1, 1, 1]
+// CHECK: %[[X2:.*]] = tensor.extract_slice %[[HEADS]][0, 0, 0, 2] [2, 3, 2, 2] [1, 1, 1, 1]
+// CHECK: %[[INIT:.*]] = tensor.empty() : tensor<2x3x2x2x2xf32>
+// CHECK: %[[R:.*]] = linalg.generic {indexing_maps = [#[[SCORES]], #[[SCORES]], #[[TABLE]], #[[TABLE]], #[[ID5]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]}
+// CHECK-SAME: ins(%[[X1]], %[[X2]], %[[COS]], %[[SIN]] : {{.*}}) outs(%[[INIT]] : tensor<2x3x2x2x2xf32>)
+// CHECK: ^bb0(%[[A:.*]]: f32, %[[B:.*]]: f32, %[[C:.*]]: f32, %[[S:.*]]: f32, %{{.*}}: f32):
+// CHECK: %[[T:.*]] = linalg.index 3 : index
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[T]], %{{.*}} : index
+// CHECK: %[[AC:.*]] = arith.mulf %[[A]], %[[C]] : f32
+// CHECK: %[[BS:.*]] = arith.mulf %[[B]], %[[S]] : f32
+// CHECK: %[[LOW:.*]] = arith.subf %[[AC]], %[[BS]] : f32
+// CHECK: %[[BC:.*]] = arith.mulf %[[B]], %[[C]] : f32
+// CHECK: %[[AS:.*]] = arith.mulf %[[A]], %[[S]] : f32
+// CHECK: %[[HIGH:.*]] = arith.addf %[[BC]], %[[AS]] : f32
+// CHECK: %[[OUT:.*]] = arith.select %[[FIRST]], %[[LOW]], %[[HIGH]] : f32
 // CHECK: linalg.yield %[[OUT]] : f32
-// CHECK: return %[[R]]
+// CHECK: %[[ROT:.*]] = tensor.collapse_shape %[[R]] {{\[\[}}0], [1], [2], [3, 4]] : tensor<2x3x2x2x2xf32> into tensor<2x3x2x4xf32>
+// CHECK: %[[ALL:.*]] = tensor.insert_slice %[[ROT]] into %[[HEADS]][0, 0, 0, 0] [2, 3, 2, 4] [1, 1, 1, 1]
+// CHECK: %[[RES:.*]] = tensor.collapse_shape %[[ALL]] {{\[\[}}0], [1], [2, 3]] : tensor<2x3x2x8xf32> into tensor<2x3x16xf32>
+// CHECK: return %[[RES]]
 func.func @rope_partial(%x: tensor<2x3x16xf32>, %cos: tensor<3x2xf32>, %sin: tensor<3x2xf32>) -> tensor<2x3x16xf32> {
   %0 = "rlx.rope"(%x, %cos, %sin) {head_dim = 8, n_rot = 4} : (tensor<2x3x16xf32>, tensor<3x2xf32>, tensor<3x2xf32>) -> tensor<2x3x16xf32>
   return %0 : tensor<2x3x16xf32>
 }
 
-// bf16: widened to f32 in the body, rounded once.
+// bf16: widened to f32 in the body, rounded once.  All 8 features rotate: the [B, S, H, 2, 4]
+// result is the heads themselves (collapsed, no insert).
 // CHECK-LABEL: func.func @rope_bf16
-// CHECK: linalg.generic {indexing_maps = [#[[ID3]], #[[PARTNER_FULL]], #[[TABLE_FULL]], #[[TABLE_FULL]], #[[ID3]]]
+// CHECK: linalg.generic {indexing_maps = [#[[SCORES]], #[[SCORES]], #[[TABLE]], #[[TABLE]], #[[ID5]]]
 // CHECK: ^bb0(%[[XE:.*]]: bf16, %[[PE:.*]]: bf16, %{{.*}}: bf16, %{{.*}}: bf16, %{{.*}}: bf16):
 // CHECK: arith.extf %[[XE]] : bf16 to f32
 // CHECK: arith.extf %[[PE]] : bf16 to f32
 // CHECK: %[[R:.*]] = arith.truncf %{{.*}} : f32 to bf16
 // CHECK: linalg.yield %[[R]] : bf16
+// CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0], [1], [2, 3, 4]] : tensor<1x2x1x2x4xbf16> into tensor<1x2x8xbf16>
+// CHECK-NOT: tensor.insert_slice
+// CHECK: return
 func.func @rope_bf16(%x: tensor<1x2x8xbf16>, %cos: tensor<2x4xbf16>, %sin: tensor<2x4xbf16>) -> tensor<1x2x8xbf16> {
   %0 = "rlx.rope"(%x, %cos, %sin) {head_dim = 8, n_rot = 8} : (tensor<1x2x8xbf16>, tensor<2x4xbf16>, tensor<2x4xbf16>) -> tensor<1x2x8xbf16>
   return %0 : tensor<1x2x8xbf16>

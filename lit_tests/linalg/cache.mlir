@@ -36,8 +36,11 @@ func.func @write(%cache: tensor<2x8x6xf32>, %new: tensor<2x3x6xf32>, %pos: tenso
 // CHECK: %[[P:.*]] = arith.index_cast
 // CHECK: %[[COS_ROWS:.*]] = tensor.extract_slice %[[COS]][%[[P]], 0] [2, 4] [1, 1] : tensor<10x4xf32> to tensor<2x4xf32>
 // CHECK: %[[SIN_ROWS:.*]] = tensor.extract_slice %[[SIN]][%[[P]], 0] [2, 4] [1, 1] : tensor<10x4xf32> to tensor<2x4xf32>
+// CHECK: %[[HEADS:.*]] = tensor.expand_shape %[[X]]
+// CHECK: %[[X1:.*]] = tensor.extract_slice %[[HEADS]][0, 0, 0, 0]
+// CHECK: %[[X2:.*]] = tensor.extract_slice %[[HEADS]][0, 0, 0, 4]
 // CHECK: linalg.generic
-// CHECK-SAME: ins(%[[X]], %[[X]], %[[COS_ROWS]], %[[SIN_ROWS]] : {{.*}})
+// CHECK-SAME: ins(%[[X1]], %[[X2]], %[[COS_ROWS]], %[[SIN_ROWS]] : {{.*}})
 // CHECK-NOT: rlx.
 // CHECK: return
 func.func @rope(%x: tensor<1x2x16xf32>, %cos: tensor<10x4xf32>, %sin: tensor<10x4xf32>, %pos: tensor<i64>) -> tensor<1x2x16xf32> {

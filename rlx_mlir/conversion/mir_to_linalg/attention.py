@@ -3,10 +3,12 @@
 Both lower to linalg.generic on static shapes; f16 / bf16 operands are
 widened to f32 inside the generic bodies and the result is rounded once.
 
-rlx.rope is one generic over the output `[B, S, H * head_dim]`: `x` is read
-twice, once at the element itself and once at its rotate-half partner, whose
-flat index is an affine map (`floordiv` / `mod` by constants), and the body
-picks the formula for the feature from `linalg.index`.
+rlx.rope views `x` as `[B, S, H, head_dim]` and its two rotated halves as slices
+`x1 = x[..., :half]`, `x2 = x[..., half:n_rot]`; one generic over `(b, s, h, t, j)`
+writes half `t` of the rotated features of each head.  Every indexing map is a
+projected permutation (no partner index with `floordiv` / `mod`), so the inner
+loop over `j` is contiguous in x, the tables and the result, and any backend can
+tile it; the choice of formula depends on `t` only, an outer loop.
 
 rlx.attention is a short chain over `[B, H, Sq, Sk]` scores, f32 throughout:
 
@@ -77,42 +79,45 @@ def _split_heads(value: ir.Value, head_dim: int) -> ir.Value:
 
 
 def _lower_rope(op) -> ir.Value:
+    """The split-halves form: the rotated features of each head viewed as `[2, half]`, the halves
+    `x1 = x[..., :half]` and `x2 = x[..., half:n_rot]` as slices, and one generic over
+    `(b, s, h, t, j)` writing `x1 cos - x2 sin` (t = 0) or `x2 cos + x1 sin` (t = 1), every map
+    a projected permutation (no partner index, no select on the feature).  With partial rotary
+    the rotated features are inserted into a copy of x."""
     x, cos, sin = op.x, op.cos, op.sin
-    shape = shape_of(op.result.type)
+    batch, seq, width = shape_of(op.result.type)
     element = ir.RankedTensorType(op.result.type).element_type
     head_dim, n_rot = op.head_dim, op.n_rot
     half = n_rot // 2
-    b, s, c = _dims(3)
-    feature = c % head_dim  # the feature within its head
-    head_start = ir.AffineExpr.get_floor_div(c, head_dim) * head_dim
-    # The rotate-half partner of feature i < n_rot is (i + half) mod n_rot in
-    # the same head; for the copied features (i >= n_rot) the partner read is
-    # in bounds and unused.  cos / sin are read at column (i mod half).
-    partner = head_start + (feature + half) % n_rot
-    column = feature % half
-    maps = [
-        _map(3, [b, s, c]),
-        _map(3, [b, s, partner]),
-        _map(3, [s, column]),
-        _map(3, [s, column]),
-        _map(3, [b, s, c]),
-    ]
+    heads = width // head_dim
+    heads_shape = [batch, seq, heads, head_dim]
+    x_heads = tensor.expand_shape(ir.RankedTensorType.get(heads_shape, element), x, [[0], [1], [2, 3]], [], heads_shape)
+    half_type = ir.RankedTensorType.get([batch, seq, heads, half], element)
 
-    def body(x_el, partner_el, cos_el, sin_el, _out):
-        xv, pv = lb.widen(x_el), lb.widen(partner_el)
-        cv, sv = lb.widen(cos_el), lb.widen(sin_el)
-        i = arith.remui(lb.loop_index(2), lb.index_constant(head_dim))
-        first_half = arith.cmpi(arith.CmpIPredicate.ult, i, lb.index_constant(half))
-        rotated_feature = arith.cmpi(arith.CmpIPredicate.ult, i, lb.index_constant(n_rot))
-        # out[i] = x[i] cos - x[i + half] sin (first half), x[i] cos + x[i - half] sin (second half).
-        turned = arith.mulf(pv, sv)
-        signed = arith.select(first_half, arith.negf(turned), turned)
-        rotated = arith.addf(arith.mulf(xv, cv), signed)
-        return lb.narrow(arith.select(rotated_feature, rotated, xv), element)
+    def half_of(first: int) -> ir.Value:  # features first .. first + half of every head, [B, S, H, half]
+        return tensor.extract_slice(half_type, x_heads, [], [], [], [0, 0, 0, first], [batch, seq, heads, half], [1, 1, 1, 1])
 
-    return lb.generic(
-        [x, x, cos, sin], lb.empty(shape, element), maps, [lb.PARALLEL] * 3, body
+    b, s, h, t, j = _dims(5)
+    halves_map, table_map, out_map = _map(5, [b, s, h, j]), _map(5, [s, j]), _map(5, [b, s, h, t, j])
+
+    def body(first, second, cos_el, sin_el, _out):
+        first, second, c, sn = (lb.widen(v) for v in (first, second, cos_el, sin_el))
+        is_first = arith.cmpi(arith.CmpIPredicate.eq, lb.loop_index(3), lb.index_constant(0))
+        rotated_first = arith.subf(arith.mulf(first, c), arith.mulf(second, sn))
+        rotated_second = arith.addf(arith.mulf(second, c), arith.mulf(first, sn))
+        return lb.narrow(arith.select(is_first, rotated_first, rotated_second), element)
+
+    rotated = lb.generic(
+        [half_of(0), half_of(half), cos, sin], lb.empty([batch, seq, heads, 2, half], element),
+        [halves_map, halves_map, table_map, table_map, out_map], [lb.PARALLEL] * 5, body,
     )
+    result_type = ir.RankedTensorType.get([batch, seq, width], element)
+    if n_rot == head_dim:
+        return tensor.collapse_shape(result_type, rotated, [[0], [1], [2, 3, 4]])
+    rotated_heads = tensor.collapse_shape(
+        ir.RankedTensorType.get([batch, seq, heads, n_rot], element), rotated, [[0], [1], [2], [3, 4]])
+    out = tensor.insert_slice(rotated_heads, x_heads, [], [], [], [0, 0, 0, 0], [batch, seq, heads, n_rot], [1, 1, 1, 1])
+    return tensor.collapse_shape(result_type, out, [[0], [1], [2, 3]])
 
 
 # --- attention ----------------------------------------------------------------------

@@ -3,7 +3,7 @@
 `generate(seed)` builds a program op by op: each step picks an op family (elementwise unary and
 NumPy-broadcast binary ops, compare + where, casts through f16 / bf16 / i1, the views narrow /
 expand / transpose / reshape / concat / gather, reductions, softmax, cumsum, argmax, RMS and layer
-norms, matmuls with tiny K and up to ~300 rows), takes its operands from the values made so far
+norms, matmuls with tiny K and up to ~300 rows, RoPE with full and partial rotary), takes its operands from the values made so far
 (recent ones first, so views are read, cast, reduced and multiplied later) or from new arguments,
 and evaluates the reference (reference.py) at once: an op that is not well defined on the inputs
 drawn (log of a negative value, a near-zero divisor, a comparison of near-equal values used as
@@ -413,10 +413,25 @@ class Generator:
                                                                                      self.shape(rhs)[-1])
         return self.emit("matmul", [lhs, rhs], {}, result, dtype)
 
+    def rope(self):
+        """rlx.rope on `[B, S, heads * head_dim]` (a value made so far when one fits, else a new one),
+        full or partial rotary; the cos / sin tables `[S, n_rot / 2]` are any values of x's type."""
+        head_dim = int(self.rng.choice([2, 4, 6, 8, 16]))
+        n_rot = 2 * int(self.rng.integers(1, head_dim // 2 + 1))
+        if self.rng.random() < 0.6:
+            x = self.pick(lambda n: self.dtype(n) in FLOATS and len(self.shape(n)) == 3
+                          and self.shape(n)[2] % head_dim == 0 and 0 not in self.shape(n))
+        else:
+            shape = (self.size(), self.size(), head_dim * int(self.rng.integers(1, 4)))
+            x = self.new_input(shape, str(self.rng.choice(["f32", "f32", "f16", "bf16"])))
+        shape, dtype = self.shape(x), self.dtype(x)
+        cos, sin = (self.operand((shape[1], n_rot // 2), dtype) for _ in range(2))
+        return self.emit("rope", [x, cos, sin], {"head_dim": head_dim, "n_rot": n_rot}, shape, dtype)
+
     FAMILIES = {
         "unary": 12, "binary": 16, "compare_where": 6, "cast": 9, "narrow": 8, "expand": 5, "transpose": 6,
         "reshape": 5, "concat": 5, "gather": 5, "reduce": 7, "softmax": 3, "cumsum": 3, "argmax": 3,
-        "norm": 4, "matmul": 5, "low_precision_view": 3,
+        "norm": 4, "matmul": 5, "low_precision_view": 3, "rope": 3,
     }
 
     # ------------------------------------------------------------------------------------ driver

@@ -336,6 +336,28 @@ def matmul(a: RefValue, b: RefValue) -> RefValue:
     return _finish(exact, propagated + rounding, a.dtype)
 
 
+# -------------------------------------------------------------------------------------------- rope
+
+def rope(head_dim, n_rot, x: RefValue, cos: RefValue, sin: RefValue) -> RefValue:
+    """Per head, features i < half: x[i] cos - x[i + half] sin; half <= i < n_rot: x[i] cos + x[i - half] sin
+    (cos / sin at [s, i mod half]); the rest copied."""
+    batch, seq, width = x.value.shape
+    half = n_rot // 2
+    heads = (x.value.reshape(batch, seq, width // head_dim, head_dim), x.err.reshape(batch, seq, width // head_dim, head_dim))
+    (v, e), (c, ec), (s, es) = heads, (cos.value[None, :, None], cos.err[None, :, None]), (sin.value[None, :, None], sin.err[None, :, None])
+    exact, propagated, rounding = v.copy(), e.copy(), np.zeros_like(v)
+    for out, (same, e_same), (other, e_other), sign in (
+        (slice(0, half), (v[..., :half], e[..., :half]), (v[..., half:n_rot], e[..., half:n_rot]), -1.0),
+        (slice(half, n_rot), (v[..., half:n_rot], e[..., half:n_rot]), (v[..., :half], e[..., :half]), 1.0),
+    ):
+        exact[..., out] = same * c + sign * other * s
+        propagated[..., out] = (np.abs(c) * e_same + ec * (np.abs(same) + e_same)
+                                + np.abs(s) * e_other + es * (np.abs(other) + e_other))
+        rounding[..., out] = 3 * F32_ROUNDING * (np.abs(same * c) + np.abs(other * s))
+    shape = x.value.shape
+    return _finish(exact.reshape(shape), propagated.reshape(shape), x.dtype, absolute=rounding.reshape(shape))
+
+
 # ----------------------------------------------------------------------------------------- driver
 
 def evaluate_op(op, operands: list[RefValue]) -> RefValue:
@@ -378,6 +400,8 @@ def _evaluate_op(op, operands: list[RefValue]) -> RefValue:
         return norm(kind, attrs["axis"], attrs["eps"], *operands)
     if kind == "matmul":
         return matmul(*operands)
+    if kind == "rope":
+        return rope(attrs["head_dim"], attrs["n_rot"], *operands)
     raise KeyError(f"no reference for rlx.{kind}")
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from rlx_mlir import GraphModule, quant
-from rlx_mlir.conversion.mir_to_linalg import quant_q8
+from rlx_mlir.transforms.linalg import x86_byte_dot
 from rlx_mlir.ir.diagnostics import CompileError
 
 gguf = pytest.importorskip("gguf")
@@ -56,10 +56,10 @@ KERNELS = ["vnni", "portable"]
 @pytest.fixture(params=KERNELS)
 def kernel(request, monkeypatch):
     if request.param == "vnni":
-        if not quant_q8.has_vnni():
+        if not x86_byte_dot.host_has_vnni():
             pytest.skip("this CPU has no AVX-512 VNNI")
     else:
-        monkeypatch.setattr(quant_q8, "has_vnni", lambda: False)
+        monkeypatch.setattr(x86_byte_dot, "host_has_vnni", lambda: False)
     return request.param
 
 
@@ -105,3 +105,38 @@ def test_q8_activations_only_for_q4_k():
     with pytest.raises((CompileError, ValueError), match="activations = \"q8\" .* scheme 'q4_k' only, got scheme 'q8_0'"):
         g.set_outputs(g.dequant_matmul(x, w, "q8_0", activations="q8"))
         g.compile()
+
+
+# ----------------------------------------------------------------------------- in the Llama model
+
+def test_llama_quant_activations_reach_the_q4_k_projections_only():
+    import dataclasses
+    import re
+
+    from rlx_mlir.models.llama import LlamaConfig, build_llama
+
+    config = LlamaConfig(layers=1, hidden=256, heads=4, kv_heads=2, head_dim=64, ffn=256, vocab=97,
+                         quant={"layers.0.q": "q4_k", "layers.0.down": "q8_0", "lm_head": "q4_k"}, quant_activations="q8")
+    mir = str(build_llama(config).lower().module)
+    assert len(re.findall(r"rlx\.dequant_matmul", mir)) == 3
+    assert len(re.findall(r'activations = "q8"', mir)) == 2  # q and the LM head; q8_0 has no such kernel
+    default = str(build_llama(dataclasses.replace(config, quant_activations="f32")).lower().module)
+    assert "activations" not in default
+    with pytest.raises(ValueError, match="quant_activations must be one of 'f32', 'q8', got 'int8'"):
+        dataclasses.replace(config, quant_activations="int8")
+
+
+def test_llama_with_q8_activations_stays_near_the_exact_model():
+    """The whole model on 8-bit activations: logits within a few percent of the f32 model with the
+    dequantised weights (llama.cpp's own gap is about 1%), and not equal to them."""
+    from rlx_mlir.models.llama import LlamaConfig, build_llama, dequantize_weights, random_weights
+
+    config = LlamaConfig(layers=1, hidden=256, heads=4, kv_heads=2, head_dim=64, ffn=256, vocab=97, seq=5,
+                         quant="q4_k", quant_activations="q8")
+    weights = random_weights(config, seed=3)
+    tokens = np.array([[1, 5, 9, 2, 7]], np.int64)
+    got = build_llama(config).compile()(tokens=tokens, **weights)
+    dense = LlamaConfig(layers=1, hidden=256, heads=4, kv_heads=2, head_dim=64, ffn=256, vocab=97, seq=5)
+    want = build_llama(dense).compile()(tokens=tokens, **dequantize_weights(config, weights))
+    gap = np.abs(got - want).max() / np.ptp(want)
+    assert 0 < gap < 0.05, gap

@@ -512,8 +512,6 @@ def _lower_dequant_matmul(op) -> ir.Value:
     shape = [n // panel, m // tile, panel]
     iterators = [lb.PARALLEL, lb.REDUCTION, lb.PARALLEL, lb.PARALLEL]
     if q8:
-        if quant_q8.has_vnni():
-            quant_q8.declare_vpdpbusd(op.operation)
         x_q8, amax = quant_q8.quantize_activations(lb.reshape(op.x, ir.RankedTensorType.get([m, k], f32)), m, blocks)
         x_q8 = lb.reshape(x_q8, ir.RankedTensorType.get([m, blocks // chunk, chunk, 2, 2, 64], ir.IntegerType.get_signless(8)))
         amax = lb.reshape(amax, ir.RankedTensorType.get([m, blocks // chunk, chunk], f32))

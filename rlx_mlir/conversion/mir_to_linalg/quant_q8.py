@@ -5,8 +5,8 @@ With `activations = "q8"` (opt-in: it changes the numerics) the Q4_K GEMV multip
 per call, per row and block of 256 (the weight's blocks), to `q = roundeven(x * 127 / amax)`
 (`amax` the block's largest |x|, so q in -127..127) with the scale `amax / 127`
 (`quantize_activations`); then each sub-block of 32 codes times 32 q is summed in i32 by
-`dot_u8_i8` (4 products per i32 lane: AVX-512 VNNI's `vpdpbusd`, 256 per instruction, where the
-CPU has it; portable vector code elsewhere), converted to f32 and multiplied by the sub-block's
+`dot_u8_i8` (4 products per i32 lane, in portable vector code that rlx-x86-byte-dot turns into
+AVX-512 VNNI's `vpdpbusd`, 256 products per instruction, where the CPU has it), converted to f32 and multiplied by the sub-block's
 `d * sc` and the x block's scale.  The mins' term stays exact: `dmin * m` times the f32 sums of x
 over each sub-block.  See `quant.py` for the kernel around it.
 
@@ -19,24 +19,13 @@ is stored as `[c, h, g', l]`: the 64 bytes at `[c, h]` line up with the nibbles 
 
 from __future__ import annotations
 
-import functools
-
 from mlir import ir
-from mlir.dialects import arith, func, vector
+from mlir.dialects import arith, vector
 from mlir.dialects import math as mmath
 
-from ...targets.cpu import host_cpu_flags
 from . import builders as lb
 
 ACTIVATION_LEVELS = 127  # q in -127..127, as ggml's q8_K
-VPDPBUSD = "llvm.x86.avx512.vpdpbusd.512"
-
-
-@functools.lru_cache(maxsize=None)
-def has_vnni() -> bool:
-    """Whether the JIT's CPU (this machine's) runs AVX-512 VNNI (`vpdpbusd` on 512-bit vectors)."""
-    flags = host_cpu_flags()
-    return "avx512_vnni" in flags and "avx512bw" in flags
 
 
 def quantize_activations(x: ir.Value, m: int, blocks: int) -> tuple[ir.Value, ir.Value]:
@@ -69,36 +58,13 @@ def quantize_activations(x: ir.Value, m: int, blocks: int) -> tuple[ir.Value, ir
     return q, amax
 
 
-def _vpdpbusd_type() -> ir.FunctionType:
-    i32x16, i8x64 = ir.VectorType.get([16], ir.IntegerType.get_signless(32)), ir.VectorType.get([64], ir.IntegerType.get_signless(8))
-    return ir.FunctionType.get([i32x16, i8x64, i8x64], [i32x16])
-
-
-def declare_vpdpbusd(anchor: ir.Operation) -> None:
-    """Declares `@llvm.x86.avx512.vpdpbusd.512` in the module around `anchor` (once).
-
-    A function declaration whose name is an LLVM intrinsic's is that intrinsic once translated to
-    LLVM IR.  A `func.call` of it, unlike `llvm.call_intrinsic` (whose memory effects MLIR does not
-    know, which buffer deallocation rejects), passes bufferization inside the kernel's body."""
-    module = anchor
-    while module.name != "builtin.module":
-        module = module.parent
-    table = ir.SymbolTable(module)
-    if VPDPBUSD in table:
-        return
-    with ir.InsertionPoint(module.regions[0].blocks[0]), ir.Location.unknown():
-        declaration = func.FuncOp(VPDPBUSD, _vpdpbusd_type(), visibility="private")
-    del declaration
-
-
 def dot_u8_i8(codes: ir.Value, activations: ir.Value) -> ir.Value:
     """vector<64 x i8> unsigned codes . vector<64 x i8> signed activations -> vector<16 x i32>:
-    lane i the sum of the 4 products of bytes 4 i .. 4 i + 3 (`vpdpbusd` from zero; with VNNI the
-    caller has `declare_vpdpbusd`)."""
+    lane i the sum of the 4 products of bytes 4 i .. 4 i + 3 (what `vpdpbusd` computes from zero),
+    written portably: widened products, then the 4 strided shuffles added up, the pattern that
+    rlx-x86-byte-dot turns into `vpdpbusd` on the LLVM dialect where the CPU has AVX-512 VNNI."""
     i32x16 = ir.VectorType.get([16], ir.IntegerType.get_signless(32))
     zero = arith.constant(i32x16, ir.DenseElementsAttr.get_splat(i32x16, ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 0)))
-    if has_vnni():
-        return func.CallOp([i32x16], ir.FlatSymbolRefAttr.get(VPDPBUSD), [zero, codes, activations]).result
     i32x64 = ir.VectorType.get([64], ir.IntegerType.get_signless(32))
     products = arith.muli(arith.extui(i32x64, codes), arith.extsi(i32x64, activations))
     total = zero
@@ -107,4 +73,4 @@ def dot_u8_i8(codes: ir.Value, activations: ir.Value) -> ir.Value:
     return total
 
 
-__all__ = ["dot_u8_i8", "has_vnni", "quantize_activations"]
+__all__ = ["ACTIVATION_LEVELS", "dot_u8_i8", "quantize_activations"]

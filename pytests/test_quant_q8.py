@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from rlx_mlir import GraphModule, quant
-from rlx_mlir.transforms.linalg import x86_byte_dot
 from rlx_mlir.ir.diagnostics import CompileError
+from rlx_mlir.transforms.linalg import x86_byte_dot
 
 gguf = pytest.importorskip("gguf")
 Q4_K = gguf.GGMLQuantizationType.Q4_K

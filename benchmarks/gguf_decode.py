@@ -13,6 +13,9 @@ contender in a child process of its own (no two thread pools in one process):
 - rlx: `load_gguf(path, keep_quantized=True)` -> `CachedLlama` -> greedy decoding; the projections
   run as `rlx.dequant_matmul` on the file's bytes.  Compiling the prefill and decode steps is timed
   and reported apart (it happens once per process; issue 19 is about it).
+- rlx q8 (Q4_K files only): the same with `load_gguf(..., quant_activations="q8")`: the Q4_K
+  projections round their activations to 8 bits per block of 256 and multiply bytes, as llama.cpp
+  does (`rlx.dequant_matmul {activations = "q8"}`, opt-in; the default keeps them f32).
 - llama.cpp: `llama_cpp.Llama(path)` (the `llama-cpp-python` package, an optional peer: without it
   the benchmark prints one line and runs rlx alone), `eval` of the prompt, then one token at a time.
 
@@ -119,11 +122,11 @@ def _timed(run):
     return value, time.perf_counter() - start
 
 
-def run_rlx(path: str, threads: int, prompt: list[int], steps: int, runs: int) -> dict:
+def run_rlx(path: str, threads: int, prompt: list[int], steps: int, runs: int, activations: str = "f32") -> dict:
     from rlx_mlir.models.checkpoints import load_gguf
     from rlx_mlir.models.generate import CachedLlama
 
-    config, weights = load_gguf(path, keep_quantized=True)
+    config, weights = load_gguf(path, keep_quantized=True, quant_activations=activations)
     model = CachedLlama(config, weights, capacity=len(prompt) + steps + 1, threads=threads)
     _, compile_s = _timed(lambda: (model.step(len(prompt)), model.step(1)))
     ids = np.array([prompt], np.int64)
@@ -181,9 +184,9 @@ def _summary(results, prepare_s: float, first_logits) -> dict:
 
 
 def child(args) -> None:
-    run = run_rlx if args.child == "rlx" else run_llama_cpp
-    print("RESULT " + json.dumps(run(args.path, args.threads, json.loads(args.prompt_ids), args.steps, args.runs)),
-          flush=True)
+    runs = {"rlx": run_rlx, "rlx_q8": lambda *a: run_rlx(*a, activations="q8"), "llama_cpp": run_llama_cpp}
+    result = runs[args.child](args.path, args.threads, json.loads(args.prompt_ids), args.steps, args.runs)
+    print("RESULT " + json.dumps(result), flush=True)
 
 
 def spawn(tool: str, path: str, threads: int, prompt: list[int], args) -> dict | None:
@@ -214,7 +217,7 @@ def main() -> None:
     parser.add_argument("--prompt", type=int, default=32, help="prompt length (tokens)")
     parser.add_argument("--steps", type=int, default=32, help="greedy decode steps")
     parser.add_argument("--runs", type=int, default=3, help="generations per contender (best and median)")
-    parser.add_argument("--child", choices=["rlx", "llama_cpp"], help=argparse.SUPPRESS)
+    parser.add_argument("--child", choices=["rlx", "rlx_q8", "llama_cpp"], help=argparse.SUPPRESS)
     parser.add_argument("--path", help=argparse.SUPPRESS)
     parser.add_argument("--prompt-ids", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -241,9 +244,10 @@ def main() -> None:
             path = os.path.join(scratch, f"model-{scheme}.gguf")
             write_gguf(path, c, scheme)
             size_mb = os.path.getsize(path) / 2**20
+            contenders = [*tools, "rlx_q8"] if scheme == "q4_k" else tools
             for threads in args.threads:
                 found = {}
-                order = tools if threads % 2 else list(reversed(tools))  # alternate who goes first
+                order = contenders if threads % 2 else list(reversed(contenders))  # alternate who goes first
                 for tool in order:
                     found[tool] = spawn(tool, path, threads, prompt, args)
                 rows.append((scheme, size_mb, threads, found))
@@ -254,16 +258,18 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|---|---|")
     for scheme, size_mb, threads, found in rows:
         rlx, cpp = found.get("rlx"), found.get("llama_cpp")
-        for tool, r in found.items():
+        for tool in sorted(found, key=["rlx", "rlx_q8", "llama_cpp"].index):
+            r = found[tool]
             if r is None:
                 continue
             ratio = same = gap = ""
-            if tool == "rlx" and cpp is not None:
+            if tool != "llama_cpp" and cpp is not None:
                 ratio = f"{r['tps_best'] / cpp['tps_best']:.2f}x"
                 same = same_tokens(r["tokens"], cpp["tokens"])
                 ours, theirs = np.array(r["first_logits"]), np.array(cpp["first_logits"])
                 gap = f"{np.max(np.abs(ours - theirs)) / (np.ptp(theirs) or 1.0):.2%}"
-            print(f"| {scheme} | {size_mb:.0f} MB | {threads} | {tool} | {r['prepare_s']:.1f} "
+            name = {"rlx": "rlx", "rlx_q8": "rlx q8", "llama_cpp": "llama.cpp"}[tool]
+            print(f"| {scheme} | {size_mb:.0f} MB | {threads} | {name} | {r['prepare_s']:.1f} "
                   f"| {1e3 * r['ttft_best']:.1f} / {1e3 * r['ttft_median']:.1f} "
                   f"| {r['tps_best']:.1f} / {r['tps_median']:.1f} | {ratio} | {same} | {gap} |")
         if rlx is None and cpp is None:

@@ -10,6 +10,8 @@ same weight shape.  Contenders, on the same x and the same weight:
 - numpy f32: `np.matmul(x, W.T, out=)` (OpenBLAS; W.T made contiguous once, outside the timing);
 - rlx f32: `rlx.matmul` compiled by `rlx_mlir.compile` (the packed, tiled f32 kernels);
 - rlx q4_k, rlx q8_0: `rlx.dequant_matmul` on `quant.quantize(W, scheme)`'s bytes;
+- rlx q4_k q8: the same Q4_K bytes with `activations = "q8"` (opt-in: x rounded to 8 bits per
+  block of 256, integer dot products, as llama.cpp's Q4_K x q8_K; checked against that rounding);
 - rlx int8/32, int8_asym/32, int4/32, nvfp4: `rlx.dequant_matmul` on the codes and side tensors
   `quant.quantize(W, scheme)` returns (weight MB counts the scales and zero points too).
 
@@ -64,7 +66,7 @@ def emit(**row) -> None:
     print("ROW " + json.dumps(row), flush=True)
 
 
-def _module(m: int, scheme: str, row_bytes: int = 0) -> str:
+def _module(m: int, scheme: str, row_bytes: int = 0, activations: str = "") -> str:
     """`@f(x, w)`: `rlx.matmul` with w f32 [K, N], or `rlx.dequant_matmul` with w ui8 [N, row_bytes]."""
     x, y = f"tensor<{m}x{K}xf32>", f"tensor<{m}x{N}xf32>"
     if scheme == "f32":
@@ -72,7 +74,8 @@ def _module(m: int, scheme: str, row_bytes: int = 0) -> str:
         op = f'"rlx.matmul"(%x, %w) : ({x}, {w}) -> {y}'
     else:
         w = f"tensor<{N}x{row_bytes}xui8>"
-        op = f'"rlx.dequant_matmul"(%x, %w) {{scheme = "{scheme}"}} : ({x}, {w}) -> {y}'
+        extra = f', activations = "{activations}"' if activations else ""
+        op = f'"rlx.dequant_matmul"(%x, %w) {{scheme = "{scheme}"{extra}}} : ({x}, {w}) -> {y}'
     return f"func.func @f(%x: {x}, %w: {w}) -> {y} {{\n  %y = {op}\n  return %y : {y}\n}}\n"
 
 
@@ -90,8 +93,7 @@ def _affine_module(m: int, scheme: str, arrays, global_scale) -> str:
 
 def _affine_arrays(stored, scheme: str):
     """(the stored arrays the op takes, C-contiguous as a model stores them, the nvfp4 global
-    scale or None).  The quantiser may return transposed views; the runtime would copy those on
-    every call."""
+    scale or None)."""
     import numpy as np
 
     if scheme == "nvfp4":
@@ -109,6 +111,33 @@ def _check(name: str, out, x, w_float) -> None:
 
     x64, w64 = x.astype(np.float64), w_float.astype(np.float64)
     expected = x64 @ w64.T
+    bound = (np.abs(x64) @ np.abs(w64).T) * (K * np.finfo(np.float32).eps) + 1e-30
+    error = np.abs(out - expected)
+    if not (error < bound).all():
+        worst = np.unravel_index(np.argmax(error / bound), error.shape)
+        raise SystemExit(f"{name} is wrong: at {worst} {out[worst]} vs {expected[worst]} (bound {bound[worst]:.3g})")
+
+
+def _q8_x(x):
+    """x as `activations = "q8"` rounds it: per row and block of 256, `roundeven(x * 127 / amax)`
+    standing for `q * amax / 127` (float64)."""
+    import numpy as np
+
+    blocks = x.reshape(x.shape[0], -1, 256)
+    amax = np.abs(blocks).max(axis=-1, keepdims=True)
+    with np.errstate(divide="ignore"):
+        inverse = np.where(amax > 0, np.float32(127) / amax, np.float32(0)).astype(np.float32)
+    q = np.clip(np.rint(blocks * inverse), -127, 127)
+    return (q * (amax.astype(np.float64) / 127)).reshape(x.shape)
+
+
+def _check_q8(name: str, out, x, w_float, w_mins) -> None:
+    """`out` against the q8-activation product: the rounded x times the codes' part of the weight
+    (`w_float - w_mins`), the exact x times the mins' part `w_mins`, within the f32 rounding bound."""
+    import numpy as np
+
+    x64, w64, mins = x.astype(np.float64), w_float.astype(np.float64), w_mins.astype(np.float64)
+    expected = _q8_x(x) @ (w64 - mins).T + x64 @ mins.T
     bound = (np.abs(x64) @ np.abs(w64).T) * (K * np.finfo(np.float32).eps) + 1e-30
     error = np.abs(out - expected)
     if not (error < bound).all():
@@ -152,6 +181,9 @@ def bench(threads: int, repeat: int) -> None:
     w_t = np.ascontiguousarray(w.T)  # [K, N]: numpy's and rlx.matmul's B
     packed = {scheme: quant.quantize(w, scheme) for scheme in (*SCHEMES, *AFFINE_SCHEMES)}
     decoded = {scheme: quant.dequantize(packed[scheme], scheme, (N, K)) for scheme in (*SCHEMES, *AFFINE_SCHEMES)}
+    no_codes = packed["q4_k"].reshape(N, -1, 144).copy()
+    no_codes[:, :, 16:] = 0  # every nibble 0: each weight's -dmin * m, the mins' part
+    q4_k_mins = quant.dequantize(no_codes.reshape(N, -1), "q4_k", (N, K))
     for m in ROWS:
         x = rng.standard_normal((m, K)).astype(np.float32)
         contenders = {}  # name -> (call, weight bytes)
@@ -163,6 +195,10 @@ def bench(threads: int, repeat: int) -> None:
             w_q = packed[scheme]
             exe = rlx_mlir.compile(_module(m, scheme, w_q.shape[1]), "f", threads=threads)
             contenders[f"rlx {scheme}"] = (lambda x=x, exe=exe, w_q=w_q, o=out[scheme]: exe(x, w_q, out=o), w_q.nbytes)
+        w_q = packed["q4_k"]
+        exe = rlx_mlir.compile(_module(m, "q4_k", w_q.shape[1], "q8"), "f", threads=threads)
+        out["q4_k q8"] = np.empty((m, N), np.float32)
+        contenders["rlx q4_k q8"] = (lambda x=x, exe=exe, w_q=w_q, o=out["q4_k q8"]: exe(x, w_q, out=o), w_q.nbytes)
         for scheme in AFFINE_SCHEMES:
             arrays, global_scale = _affine_arrays(packed[scheme], scheme)
             exe = rlx_mlir.compile(_affine_module(m, scheme, arrays, global_scale), "f", threads=threads)
@@ -175,6 +211,7 @@ def bench(threads: int, repeat: int) -> None:
         _check("rlx f32", out["rlx f32"], x, w)
         for scheme in (*SCHEMES, *AFFINE_SCHEMES):
             _check(f"rlx {scheme}", out[scheme], x, decoded[scheme])
+        _check_q8("rlx q4_k q8", out["q4_k q8"], x, decoded["q4_k"], q4_k_mins)
         times = {name: [] for name in contenders}
         for _ in range(repeat):  # interleaved rounds
             for name, (call, _) in contenders.items():
@@ -249,7 +286,7 @@ def main() -> None:
 
     cores = default_threads()
     rows = run_child(1, args) + (run_child(cores, args) if cores > 1 else [])
-    order = ["copy", "numpy f32", "rlx f32", *(f"rlx {s}" for s in (*SCHEMES, *AFFINE_SCHEMES))]
+    order = ["copy", "numpy f32", "rlx f32", *(f"rlx {s}" for s in SCHEMES), "rlx q4_k q8", *(f"rlx {s}" for s in AFFINE_SCHEMES)]
     rows.sort(key=lambda r: (r["m"], r["threads"], order.index(r["contender"])))
     import numpy
 

@@ -269,6 +269,16 @@ def test_blockwise_round_trip_matches_reference(name):
     np.testing.assert_allclose(got, blockwise_reference(w, kind, int(block)), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("name", ["int8/32", "int8_asym/32", "int4/32", "nvfp4"])
+def test_side_tensor_quantisers_return_c_contiguous_arrays(name):
+    """The stored arrays go to the compiled kernels and to files as they are: C order, not views
+    of a transposed temporary."""
+    w = np.random.default_rng(7).standard_normal((64, 128)).astype(np.float32)
+    stored = quant.quantize(w, name)
+    for array, operand in zip(stored, quant.operands(name, w.shape)):
+        assert array.flags.c_contiguous, f"{name}: {operand.name} {array.shape} is not C-contiguous"
+
+
 @pytest.mark.parametrize("kind", ["int8", "int8_asym", "int4"])
 def test_blockwise_decode_of_given_arrays(kind):
     """Arbitrary stored arrays (zero points included) decode as W[n, k] = (q[k, n] - zp) * scale."""

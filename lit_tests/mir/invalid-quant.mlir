@@ -94,3 +94,20 @@ func.func @gather_result(%t: tensor<4x34xui8>, %i: tensor<2x3xi64>) -> tensor<6x
   %0 = "rlx.dequant_gather"(%t, %i) {scheme = "q8_0"} : (tensor<4x34xui8>, tensor<2x3xi64>) -> tensor<6x32xf32>
   return %0 : tensor<6x32xf32>
 }
+
+// -----
+
+// activations = "q8" (8-bit activations) has a kernel for q4_k only.
+func.func @q8_activations(%x: tensor<3x64xf32>, %w: tensor<5x68xui8>) -> tensor<3x5xf32> {
+  // expected-error @+1 {{'rlx.dequant_matmul' op activations = "q8" (8-bit activations) is implemented for scheme 'q4_k' only, got scheme 'q8_0'}}
+  %0 = "rlx.dequant_matmul"(%x, %w) {scheme = "q8_0", activations = "q8"} : (tensor<3x64xf32>, tensor<5x68xui8>) -> tensor<3x5xf32>
+  return %0 : tensor<3x5xf32>
+}
+
+// -----
+
+func.func @activations_mode(%x: tensor<1x256xf32>, %w: tensor<5x144xui8>) -> tensor<1x5xf32> {
+  // expected-error @+1 {{'rlx.dequant_matmul' op attribute 'activations' must be one of}}
+  %0 = "rlx.dequant_matmul"(%x, %w) {scheme = "q4_k", activations = "q4"} : (tensor<1x256xf32>, tensor<5x144xui8>) -> tensor<1x5xf32>
+  return %0 : tensor<1x5xf32>
+}

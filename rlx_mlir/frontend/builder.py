@@ -429,15 +429,16 @@ class GraphModule:
         return self._hir(rlx_hir.LinearFusedOp, [x, w, bias], {"activation": activation or "none"}, out_shape)
 
     def dequant_linear(
-        self, x, w, scheme, bias=None, activation=None, *, side=(), global_scale=None, out_shape=None
+        self, x, w, scheme, bias=None, activation=None, *, side=(), global_scale=None, activations=None, out_shape=None
     ) -> Tensor:
         """`act(x @ W [+ bias])`, an HIR block: `W` is GGUF blocks `w` (`u8 [N, bytes]`, `W [N, K]`
         transposed) or, for `int8/B`, `int8_asym/B`, `int4/B`, `nvfp4`, the codes `w [K, N]` with
         the scheme's `side` tensors (`[scale]`, `[scale, zp]`, `[scales]`; nvfp4 also takes the
         float `global_scale`).  A bias with side tensors is added by an `rlx.add` after the block
-        (`rlx_hir.dequant_linear` takes none), then the activation."""
+        (`rlx_hir.dequant_linear` takes none), then the activation.  `activations="q8"` (q4_k only)
+        rounds x to 8 bits per block for integer dot products (`rlx.dequant_matmul`'s `activations`)."""
         side = self._side_tensors(side)
-        attrs = {"scheme": scheme, "global_scale": global_scale, "activation": activation or "none"}
+        attrs = {"scheme": scheme, "global_scale": global_scale, "activations": activations, "activation": activation or "none"}
         if not side:
             return self._hir(rlx_hir.DequantLinearOp, [x, w, [] if bias is None else [bias]], attrs, out_shape)
         if bias is None:
@@ -548,9 +549,9 @@ class GraphModule:
             self._update_signature()
         return self
 
-    def dequant_matmul(self, x, w, scheme, *, side=(), global_scale=None, out_shape=None) -> Tensor:
-        """`x @ W` (`rlx.dequant_matmul`, at any stage), `W` as for `dequant_linear`."""
-        attrs = {"scheme": scheme, "global_scale": global_scale}
+    def dequant_matmul(self, x, w, scheme, *, side=(), global_scale=None, activations=None, out_shape=None) -> Tensor:
+        """`x @ W` (`rlx.dequant_matmul`, at any stage), `W` and `activations` as for `dequant_linear`."""
+        attrs = {"scheme": scheme, "global_scale": global_scale, "activations": activations}
         return self._emit(rlx.DequantMatmulOp, [x, w, self._side_tensors(side)], attrs, out_shape)
 
     @staticmethod

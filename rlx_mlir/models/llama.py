@@ -40,6 +40,7 @@ import numpy as np
 
 from .. import quant as quantisers
 from ..dialects import rlx
+from ..dialects.rlx.quant import ACTIVATION_MODES, Q8_ACTIVATION_SCHEMES
 from ..dialects.rlx.quant import GGUF_SCHEMES as DEQUANT_SCHEMES
 from ..frontend.builder import GraphModule, Tensor
 
@@ -67,8 +68,14 @@ class LlamaConfig:
     # Projections kept quantised (see the module doc): None, one scheme for all, or weight name -> scheme.
     # A mapping is stored as a sorted tuple of (name, scheme) pairs, so the config stays hashable.
     quant: QuantSpec = None
+    # "q8": the q4_k projections multiply 8-bit activations (`rlx.dequant_matmul`'s opt-in
+    # `activations`, llama.cpp's numerics and speed); "f32" (the default): exact f32 products.
+    quant_activations: str = "f32"
 
     def __post_init__(self):
+        if self.quant_activations not in ACTIVATION_MODES:
+            raise ValueError(f"quant_activations must be one of {', '.join(map(repr, ACTIVATION_MODES))}, "
+                             f"got {self.quant_activations!r}")
         if isinstance(self.quant, Mapping):
             object.__setattr__(self, "quant", tuple(sorted(self.quant.items())))
         quant_schemes(self)  # checks names, schemes and block sizes
@@ -188,18 +195,27 @@ def random_weights(c: LlamaConfig, seed: int = 0) -> dict[str, np.ndarray]:
     return weights
 
 
-def project(g: GraphModule, x: Tensor, w: Tensor, scheme: str | None) -> Tensor:
-    """`x @ w` (MIR `rlx.matmul`, `w [in, out]`) or, with a scheme, `rlx.dequant_matmul` on packed `w`."""
-    return g.op(rlx.MatmulOp, x, w) if scheme is None else g.dequant_matmul(x, w, scheme)
+def _activations(scheme: str | None, activations: str) -> str | None:
+    """The `activations` attribute of a projection in `scheme` (None: the default, f32)."""
+    return activations if activations != "f32" and scheme in Q8_ACTIVATION_SCHEMES else None
 
 
-def swiglu(g: GraphModule, x: Tensor, params: Mapping[str, Tensor], schemes: Mapping[str, str], p: str) -> Tensor:
+def project(g: GraphModule, x: Tensor, w: Tensor, scheme: str | None, activations: str = "f32") -> Tensor:
+    """`x @ w` (MIR `rlx.matmul`, `w [in, out]`) or, with a scheme, `rlx.dequant_matmul` on packed `w`
+    (with `activations`, LlamaConfig's `quant_activations`, where the scheme has such a kernel)."""
+    if scheme is None:
+        return g.op(rlx.MatmulOp, x, w)
+    return g.dequant_matmul(x, w, scheme, activations=_activations(scheme, activations))
+
+
+def swiglu(g: GraphModule, x: Tensor, params: Mapping[str, Tensor], schemes: Mapping[str, str], p: str,
+           activations: str = "f32") -> Tensor:
     """The SwiGLU FFN of layer prefix `p`: HIR `swiglu_ffn` in f32, three projections when any is quantised."""
     if not any(p + w in schemes for w in ("gate", "up", "down")):
         return g.swiglu_ffn(x, params[p + "up"], params[p + "gate"], params[p + "down"])
-    up = project(g, x, params[p + "up"], schemes.get(p + "up"))
-    gate = project(g, x, params[p + "gate"], schemes.get(p + "gate"))
-    return project(g, up * g.op(rlx.SiluOp, gate), params[p + "down"], schemes.get(p + "down"))
+    up = project(g, x, params[p + "up"], schemes.get(p + "up"), activations)
+    gate = project(g, x, params[p + "gate"], schemes.get(p + "gate"), activations)
+    return project(g, up * g.op(rlx.SiluOp, gate), params[p + "down"], schemes.get(p + "down"), activations)
 
 
 def embed(g: GraphModule, table: Tensor, tokens: Tensor, scheme: str | None) -> Tensor:
@@ -207,20 +223,22 @@ def embed(g: GraphModule, table: Tensor, tokens: Tensor, scheme: str | None) -> 
     return g.op(rlx.GatherOp, table, tokens, axis=0) if scheme is None else g.dequant_gather(table, tokens, scheme)
 
 
-def lm_head(g: GraphModule, x: Tensor, w: Tensor, scheme: str | None) -> Tensor:
-    return g.linear(x, w) if scheme is None else g.dequant_linear(x, w, scheme)
+def lm_head(g: GraphModule, x: Tensor, w: Tensor, scheme: str | None, activations: str = "f32") -> Tensor:
+    if scheme is None:
+        return g.linear(x, w)
+    return g.dequant_linear(x, w, scheme, activations=_activations(scheme, activations))
 
 
 def _quantized_decoder_block(g, c: LlamaConfig, x, params, schemes, p: str, zeros, cos, sin) -> Tensor:
     """`llama_decoder_block`'s computation (its HIR expansion) with some projections quantised."""
     normed = g.rms_norm(x, params[p + "ln1"], zeros, eps=c.eps)
-    q, k, v = (project(g, normed, params[p + w], schemes.get(p + w)) for w in ("q", "k", "v"))
+    q, k, v = (project(g, normed, params[p + w], schemes.get(p + w), c.quant_activations) for w in ("q", "k", "v"))
     q = g.rope(q, cos, sin, c.head_dim)
     k = g.rope(k, cos, sin, c.head_dim)
     attended = g.attention(q, k, v, num_heads=c.heads, head_dim=c.head_dim, mask_kind="causal")
-    projected = project(g, attended, params[p + "o"], schemes.get(p + "o"))
+    projected = project(g, attended, params[p + "o"], schemes.get(p + "o"), c.quant_activations)
     normed2 = g.residual_rms_norm(projected, x, params[p + "ln2"], zeros, eps=c.eps)
-    return (x + projected) + swiglu(g, normed2, params, schemes, p)
+    return (x + projected) + swiglu(g, normed2, params, schemes, p, c.quant_activations)
 
 
 def build_llama(c: LlamaConfig, name: str = "llama", *, dynamic: bool = False) -> GraphModule:
@@ -254,7 +272,7 @@ def build_llama(c: LlamaConfig, name: str = "llama", *, dynamic: bool = False) -
             num_heads=c.heads, head_dim=c.head_dim, num_kv_heads=c.kv_heads, eps=c.eps, mask_kind="causal",
         ))
     x = g.named("norm", lambda: g.rms_norm(x, params["norm"], zeros, eps=c.eps))
-    logits = g.named("lm_head", lambda: lm_head(g, x, params["lm_head"], schemes.get("lm_head")))
+    logits = g.named("lm_head", lambda: lm_head(g, x, params["lm_head"], schemes.get("lm_head"), c.quant_activations))
     g.set_outputs(logits)
     return g
 

@@ -66,21 +66,21 @@ def build_llama_step(c: LlamaConfig, seq: int | str, capacity: int, name: str = 
 
         def layer(x=x, p=p):
             normed = g.rms_norm(x, params[p + "ln1"], zeros, eps=c.eps)
-            q, k, v = (project(g, normed, params[p + w], schemes.get(p + w)) for w in ("q", "k", "v"))
+            q, k, v = (project(g, normed, params[p + w], schemes.get(p + w), c.quant_activations) for w in ("q", "k", "v"))
             q = g.op(rlx.RopeAtOp, q, cos, sin, pos, head_dim=c.head_dim, n_rot=c.head_dim)
             k = g.op(rlx.RopeAtOp, k, cos, sin, pos, head_dim=c.head_dim, n_rot=c.head_dim)
             k_cache = g.op(rlx.KvCacheWriteOp, caches[p + "k_cache"], k, pos)
             v_cache = g.op(rlx.KvCacheWriteOp, caches[p + "v_cache"], v, pos)
             attended = g.op(rlx.CachedAttentionOp, q, k_cache, v_cache, pos, num_heads=c.heads, head_dim=c.head_dim)
-            projected = project(g, attended, params[p + "o"], schemes.get(p + "o"))
+            projected = project(g, attended, params[p + "o"], schemes.get(p + "o"), c.quant_activations)
             normed2 = g.residual_rms_norm(projected, x, params[p + "ln2"], zeros, eps=c.eps)
-            ffn = swiglu(g, normed2, params, schemes, p)
+            ffn = swiglu(g, normed2, params, schemes, p, c.quant_activations)
             return (x + projected) + ffn, k_cache, v_cache
 
         x, k_cache, v_cache = g.named(f"layers.{i}", layer)
         updated += [k_cache, v_cache]
     x = g.named("norm", lambda: g.rms_norm(x, params["norm"], zeros, eps=c.eps))
-    logits = g.named("lm_head", lambda: lm_head(g, x, params["lm_head"], schemes.get("lm_head")))
+    logits = g.named("lm_head", lambda: lm_head(g, x, params["lm_head"], schemes.get("lm_head"), c.quant_activations))
     g.set_outputs([logits, *updated])
     _tie_results(g, first_cache_argument=2, count=len(updated))
     return g

@@ -40,6 +40,7 @@ from ..transforms.linalg.reassociate_reductions import ReassociateReductions
 from ..transforms.linalg.split_functions import SplitFunctions
 from ..transforms.linalg.tile_gemv import TileGemv
 from ..transforms.linalg.tile_matmul import TileMatmul
+from ..transforms.linalg.x86_byte_dot import X86ByteDot
 from ..transforms.mir.split_weight_concat import SplitWeightConcat
 
 BUFFERIZE = (
@@ -151,6 +152,7 @@ class LowerToLLVM(RlxPipeline):
         # that LLVM vectorizes their loops without run-time overlap checks and scalar copies.
         steps += [SplitFunctions(max_ops=self.split_max_ops), NoaliasArguments(), *TO_LLVM, NoaliasToLLVM()]
         steps.append(Bf16AsI16())  # LLVM's x86 backend cannot legalize every bf16 vector it vectorizes
+        steps.append(X86ByteDot())  # byte dot products (8-bit activations) as vpdpbusd where the CPU has VNNI
         return steps
 
 

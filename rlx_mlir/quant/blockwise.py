@@ -80,7 +80,7 @@ class BlockwiseScheme:
     def quantize(self, w) -> BlockwiseWeight:
         w = check_float_weight(w, self.name, self.block_size, min_ndim=2)
         n, k = self._check_shape(w.shape)
-        blocks = w.T.reshape(k // self.block_size, self.block_size, n)  # [K/B, B, N]
+        blocks = np.ascontiguousarray(w.T).reshape(k // self.block_size, self.block_size, n)  # [K/B, B, N], C order
         if self.kind == "int8_asym":
             lo = np.minimum(blocks.min(axis=1), np.float32(0))
             hi = np.maximum(blocks.max(axis=1), np.float32(0))

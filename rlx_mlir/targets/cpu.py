@@ -50,3 +50,17 @@ def resolve_threads(threads: Optional[int]) -> int:
     if threads is None or threads == AUTO_THREADS:
         return default_threads()
     return threads
+
+
+def host_cpu_flags() -> frozenset[str]:
+    """This machine's CPU feature flags as Linux's /proc/cpuinfo names them ("avx512_vnni", ...);
+    empty where there is no such file.  The JIT compiles for this machine's CPU, so a lowering
+    may use an instruction set extension (through an LLVM intrinsic) where the flag is present."""
+    try:
+        with open("/proc/cpuinfo") as info:
+            for line in info:
+                if line.startswith("flags"):
+                    return frozenset(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return frozenset()

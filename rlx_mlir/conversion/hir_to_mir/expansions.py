@@ -92,7 +92,7 @@ def _expand_linear(op: rlx_hir.LinearOp, policy: str) -> list[ir.Value]:
 
 
 def _expand_dequant_linear(op: rlx_hir.DequantLinearOp, policy: str) -> list[ir.Value]:
-    out = rlx.DequantMatmulOp(op.x, op.w, op.side, op.scheme, global_scale=op.global_scale).result
+    out = rlx.DequantMatmulOp(op.x, op.w, op.side, op.scheme, global_scale=op.global_scale, activations=op.activations).result
     if op.bias is not None:
         out = rlx.AddOp(out, op.bias).result
     return [_activation(out, op.activation)]

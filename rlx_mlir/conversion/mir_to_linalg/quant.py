@@ -45,7 +45,7 @@ from ...dialects import rlx
 from ...dialects.rlx.quant import GGUF_SCHEMES
 from ...ir.shapes import shape_of
 from . import builders as lb
-from . import quant_affine
+from . import quant_affine, quant_q8
 from .unsigned import to_signless
 
 # Sub-blocks per block (S) and weights per sub-block (J) of each scheme's loop nest.
@@ -345,6 +345,11 @@ def _largest_divisor(extent: int, limit: int) -> int:
     return max(d for d in range(1, min(extent, max(limit, 1)) + 1) if extent % d == 0)
 
 
+def _activations(op) -> str:
+    """The op's `activations` attribute ("f32" where absent; the MoE tiles carry none)."""
+    return getattr(op, "activations", None) or "f32"
+
+
 def _lower_dequant_matmul(op) -> ir.Value:
     if op.scheme not in GGUF_SCHEMES:  # int8/B, int8_asym/B, int4/B, nvfp4: codes with side tensors
         return quant_affine.lower_dequant_matmul(op)
@@ -355,7 +360,8 @@ def _lower_dequant_matmul(op) -> ir.Value:
     m = 1
     for size in x_shape[:-1]:
         m *= size
-    tile = next(t for t in ROW_TILES if m % t == 0)
+    q8 = scheme.name == "q4_k" and _activations(op) == "q8"
+    tile = 1 if q8 else next(t for t in ROW_TILES if m % t == 0)
     blocks = k // scheme.block
     chunk = blocks  # blocks per body: all of K, unless x has several row tiles to keep in L1 in turn
     if m > tile:
@@ -435,6 +441,48 @@ def _lower_dequant_matmul(op) -> ir.Value:
         total = vector.ReductionOp(f32, vector.CombiningKind.ADD, arith.addf(even, odd, fastmath=fast), acc=partial, fastmath=fast).result
         return [vector.ReductionOp(f32, vector.CombiningKind.ADD, mins, acc=total, fastmath=fast).result]
 
+    def q8_body(*args: ir.Value) -> list:
+        """Q4_K on 8-bit activations (`activations = "q8"`, quant_q8): per 64 bytes of nibbles two
+        integer dot products (low and high nibbles) of four sub-blocks, each lane's i32 sum times
+        its sub-block's `d * sc` and the x block's scale; the mins as in `factored_body`."""
+        partial = args[-1]
+        p_index, c_index, row, i_index = (linalg.IndexOp(d).result for d in range(4))
+        n_index = _idx(_mul(p_index, panel), i_index)
+        f32x16, f32x8 = ir.VectorType.get([16], f32), ir.VectorType.get([8], f32)
+        i8x64 = ir.VectorType.get([64], ir.IntegerType.get_signless(8))
+        zero16 = arith.constant(f32x16, ir.DenseElementsAttr.get_splat(f32x16, ir.FloatAttr.get(f32, 0.0)))
+        zero8 = arith.constant(f32x8, ir.DenseElementsAttr.get_splat(f32x8, ir.FloatAttr.get(f32, 0.0)))
+        nibble = arith.constant(i8x64, ir.DenseElementsAttr.get_splat(i8x64, ir.IntegerAttr.get(i8x64.element_type, 15)))
+        four = arith.constant(i8x64, ir.DenseElementsAttr.get_splat(i8x64, ir.IntegerAttr.get(i8x64.element_type, 4)))
+        sums_row = ir.AffineMapAttr.get(ir.AffineMap.get(4, 0, [ir.AffineDimExpr.get(3)]))
+        q_row = ir.AffineMapAttr.get(ir.AffineMap.get(6, 0, [ir.AffineDimExpr.get(5)]))
+        over_blocks = scf.ForOp(lb.index_constant(0), lb.index_constant(chunk), lb.index_constant(1), [zero16] * 4 + [zero8])
+        with ir.InsertionPoint(over_blocks.body):
+            bc = over_blocks.induction_variable
+            *accumulators, mins = over_blocks.inner_iter_args
+            accumulators = list(accumulators)
+            block = block_of(n_index, c_index, bc)
+            scales, negative_mins = _q4_k_scales(block)
+            zero = lb.index_constant(0)
+            x_sums = vector.TransferReadOp(f32x8, sub_sums, [row, c_index, bc, zero], sums_row, arith.constant(f32, 0.0), in_bounds).result
+            mins = vector.FMAOp(negative_mins, x_sums, mins).result
+            x_scale = arith.mulf(tensor.ExtractOp(amax, [row, c_index, bc]).result, arith.constant(f32, 1.0 / quant_q8.ACTIVATION_LEVELS))
+            scales = arith.mulf(scales, vector.BroadcastOp(f32x8, x_scale).result)
+            for half in range(2):
+                raw = block.raw(lb.index_constant(16 + 64 * half), 64)
+                for h, codes in enumerate((arith.andi(raw, nibble), arith.shrui(raw, four))):
+                    xq = vector.TransferReadOp(i8x64, x_q8, [row, c_index, bc, lb.index_constant(half), lb.index_constant(h), zero],
+                                               q_row, arith.constant(i8x64.element_type, 0), in_bounds).result
+                    dot = arith.sitofp(f32x16, quant_q8.dot_u8_i8(codes, xq))
+                    # lanes 0-7: sub-block 4 half + h, lanes 8-15: sub-block 4 half + 2 + h
+                    lane_scales = vector.shuffle(scales, scales, [4 * half + h] * 8 + [4 * half + 2 + h] * 8)
+                    accumulators[2 * half + h] = vector.FMAOp(dot, lane_scales, accumulators[2 * half + h]).result
+            scf.YieldOp([*accumulators, mins])
+        *accumulators, mins = over_blocks.results
+        pairs = [arith.addf(accumulators[0], accumulators[1], fastmath=fast), arith.addf(accumulators[2], accumulators[3], fastmath=fast)]
+        total = vector.ReductionOp(f32, vector.CombiningKind.ADD, arith.addf(*pairs, fastmath=fast), acc=partial, fastmath=fast).result
+        return [vector.ReductionOp(f32, vector.CombiningKind.ADD, mins, acc=total, fastmath=fast).result]
+
     def body(*args: ir.Value) -> list:
         partials = args[2:]  # the sums over the previous K chunks
         p_index, c_index, r_index, i_index = (linalg.IndexOp(d).result for d in range(4))
@@ -463,7 +511,11 @@ def _lower_dequant_matmul(op) -> ir.Value:
 
     shape = [n // panel, m // tile, panel]
     iterators = [lb.PARALLEL, lb.REDUCTION, lb.PARALLEL, lb.PARALLEL]
-    if factored:
+    if q8:
+        x_q8, amax = quant_q8.quantize_activations(lb.reshape(op.x, ir.RankedTensorType.get([m, k], f32)), m, blocks)
+        x_q8 = lb.reshape(x_q8, ir.RankedTensorType.get([m, blocks // chunk, chunk, 2, 2, 64], ir.IntegerType.get_signless(8)))
+        amax = lb.reshape(amax, ir.RankedTensorType.get([m, blocks // chunk, chunk], f32))
+    if factored or q8:
         # sum(x) over each sub-block of 32: [M, K / 32] viewed as [M, K chunk, block of the chunk, sub-block]
         groups = lb.reshape(op.x, ir.RankedTensorType.get([m, k // 32, 32], f32))
         d0, d1, d2 = (ir.AffineDimExpr.get(d) for d in range(3))
@@ -474,7 +526,7 @@ def _lower_dequant_matmul(op) -> ir.Value:
         )[0]
         sub_sums = lb.reshape(summed, ir.RankedTensorType.get([m, blocks // chunk, chunk, subblocks], f32))
     products = lb.generic_results(
-        [x, op.w], [lb.zeros(shape, f32) for _ in range(tile)], maps, iterators, factored_body if factored else body
+        [x, op.w], [lb.zeros(shape, f32) for _ in range(tile)], maps, iterators, q8_body if q8 else factored_body if factored else body
     )
     # Row t of row tile r is row r * tile + t: [N / panel, M / tile, panel] x tile -> [M, N].
     product = products[0]

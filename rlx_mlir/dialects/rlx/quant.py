@@ -40,6 +40,11 @@ GGUF_SCHEMES: dict[str, BlockScheme] = {
 }
 
 
+# `activations`: the f32 default, and the schemes that can multiply 8-bit activations instead.
+ACTIVATION_MODES = ("f32", "q8")
+Q8_ACTIVATION_SCHEMES = ("q4_k",)
+
+
 class DequantMatmulOp(Rlx.Operation, name="dequant_matmul", traits=[Pure]):
     """Matrix product with a quantised weight: GGUF blocks (`x @ dequant(w).T`) or codes with side tensors.
 
@@ -100,6 +105,17 @@ class DequantMatmulOp(Rlx.Operation, name="dequant_matmul", traits=[Pure]):
       `qh[32 h + l]`; the code is `low | high << 4` (0..63) and the weight is
       `d * scales[e / 16] * (code - 32)`.
 
+    Activations (`activations`, optional): absent or `"f32"`, the product is
+    the exact one above.  `"q8"` (opt-in, `q4_k` only) computes it as
+    llama.cpp does: each row of x is cut into blocks of 256 (the weight's
+    blocks), each block rounded to `q = roundeven(x * 127 / amax)` (`amax`
+    its largest `|x|`; `q = 0` where `amax = 0`), and the codes' part of the
+    product uses `q * amax / 127` for x: `result[..., n] = sum_s (d * sc_s *
+    amax / 127) * sum_e code_e * q_e - sum_s dmin * m_s * sum_e x_e` (sums of
+    integer products, the mins against the exact f32 x).  The result differs
+    from the exact one by about 1% of its range; the kernel multiplies bytes
+    (AVX-512 VNNI where the CPU has it).
+
     Side-tensor schemes (`rlx_mlir.quant.blockwise` and `rlx_mlir.quant.nvfp4`
     write them).  The weight is `W [K, N]` (K-major, the orientation of
     `rlx.matmul`'s weight: a row of codes per input feature), blocks of `B`
@@ -157,19 +173,36 @@ class DequantMatmulOp(Rlx.Operation, name="dequant_matmul", traits=[Pure]):
     )
     scheme = attribute(scheme_attr(tuple(GGUF_SCHEMES)), "the format of `w` (and of the side tensors)")
     global_scale = attribute(F32Attr, "`nvfp4` only (and required there): the scale of the whole weight", optional=True)
+    activations = attribute(
+        StrEnumAttr(*ACTIVATION_MODES),
+        "`\"f32\"` (absent: the default) multiplies f32 x by the exactly decoded weight; `\"q8\"` (`q4_k` only, "
+        "opt-in: other numerics) first rounds x to 8 bits per block of 256, as llama.cpp's q8_K",
+        optional=True,
+    )
     result = result(TensorOf(("f32",)), "`[..., N]`")
 
     @classmethod
-    def infer_result_type(cls, x: ir.Type, w: ir.Type, side: list, scheme: str, global_scale) -> ir.Type:
+    def infer_result_type(cls, x: ir.Type, w: ir.Type, side: list, scheme: str, global_scale, activations=None) -> ir.Type:
         xs = shape_of(x)
         if len(xs) < 1:
             raise VerifyError(f"requires x of rank 1 or more, got {format_shape(xs)}")
         n = weight_columns(scheme, xs[-1], w, side, types=False)
         check_global_scale(scheme, global_scale)
+        check_activations(scheme, activations)
         return ir.RankedTensorType.get([*xs[:-1], n], ir.F32Type.get())
 
     def verify(self) -> None:
         weight_columns(self.scheme, shape_of(self.x.type)[-1], self.w.type, [v.type for v in self.side])
+        check_activations(self.scheme, self.activations)
+
+
+def check_activations(scheme_name: str, activations) -> None:
+    """VerifyError for `activations = "q8"` on a scheme without an 8-bit-activation kernel."""
+    if activations == "q8" and scheme_name not in Q8_ACTIVATION_SCHEMES:
+        raise VerifyError(
+            f"activations = \"q8\" (8-bit activations) is implemented for scheme {', '.join(map(repr, Q8_ACTIVATION_SCHEMES))} "
+            f"only, got scheme '{scheme_name}'"
+        )
 
 
 class DequantGatherOp(Rlx.Operation, name="dequant_gather", traits=[Pure]):
@@ -247,4 +280,5 @@ def check_weight_bytes(scheme_name: str, k: int, given: int) -> None:
         )
 
 
-__all__ = ["BlockScheme", "DequantGatherOp", "DequantMatmulOp", "GGUF_SCHEMES", "check_weight_bytes", "weight_columns"]
+__all__ = ["ACTIVATION_MODES", "BlockScheme", "DequantGatherOp", "DequantMatmulOp", "GGUF_SCHEMES", "Q8_ACTIVATION_SCHEMES",
+           "check_activations", "check_weight_bytes", "weight_columns"]

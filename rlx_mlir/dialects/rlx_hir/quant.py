@@ -9,7 +9,7 @@ from mlir import ir
 from ...dsl import Pure, TensorOf, VerifyError, operand, result, same_as
 from ...ir.shapes import shape_of
 from ..rlx.linalg import FusedMatmulBiasActOp
-from ..rlx.quant import DequantMatmulOp, weight_columns
+from ..rlx.quant import DequantMatmulOp, check_activations, weight_columns
 from ..rlx.quant_affine import check_global_scale, side_count
 from .dialect import RlxHir, activations_shape, check_shape
 
@@ -30,7 +30,7 @@ class DequantLinearOp(RlxHir.Operation, name="dequant_linear", traits=[Pure]):
     variadic operand to one type, which a bias `[N]` and the scales `[K / B,
     N]` do not share (the builder's `dequant_linear` adds such a bias with
     `rlx.add`).  The result is `[..., N]` f32.  `activation` as
-    `rlx_hir.linear`; `global_scale` as `rlx.dequant_matmul`'s.
+    `rlx_hir.linear`; `global_scale` and `activations` as `rlx.dequant_matmul`'s.
 
     Expansion (RLX's `DequantMatMul`): `rlx.dequant_matmul`, then `rlx.add`
     (with a bias) and the activation op (unless `none`), under both policies.
@@ -45,6 +45,7 @@ class DequantLinearOp(RlxHir.Operation, name="dequant_linear", traits=[Pure]):
     )
     scheme = same_as(DequantMatmulOp.scheme)
     global_scale = same_as(DequantMatmulOp.global_scale)
+    activations = same_as(DequantMatmulOp.activations)
     activation = same_as(FusedMatmulBiasActOp.activation, doc="the activation applied last")
     result = result(TensorOf(("f32",)), "`[..., N]`")
 
@@ -61,7 +62,7 @@ class DequantLinearOp(RlxHir.Operation, name="dequant_linear", traits=[Pure]):
 
     @classmethod
     def infer_result_type(
-        cls, x: ir.Type, w: ir.Type, extra: list, scheme: str, global_scale, activation: str
+        cls, x: ir.Type, w: ir.Type, extra: list, scheme: str, global_scale, activations, activation: str
     ) -> ir.Type:
         xs = activations_shape("x", x)
         count = side_count(scheme)
@@ -75,6 +76,7 @@ class DequantLinearOp(RlxHir.Operation, name="dequant_linear", traits=[Pure]):
         side, bias = (extra, None) if count else ([], extra[0] if extra else None)
         n = weight_columns(scheme, xs[-1], w, side, types=False)
         check_global_scale(scheme, global_scale)
+        check_activations(scheme, activations)
         if bias is not None:
             check_shape("bias", bias, [n], "[N]")
         return ir.RankedTensorType.get([*xs[:-1], n], ir.F32Type.get())

@@ -81,7 +81,7 @@ def unpermute_rope_rows(rows: np.ndarray, heads: int) -> np.ndarray:
 def read_gguf(path, **runtime) -> GgufCheckpoint:
     """The config and tensors of a Llama GGUF file, quantised tensors still packed (see the module doc).
 
-    `runtime` sets LlamaConfig's batch, seq, max_seq or policy."""
+    `runtime` sets LlamaConfig's batch, seq, max_seq, policy or quant_activations."""
     reader = _open(path)
     source = os.fspath(path)
     metadata = _Metadata(reader, source)
@@ -139,7 +139,7 @@ def load_gguf(path, *, keep_quantized: bool = False, **runtime) -> tuple[LlamaCo
 
     Every tensor float32 by default; `keep_quantized=True` keeps the quantised projections packed
     (the config's `quant` says which; see the module doc).  `runtime` sets LlamaConfig's batch,
-    seq, max_seq or policy.
+    seq, max_seq, policy or quant_activations (`"q8"`: 8-bit activations for the q4_k projections).
     """
     checkpoint = read_gguf(path, **runtime)
     config, tensors = checkpoint.config, checkpoint.tensors

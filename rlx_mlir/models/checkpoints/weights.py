@@ -25,7 +25,7 @@ from ...errors import RlxError
 from ..llama import LlamaConfig, packed_matrix_shape, param_types, quant_schemes, weight_shapes
 
 # LlamaConfig fields a caller chooses at load time; the others come from the checkpoint.
-RUNTIME_FIELDS = ("batch", "seq", "max_seq", "policy")
+RUNTIME_FIELDS = ("batch", "seq", "max_seq", "policy", "quant_activations")
 
 
 class CheckpointError(RlxError, ValueError):

@@ -111,11 +111,15 @@ def _matmul(b: _Batch):
     return rebuild(b.emit, b.op, operands, b.results())
 
 
+def shift(dims) -> list[int]:
+    """Dimension numbers once the leading axis is added."""
+    return [d + 1 for d in dims]
+
+
 def _dot_general(b: _Batch):
     op, emit = b.op, b.emit
     lc, rc, lb, rb = (list(x) for x in (op.lhs_contracting, op.rhs_contracting, op.lhs_batch, op.rhs_batch))
     lhs_in, rhs_in = b.flags
-    shift = (lambda dims: [d + 1 for d in dims])
     lhs, rhs = op.lhs, op.rhs
     if lhs_in and rhs_in:
         return [emit.dot_general(lhs, rhs, shift(lc), shift(rc), [0, *shift(lb)], [0, *shift(rb)])]
@@ -251,7 +255,7 @@ RULES: dict = {
 
 def rule_for(op):
     """The batching rule of `op` (a typed view), or None."""
-    if type(op).has_trait(Elementwise) if hasattr(type(op), "has_trait") else False:
+    if getattr(type(op), "has_trait", None) and type(op).has_trait(Elementwise):
         return _elementwise
     return RULES.get(type(op))
 

@@ -176,7 +176,7 @@ def _gather(b: _Batch):
     if table and indices:
         raise BatchingError("'rlx.gather' has no batching rule for both a batched table and batched indices",
                             op.operation)
-    table_shape = shape_of(op.table.type)
+    table_shape = shape_of(op.table.type)[1:] if table else shape_of(op.table.type)  # without the axis
     axis = int(op.axis) % len(table_shape)
     if table:
         return rebuild(b.emit, op, {}, b.results(), {"axis": _i64(axis + 1)})

@@ -750,20 +750,19 @@ class GraphModule:
 
     def hvp(self, loss: Tensor, wrt: Sequence[Tensor], vectors: Sequence[Tensor]) -> list[Tensor]:
         """Hessian-vector products `H v` of the scalar `loss` for the arguments `wrt` and one
-        vector per argument (of its shape): the gradient of `sum_i <grad_i, v_i>`, i.e. reverse
-        mode applied to the backward ops `grad` built (reverse over reverse)."""
+        vector per argument (of its shape): the tangents of the gradients `grad` built when the
+        arguments move along `vectors`, i.e. forward mode over the backward ops (forward over
+        reverse: one sweep over the backward graph, not a second reverse pass)."""
         wrt, vectors = list(wrt), list(vectors)
         if len(vectors) != len(wrt):
             raise BuildError(f"hvp: {len(wrt)} wrt arguments but {len(vectors)} vectors")
+        for vector, argument in zip(vectors, wrt):
+            if not isinstance(vector, Tensor) or not isinstance(argument, Tensor) or vector.shape != argument.shape:
+                got = list(vector.shape) if isinstance(vector, Tensor) else type(vector).__name__
+                want = list(argument.shape) if isinstance(argument, Tensor) else "?"
+                raise BuildError(f"hvp: a vector of shape {got} for an argument of shape {want}")
         grads = self.grad(loss, wrt)
-        inner = None
-        for grad, vector in zip(grads, vectors):
-            if vector.shape != grad.shape:
-                raise BuildError(f"hvp: a vector of shape {list(vector.shape)} for an argument of shape {list(grad.shape)}")
-            term = self.op(rlx.ReduceOp, grad * vector, kind="sum", axes=list(range(len(grad.shape)))) if grad.shape \
-                else grad * vector
-            inner = term if inner is None else inner + term
-        return self.grad(inner, wrt)
+        return self.jvp(grads, wrt, vectors)
 
     def value_and_grad(self, loss: Tensor, wrt: Sequence[Tensor]) -> tuple[Tensor, list[Tensor]]:
         """`(loss, grad(loss, wrt))`."""

@@ -46,6 +46,8 @@ from ..ir.walk import collect_ops
 from ..pipelines.optimize_mir import OptimizeMir
 from ..runtime.jit import compile as jit_compile
 from ..transforms.autodiff import GradError, gradients
+from ..transforms.autodiff import tangents as forward_tangents
+from ..transforms.autodiff.batching import BatchingError, vectorize
 from ..transforms.mir import fusion_report
 from .inspection import summarize
 
@@ -687,52 +689,126 @@ class GraphModule:
         non-scalar loss, a `wrt` that is not an argument, or an op without a
         derivative on a path from a `wrt` argument to the loss, naming the op.
         """
+        if not isinstance(loss, Tensor) or loss.module is not self:
+            self._check_differentiable("grad")
+            raise BuildError("grad: the loss must be a Tensor of this GraphModule")
+        wrt, names = self._differentiated("grad", [loss], wrt)
+        return self._autodiff(lambda ip: gradients(list(self._block.operations), loss.value, [t.value for t in wrt], ip, names))
+
+    def jvp(self, outputs: Outputs, wrt: Sequence[Tensor], tangents: Sequence[Tensor]) -> list[Tensor]:
+        """Forward mode: the tangents of `outputs` (one Tensor or several) when each argument in
+        `wrt` moves along its Tensor in `tangents` (of the argument's shape): the
+        Jacobian-vector products `J t`, one per output, as new Tensors.
+
+        The tangent ops are appended after the ops built so far (`transforms.autodiff.forward`,
+        as rlx-jvp), so the tangents can feed further ops before `set_outputs`.  Raises
+        BuildError for a `wrt` that is not an argument, a tangent of another shape, or an op
+        without a derivative on a path from a `wrt` argument to an output, naming the op.
+        """
+        outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+        tangents = list(tangents)
+        for index, t in enumerate([*outputs, *tangents]):
+            if not isinstance(t, Tensor) or t.module is not self:
+                self._check_differentiable("jvp")
+                raise BuildError(f"jvp: {'output' if index < len(outputs) else 'tangent'} #{index if index < len(outputs) else index - len(outputs)} must be a Tensor of this GraphModule")
+        wrt, names = self._differentiated("jvp", [*outputs, *tangents], wrt)
+        if len(tangents) != len(wrt):
+            raise BuildError(f"jvp: {len(wrt)} wrt arguments but {len(tangents)} tangents")
+        for t, arg, name in zip(tangents, wrt, names):
+            if t.shape != arg.shape or t.value.type != arg.value.type:
+                raise BuildError(f"jvp: the tangent of '{name}' must be {arg!r}, got {t!r}")
+        return self._autodiff(lambda ip: forward_tangents(
+            list(self._block.operations), [t.value for t in outputs], [t.value for t in wrt],
+            [t.value for t in tangents], ip, names))
+
+    def _check_differentiable(self, what: str) -> None:
         self._check_open()
         if self._stage != "mir":
             raise BuildError(
-                f"grad differentiates MIR ops; '{self.name}' is at stage '{self._stage}' (build it with GraphModule.mir)"
+                f"{what} differentiates MIR ops; '{self.name}' is at stage '{self._stage}' (build it with GraphModule.mir)"
             )
-        if not isinstance(loss, Tensor) or loss.module is not self:
-            raise BuildError("grad: the loss must be a Tensor of this GraphModule")
+
+    def _differentiated(self, what: str, tensors: Sequence[Tensor], wrt: Sequence[Tensor]) -> tuple[list, list[str]]:
+        """The `wrt` Tensors checked to be arguments of this function, and their names."""
+        self._check_differentiable(what)
         wrt = list(wrt)
         names = []
         for index, t in enumerate(wrt):
             if not isinstance(t, Tensor) or t.module is not self:
-                raise BuildError(f"grad: wrt #{index} must be a Tensor of this GraphModule")
+                raise BuildError(f"{what}: wrt #{index} must be a Tensor of this GraphModule")
             if not isinstance(t.value, ir.BlockArgument):
-                raise BuildError(f"grad: wrt #{index} ({t!r}) is not an argument of '{self.name}': gradients are taken with respect to arguments")
+                raise BuildError(f"{what}: wrt #{index} ({t!r}) is not an argument of '{self.name}': "
+                                 f"{'gradients' if what == 'grad' else 'derivatives'} are taken with respect to arguments")
             names.append(self._names[t.value.arg_number])
-        if any(t.value in self._symbolic for t in (loss, *wrt)):
-            raise BuildError("grad: symbolic shapes are not supported; bind_dims() first")
-        ops = list(self._block.operations)
+        if any(t.value in self._symbolic for t in (*tensors, *wrt)):
+            raise BuildError(f"{what}: symbolic shapes are not supported; bind_dims() first")
+        return wrt, names
+
+    def _autodiff(self, build) -> list[Tensor]:
+        """Runs `build(ip)` (a transforms.autodiff entry point) at the end of the body; its values as Tensors."""
         try:
             with self.context:
-                grads = gradients(ops, loss.value, [t.value for t in wrt], ir.InsertionPoint(self._block), names)
+                values = build(ir.InsertionPoint(self._block))
         except GradError as error:
             where = f"{error.op.location}: " if error.op is not None else ""
             raise BuildError(f"{where}{error.message}") from None
-        return [Tensor(self, g) for g in grads]
+        return [Tensor(self, v) for v in values]
 
     def hvp(self, loss: Tensor, wrt: Sequence[Tensor], vectors: Sequence[Tensor]) -> list[Tensor]:
         """Hessian-vector products `H v` of the scalar `loss` for the arguments `wrt` and one
-        vector per argument (of its shape): the gradient of `sum_i <grad_i, v_i>`, i.e. reverse
-        mode applied to the backward ops `grad` built (reverse over reverse)."""
+        vector per argument (of its shape): the tangents of the gradients `grad` built when the
+        arguments move along `vectors`, i.e. forward mode over the backward ops (forward over
+        reverse: one sweep over the backward graph, not a second reverse pass)."""
         wrt, vectors = list(wrt), list(vectors)
         if len(vectors) != len(wrt):
             raise BuildError(f"hvp: {len(wrt)} wrt arguments but {len(vectors)} vectors")
+        for vector, argument in zip(vectors, wrt):
+            if not isinstance(vector, Tensor) or not isinstance(argument, Tensor) or vector.shape != argument.shape:
+                got = list(vector.shape) if isinstance(vector, Tensor) else type(vector).__name__
+                want = list(argument.shape) if isinstance(argument, Tensor) else "?"
+                raise BuildError(f"hvp: a vector of shape {got} for an argument of shape {want}")
         grads = self.grad(loss, wrt)
-        inner = None
-        for grad, vector in zip(grads, vectors):
-            if vector.shape != grad.shape:
-                raise BuildError(f"hvp: a vector of shape {list(vector.shape)} for an argument of shape {list(grad.shape)}")
-            term = self.op(rlx.ReduceOp, grad * vector, kind="sum", axes=list(range(len(grad.shape)))) if grad.shape \
-                else grad * vector
-            inner = term if inner is None else inner + term
-        return self.grad(inner, wrt)
+        return self.jvp(grads, wrt, vectors)
 
     def value_and_grad(self, loss: Tensor, wrt: Sequence[Tensor]) -> tuple[Tensor, list[Tensor]]:
         """`(loss, grad(loss, wrt))`."""
         return loss, self.grad(loss, wrt)
+
+    # -- batching ---------------------------------------------------------------------------
+
+    def vmap(self, batched: Sequence[Union[str, Tensor]], size: int) -> "GraphModule":
+        """Batches the finished function in place over a new leading axis of `size` (RLX's
+        `vmap`, as rlx-vmap): the arguments in `batched` (names or argument Tensors) and every
+        output gain that axis, so that output `[i]` is the function of the arguments' `[i]`,
+        the other arguments shared (`transforms.autodiff.batching`).  An HIR module is lowered
+        first.  Returns self.  Raises BuildError for a name that is no argument, or an op
+        without a batching rule reading a batched value, naming the op."""
+        self._require_finished("vmap()")
+        self._require_static("vmap()")
+        if self._stage == "lir":
+            raise BuildError("vmap() rewrites MIR: call it before plan()")
+        positions = []
+        for item in batched:
+            if isinstance(item, Tensor) and item.module is self and isinstance(item.value, ir.BlockArgument):
+                positions.append(item.value.arg_number)
+            elif isinstance(item, str) and item in self._names:
+                positions.append(self._names.index(item))
+            else:
+                raise BuildError(f"vmap: {item!r} is not an argument of '{self.name}' (arguments: {', '.join(self._names)})")
+        self.lower()
+        with self.context:
+            clone = self._func.operation.clone(ip=ir.InsertionPoint.after(self._func))
+            try:
+                results = vectorize(clone.regions[0].blocks[0], sorted(set(positions)), size, self._names)
+            except BatchingError as error:
+                clone.erase()
+                where = f"{error.op.location}: " if error.op is not None else ""
+                raise BuildError(f"{where}{error.message}") from None
+            self._func.operation.erase()
+            self._func = clone.opview
+            self._block = clone.regions[0].blocks[0]
+        self._update_signature([r.type for r in results])
+        return self
 
     # -- finishing, lowering, output ---------------------------------------------------------
 

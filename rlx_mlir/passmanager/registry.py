@@ -81,6 +81,8 @@ PASSES = LazyTable({
     "rlx-fuse-residual-norm": "transforms.mir.fuse_residual_norm:FuseResidualNorm",
     "rlx-merge-lora": "transforms.mir.merge_lora:MergeLora",
     "rlx-grad": "transforms.mir.grad:Grad",
+    "rlx-jvp": "transforms.mir.jvp:Jvp",
+    "rlx-vmap": "transforms.mir.vmap:Vmap",
     # GPU code generation (rlx-lower-to-nvvm)
     "rlx-gpu-tile-matmul": "transforms.gpu.tile_matmul:GpuTileMatmul",
     "rlx-memref-copy-to-linalg": "transforms.linalg.memref_copy_to_linalg:MemrefCopyToLinalg",

@@ -85,7 +85,7 @@ def _gradients(ops, loss, wrt, ip, names) -> list[ir.Value]:
     seed = emit.splat(1.0, loss_shape, element_of(loss.type))
     grads = reverse(emit, ops, {loss: seed}, wrt, names)
     created = list(block.operations)[len(ops) : len(ops) + len(block.operations) - before]
-    _erase_unused(created, grads)
+    erase_unused(created, grads)
     return grads
 
 
@@ -124,7 +124,7 @@ def reverse(emit: Emitter, ops: Sequence[ir.Operation], seeds: dict, wrt: Sequen
         if rule is None:
             raise GradError(
                 f"'{op.name}' has no derivative (no VJP rule) and lies on a path from "
-                f"{_names(depends.get(op.results[0], 0), names)} to the loss",
+                f"{names_of(depends.get(op.results[0], 0), names)} to the loss",
                 op,
             )
         emit.loc = op.location
@@ -140,7 +140,7 @@ def reverse(emit: Emitter, ops: Sequence[ir.Operation], seeds: dict, wrt: Sequen
                 source = _producer(operand) or op
                 raise GradError(
                     f"'{source.name}' has no derivative: its {element_of(operand.type)} result lies on a path from "
-                    f"{_names(depends[operand], names)} to the loss (through '{op.name}')",
+                    f"{names_of(depends[operand], names)} to the loss (through '{op.name}')",
                     source,
                 )
             cotangents[operand] = accumulate(emit, cotangents.get(operand), cotangent)
@@ -151,7 +151,7 @@ def reverse(emit: Emitter, ops: Sequence[ir.Operation], seeds: dict, wrt: Sequen
         grad = cotangents.get(value)
         if grad is None:
             if value in live:
-                cut = _cut(ops, 1 << index, depends, live)
+                cut = first_cut(ops, 1 << index, depends, live)
                 raise GradError(
                     f"'{cut.name if cut else 'an op'}' has no derivative and lies on every path from '{name}' to the loss",
                     cut,
@@ -162,12 +162,12 @@ def reverse(emit: Emitter, ops: Sequence[ir.Operation], seeds: dict, wrt: Sequen
     return grads
 
 
-def _names(mask: int, names: Sequence[str]) -> str:
+def names_of(mask: int, names: Sequence[str]) -> str:
     chosen = [f"'{n}'" for i, n in enumerate(names) if mask >> i & 1]
     return " and ".join(chosen) if chosen else "a differentiated argument"
 
 
-def _cut(ops, bit: int, depends: dict, live: set) -> Optional[ir.Operation]:
+def first_cut(ops, bit: int, depends: dict, live: set) -> Optional[ir.Operation]:
     """The first op that takes a value depending on the `bit` argument and gives a non-float
     value the loss depends on: where the derivative stops."""
     for op in ops:
@@ -178,7 +178,7 @@ def _cut(ops, bit: int, depends: dict, live: set) -> Optional[ir.Operation]:
     return None
 
 
-def _erase_unused(created: list, keep: Sequence[ir.Value]) -> None:
+def erase_unused(created: list, keep: Sequence[ir.Value]) -> None:
     """Erases the backward ops (`created`, in program order) whose results nothing uses:
     cotangents of operands that needed none, parts of a rule no gradient asked for.  One pass
     from the end suffices: an op's users come after it."""

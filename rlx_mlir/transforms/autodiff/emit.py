@@ -27,6 +27,9 @@ class Emitter:
         # reverse(ops, seeds, values, names) -> cotangents of values: the driver's reverse sweep,
         # for the rules of ops with bodies (set by the driver; emit cannot import it)
         self.reverse: Optional[Callable] = None
+        # forward(ops, values, tangents, outputs) -> tangents of outputs: the forward sweep, for
+        # the JVP rules of ops with bodies (set by the forward-mode driver)
+        self.forward: Optional[Callable] = None
 
     def _kw(self) -> dict:
         return {"loc": self.loc, "ip": self.ip}

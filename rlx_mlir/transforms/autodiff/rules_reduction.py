@@ -11,7 +11,7 @@ def _axes(op, rank: int) -> list[int]:
     return sorted(a % rank for a in op.axes)
 
 
-def _spread(emit: Emitter, reduced, in_shape, axes):
+def spread(emit: Emitter, reduced, in_shape, axes):
     """A value of the reduced shape (kept or dropped axes) broadcast back to `in_shape`."""
     kept = [1 if d in axes else size for d, size in enumerate(in_shape)]
     return emit.expand(emit.reshape(reduced, kept), in_shape)
@@ -23,18 +23,18 @@ def _reduce(emit, op, cts):
     shape = shape_of(x.type)
     axes = _axes(op, len(shape))
     kind = str(op.kind)
-    spread = _spread(emit, dy, shape, axes)
+    spread_dy = spread(emit, dy, shape, axes)
     if kind == "sum":
-        return [(x, spread)]
+        return [(x, spread_dy)]
     if kind == "mean":
         count = num_elements([shape[a] for a in axes])
-        return [(x, emit.scale(spread, 1.0 / count))]
+        return [(x, emit.scale(spread_dy, 1.0 / count))]
     if kind in ("max", "min"):
         # The cotangent is shared evenly by the elements equal to the extremum (as PyTorch's amax).
-        extremum = _spread(emit, op.result, shape, axes)
+        extremum = spread(emit, op.result, shape, axes)
         hit = emit.indicator(emit.compare("eq", x, extremum), dy)
-        count = _spread(emit, emit.sum(hit, axes), shape, axes)
-        return [(x, emit.div(emit.mul(spread, hit), count))]
+        count = spread(emit, emit.sum(hit, axes), shape, axes)
+        return [(x, emit.div(emit.mul(spread_dy, hit), count))]
     raise NotImplementedError(f"reduce kind '{kind}'")
 
 

@@ -101,6 +101,19 @@ def differentiate(function, wrt: list[int], name: str):
     return grad
 
 
+def select_function(module: ir.Operation, functions: list, name: str, pass_name: str):
+    """The function named `name`, or the module's only public function when `name` is empty."""
+    if name:
+        for f in functions:
+            if f.sym_name.value == name:
+                return f
+        raise fail(module, f"{pass_name}: no function @{name} (functions: {', '.join(f.sym_name.value for f in functions)})")
+    public = [f for f in functions if "sym_visibility" not in f.attributes]
+    if len(public) != 1:
+        raise fail(module, f"{pass_name}: the module has {len(public)} public functions: name one with func=")
+    return public[0]
+
+
 @dataclasses.dataclass(frozen=True)
 class Grad(RlxPass):
     name = "rlx-grad"
@@ -111,7 +124,7 @@ class Grad(RlxPass):
 
     def run(self, module: ir.Operation) -> None:
         functions = collect_ops(module, func.FuncOp)
-        function = self._select(module, functions)
+        function = select_function(module, functions, self.func, self.name)
         name = f"{function.sym_name.value}_grad"
         if any(f.sym_name.value == name for f in functions):
             raise fail(function.operation, f"rlx-grad: the module already has a function @{name}")
@@ -120,14 +133,3 @@ class Grad(RlxPass):
             differentiate(function, wrt, name)
         except GradError as error:
             raise fail(error.op if error.op is not None else function.operation, error.message) from None
-
-    def _select(self, module: ir.Operation, functions: list):
-        if self.func:
-            for f in functions:
-                if f.sym_name.value == self.func:
-                    return f
-            raise fail(module, f"rlx-grad: no function @{self.func} (functions: {', '.join(f.sym_name.value for f in functions)})")
-        public = [f for f in functions if "sym_visibility" not in f.attributes]
-        if len(public) != 1:
-            raise fail(module, f"rlx-grad: the module has {len(public)} public functions: name one with func=")
-        return public[0]

@@ -1,71 +1,64 @@
-// rlx.dot_general lowers to one einsum-style linalg.generic (contracting dims
-// as reductions); rlx.fused_matmul_bias_act to the matmul's lowering plus one
-// generic for bias and activation.
+// rlx.dot_general lowers to GEMMs: each operand transposed (where needed) to
+// [batch..., free..., contracting...] / [batch..., contracting..., free...], folded to
+// [B, M, K] / [B, K, N], and one 2-D linalg.matmul per batch (the GEMM kernel's input);
+// rlx.fused_matmul_bias_act to the matmul's lowering plus one generic for bias and activation.
 // RUN: rlx-opt %s --rlx-mir-to-linalg | FileCheck %s
+// RUN: rlx-opt %s --rlx-mir-to-linalg --canonicalize | FileCheck %s --check-prefix=CANON
 
-// Iteration space (result dims..., contracting dims...).
-// CHECK-DAG: #[[MM_LHS:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
-// CHECK-DAG: #[[MM_RHS:.*]] = affine_map<(d0, d1, d2) -> (d2, d1)>
-// CHECK-DAG: #[[MM_OUT:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
-// CHECK-DAG: #[[BC_LHS:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d4)>
-// CHECK-DAG: #[[BC_RHS:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3, d2)>
-// CHECK-DAG: #[[BC_OUT:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>
-// CHECK-DAG: #[[LEAD_LHS:.*]] = affine_map<(d0, d1, d2) -> (d2, d0)>
-// CHECK-DAG: #[[VEC:.*]] = affine_map<(d0) -> (d0)>
-// CHECK-DAG: #[[SCALAR:.*]] = affine_map<(d0) -> ()>
 // CHECK-DAG: #[[ID2:.*]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG: #[[ROW2:.*]] = affine_map<(d0, d1) -> (d1)>
 // CHECK-DAG: #[[ID3:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-DAG: #[[ROW3:.*]] = affine_map<(d0, d1, d2) -> (d2)>
 
-// CHECK-LABEL: func.func @dot_general_matmul
-// CHECK-SAME: (%[[A:.*]]: tensor<3x4xf32>, %[[B:.*]]: tensor<4x5xf32>)
-// CHECK: %[[ACC:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<3x5xf32>)
-// CHECK: %[[R:.*]] = linalg.generic {indexing_maps = [#[[MM_LHS]], #[[MM_RHS]], #[[MM_OUT]]], iterator_types = ["parallel", "parallel", "reduction"]}
-// CHECK-SAME: ins(%[[A]], %[[B]] : tensor<3x4xf32>, tensor<4x5xf32>) outs(%[[ACC]] : tensor<3x5xf32>)
-// CHECK: ^bb0(%[[X:.*]]: f32, %[[Y:.*]]: f32, %[[S:.*]]: f32):
-// CHECK-NEXT: %[[M:.*]] = arith.mulf %[[X]], %[[Y]] : f32
-// CHECK-NEXT: %[[T:.*]] = arith.addf %[[S]], %[[M]] : f32
-// CHECK-NEXT: linalg.yield %[[T]]
-// CHECK-NOT: linalg.generic
-// CHECK: return %[[R]]
+// A plain matrix product: one linalg.matmul on the operands.
+// CANON-LABEL: func.func @dot_general_matmul
+// CANON-SAME: (%[[A:.*]]: tensor<3x4xf32>, %[[B:.*]]: tensor<4x5xf32>)
+// CANON: %[[ACC:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<3x5xf32>)
+// CANON: %[[R:.*]] = linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<3x4xf32>, tensor<4x5xf32>) outs(%[[ACC]] : tensor<3x5xf32>)
+// CANON-NOT: linalg.generic
+// CANON: return %[[R]]
 func.func @dot_general_matmul(%a: tensor<3x4xf32>, %b: tensor<4x5xf32>) -> tensor<3x5xf32> {
   %0 = "rlx.dot_general"(%a, %b) {lhs_contracting = array<i64: 1>, rhs_contracting = array<i64: 0>, lhs_batch = array<i64>, rhs_batch = array<i64>} : (tensor<3x4xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>
   return %0 : tensor<3x5xf32>
 }
 
-// Batch dim 0, contraction over lhs (2, 3) against rhs (2, 1): d3 pairs lhs 2
-// with rhs 2, d4 pairs lhs 3 with rhs 1; the rhs free dim 3 is d2.
-// CHECK-LABEL: func.func @dot_general_batch_two_contracting
-// CHECK: linalg.generic {indexing_maps = [#[[BC_LHS]], #[[BC_RHS]], #[[BC_OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
-// CHECK-SAME: outs(%{{.*}} : tensor<2x3x6xf32>)
+// Batch dim 0, contraction over lhs (2, 3) against rhs (2, 1): lhs is already
+// [batch, free, contracting] (folded to 2x3x20); rhs is transposed to [0, 2, 1, 3] so its
+// contracting dims come in lhs's order before its free dim (folded to 2x20x6).  Two batches
+// (fewer than 4): an scf.for of GEMMs.
+// CANON-LABEL: func.func @dot_general_batch_two_contracting
+// CANON-SAME: (%[[A:.*]]: tensor<2x3x4x5xf32>, %[[B:.*]]: tensor<2x5x4x6xf32>)
+// CANON: %[[A3:.*]] = tensor.collapse_shape %[[A]] {{\[\[}}0], [1], [2, 3]] : tensor<2x3x4x5xf32> into tensor<2x3x20xf32>
+// CANON: %[[BT:.*]] = linalg.transpose ins(%[[B]] : tensor<2x5x4x6xf32>) outs(%{{.*}} : tensor<2x4x5x6xf32>) permutation = [0, 2, 1, 3]
+// CANON: %[[B3:.*]] = tensor.collapse_shape %[[BT]] {{\[\[}}0], [1, 2], [3]] : tensor<2x4x5x6xf32> into tensor<2x20x6xf32>
+// CANON: scf.for %[[I:.*]] = {{.*}} iter_args(%[[OUT:.*]] = %{{.*}}) -> (tensor<2x3x6xf32>)
+// CANON: %[[AI:.*]] = tensor.extract_slice %[[A3]][%[[I]], 0, 0] [1, 3, 20] [1, 1, 1] : tensor<2x3x20xf32> to tensor<3x20xf32>
+// CANON: %[[BI:.*]] = tensor.extract_slice %[[B3]][%[[I]], 0, 0] [1, 20, 6] [1, 1, 1] : tensor<2x20x6xf32> to tensor<20x6xf32>
+// CANON: %[[P:.*]] = linalg.matmul ins(%[[AI]], %[[BI]] : tensor<3x20xf32>, tensor<20x6xf32>)
+// CANON: tensor.insert_slice %[[P]] into %[[OUT]][%[[I]], 0, 0] [1, 3, 6] [1, 1, 1] : tensor<3x6xf32> into tensor<2x3x6xf32>
 func.func @dot_general_batch_two_contracting(%a: tensor<2x3x4x5xf32>, %b: tensor<2x5x4x6xf32>) -> tensor<2x3x6xf32> {
   %0 = "rlx.dot_general"(%a, %b) {lhs_contracting = array<i64: 2, 3>, rhs_contracting = array<i64: 2, 1>, lhs_batch = array<i64: 0>, rhs_batch = array<i64: 0>} : (tensor<2x3x4x5xf32>, tensor<2x5x4x6xf32>) -> tensor<2x3x6xf32>
   return %0 : tensor<2x3x6xf32>
 }
 
-// Contraction over the leading dims; bf16 accumulates in f32 and rounds once.
-// CHECK-LABEL: func.func @dot_general_leading_bf16
-// CHECK: %[[ACC:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<3x5xf32>)
-// CHECK: %[[P:.*]] = linalg.generic {indexing_maps = [#[[LEAD_LHS]], #[[MM_RHS]], #[[MM_OUT]]], iterator_types = ["parallel", "parallel", "reduction"]}
-// CHECK-SAME: ins(%{{.*}}, %{{.*}} : tensor<4x3xbf16>, tensor<4x5xbf16>) outs(%[[ACC]] : tensor<3x5xf32>)
-// CHECK: ^bb0(%[[X:.*]]: bf16, %[[Y:.*]]: bf16, %[[S:.*]]: f32):
-// CHECK-NEXT: %[[XW:.*]] = arith.extf %[[X]] : bf16 to f32
-// CHECK-NEXT: %[[YW:.*]] = arith.extf %[[Y]] : bf16 to f32
-// CHECK-NEXT: %[[M:.*]] = arith.mulf %[[XW]], %[[YW]] : f32
-// CHECK-NEXT: arith.addf %[[S]], %[[M]] : f32
-// CHECK: linalg.generic
-// CHECK-SAME: ins(%[[P]] : tensor<3x5xf32>) outs(%{{.*}} : tensor<3x5xbf16>)
-// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// Contraction over the leading dims: lhs transposed to [free, contracting]; bf16 accumulates
+// in f32 (linalg.matmul on bf16 operands into an f32 accumulator) and rounds once.
+// CANON-LABEL: func.func @dot_general_leading_bf16
+// CANON: %[[AT:.*]] = linalg.transpose ins(%{{.*}} : tensor<4x3xbf16>) outs(%{{.*}} : tensor<3x4xbf16>) permutation = [1, 0]
+// CANON: %[[ACC:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<3x5xf32>)
+// CANON: %[[P:.*]] = linalg.matmul ins(%[[AT]], %{{.*}} : tensor<3x4xbf16>, tensor<4x5xbf16>) outs(%[[ACC]] : tensor<3x5xf32>)
+// CANON: linalg.generic
+// CANON-SAME: ins(%[[P]] : tensor<3x5xf32>) outs(%{{.*}} : tensor<3x5xbf16>)
+// CANON: arith.truncf %{{.*}} : f32 to bf16
 func.func @dot_general_leading_bf16(%a: tensor<4x3xbf16>, %b: tensor<4x5xbf16>) -> tensor<3x5xbf16> {
   %0 = "rlx.dot_general"(%a, %b) {lhs_contracting = array<i64: 0>, rhs_contracting = array<i64: 0>, lhs_batch = array<i64>, rhs_batch = array<i64>} : (tensor<4x3xbf16>, tensor<4x5xbf16>) -> tensor<3x5xbf16>
   return %0 : tensor<3x5xbf16>
 }
 
-// Every dim contracted: a rank-0 result.
-// CHECK-LABEL: func.func @dot_general_vector
-// CHECK: linalg.generic {indexing_maps = [#[[VEC]], #[[VEC]], #[[SCALAR]]], iterator_types = ["reduction"]}
-// CHECK-SAME: outs(%{{.*}} : tensor<f32>)
+// Every dim contracted: a [1, 7] x [7, 1] GEMM, collapsed to the rank-0 result.
+// CANON-LABEL: func.func @dot_general_vector
+// CANON: %[[P:.*]] = linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<1x7xf32>, tensor<7x1xf32>) outs(%{{.*}} : tensor<1x1xf32>)
+// CANON: tensor.collapse_shape %[[P]] [] : tensor<1x1xf32> into tensor<f32>
 func.func @dot_general_vector(%a: tensor<7xf32>, %b: tensor<7xf32>) -> tensor<f32> {
   %0 = "rlx.dot_general"(%a, %b) {lhs_contracting = array<i64: 0>, rhs_contracting = array<i64: 0>, lhs_batch = array<i64>, rhs_batch = array<i64>} : (tensor<7xf32>, tensor<7xf32>) -> tensor<f32>
   return %0 : tensor<f32>

@@ -1,10 +1,6 @@
-// rlx.matmul lowers to named linalg ops where one fits, a generic otherwise.
-// RUN: rlx-opt %s --rlx-mir-to-linalg | FileCheck %s
-
-// The broadcast-batch generic's maps (printed at the top of the module).
-// CHECK-DAG: #[[LHS:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, 0, d2, d4)>
-// CHECK-DAG: #[[RHS:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d4, d3)>
-// CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+// rlx.matmul lowers to 2-D linalg.matmul ops (the GEMM kernel's input): batch dims fold into M
+// against a 2-D weight; a batched product is one linalg.matmul per batch.
+// RUN: rlx-opt %s --rlx-mir-to-linalg --canonicalize | FileCheck %s
 
 // CHECK-LABEL: func.func @matmul_2d
 // CHECK-SAME: (%[[A:.*]]: tensor<4x8xf32>, %[[B:.*]]: tensor<8x16xf32>)
@@ -28,20 +24,29 @@ func.func @matmul_batched_weight(%a: tensor<2x4x8xf32>, %b: tensor<8x16xf32>) ->
   return %0 : tensor<2x4x16xf32>
 }
 
+// Three batches (fewer than 4): an scf.for, each batch's GEMM split across threads later.
 // CHECK-LABEL: func.func @matmul_batch
-// CHECK: linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<3x4x8xf32>, tensor<3x8x16xf32>) outs(%{{.*}} : tensor<3x4x16xf32>)
+// CHECK-SAME: (%[[A:.*]]: tensor<3x4x8xf32>, %[[B:.*]]: tensor<3x8x16xf32>)
+// CHECK: scf.for %[[I:.*]] = {{.*}} iter_args(%[[OUT:.*]] = %{{.*}}) -> (tensor<3x4x16xf32>)
+// CHECK: %[[AI:.*]] = tensor.extract_slice %[[A]][%[[I]], 0, 0] [1, 4, 8] [1, 1, 1] : tensor<3x4x8xf32> to tensor<4x8xf32>
+// CHECK: %[[BI:.*]] = tensor.extract_slice %[[B]][%[[I]], 0, 0] [1, 8, 16] [1, 1, 1] : tensor<3x8x16xf32> to tensor<8x16xf32>
+// CHECK: %[[P:.*]] = linalg.matmul ins(%[[AI]], %[[BI]] : tensor<4x8xf32>, tensor<8x16xf32>)
+// CHECK: tensor.insert_slice %[[P]] into %[[OUT]][%[[I]], 0, 0] [1, 4, 16] [1, 1, 1]
+// CHECK-NOT: linalg.batch_matmul
 func.func @matmul_batch(%a: tensor<3x4x8xf32>, %b: tensor<3x8x16xf32>) -> tensor<3x4x16xf32> {
   %0 = "rlx.matmul"(%a, %b) : (tensor<3x4x8xf32>, tensor<3x8x16xf32>) -> tensor<3x4x16xf32>
   return %0 : tensor<3x4x16xf32>
 }
 
-// Broadcast batch dims: one generic, k as the reduction, size-1 batch read at 0.
+// Broadcast batch dims: each operand broadcast to the result's [2, 3] batch (linalg.broadcast),
+// folded to 6 batches; 6 >= 4 batches run in an scf.forall (threads share the batches).
 // CHECK-LABEL: func.func @matmul_broadcast_batch
-// CHECK: linalg.generic {indexing_maps = [#[[LHS]], #[[RHS]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
-// CHECK: ^bb0(%[[X:.*]]: f32, %[[Y:.*]]: f32, %[[ACC:.*]]: f32):
-// CHECK-NEXT: %[[M:.*]] = arith.mulf %[[X]], %[[Y]] : f32
-// CHECK-NEXT: %[[S:.*]] = arith.addf %[[ACC]], %[[M]] : f32
-// CHECK-NEXT: linalg.yield %[[S]]
+// CHECK: linalg.broadcast ins(%{{.*}} : tensor<2x4x8xf32>) outs(%{{.*}} : tensor<2x3x4x8xf32>) dimensions = [1]
+// CHECK: linalg.broadcast ins(%{{.*}} : tensor<3x8x16xf32>) outs(%{{.*}} : tensor<2x3x8x16xf32>) dimensions = [0]
+// CHECK: scf.forall (%[[I:.*]]) in (6) shared_outs(%[[OUT:.*]] = %{{.*}}) -> (tensor<6x4x16xf32>)
+// CHECK: %[[P:.*]] = linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x8xf32>, tensor<8x16xf32>)
+// CHECK: tensor.parallel_insert_slice %[[P]] into %[[OUT]][%[[I]], 0, 0] [1, 4, 16] [1, 1, 1] : tensor<4x16xf32> into tensor<6x4x16xf32>
+// CHECK: tensor.expand_shape %{{.*}} output_shape [2, 3, 4, 16] : tensor<6x4x16xf32> into tensor<2x3x4x16xf32>
 func.func @matmul_broadcast_batch(%a: tensor<2x1x4x8xf32>, %b: tensor<3x8x16xf32>) -> tensor<2x3x4x16xf32> {
   %0 = "rlx.matmul"(%a, %b) : (tensor<2x1x4x8xf32>, tensor<3x8x16xf32>) -> tensor<2x3x4x16xf32>
   return %0 : tensor<2x3x4x16xf32>

@@ -29,7 +29,7 @@ from mlir import ir
 from mlir.dialects import linalg
 
 from ...ir.attrs import VECTORIZE_ATTR
-from ...ir.walk import collect_ops
+from ...ir.walk import is_op
 from ...passmanager.base import RlxPass, option
 from .transform_script import apply_script
 
@@ -70,17 +70,37 @@ def _operand_ok(type_: ir.Type, max_elements: int) -> bool:
     return strides[-1] == 1
 
 
-def _body_ok(block: ir.Block) -> bool:
-    for op in block.operations:
-        name = op.operation.name
-        if name == "linalg.yield":
-            continue
-        if not (name.startswith("arith.") or name.startswith("math.")) or name in _TRAPPING:
-            return False
-        values = list(op.operation.operands) + list(op.operation.results)
-        if not all(_element_ok(value.type, allow_i1=True) for value in values):
-            return False
-    return True
+# Ops whose result has the type of their (first) operand or operands: the type of every value
+# in a body comes from a block argument (an operand's element type) or from one of the other ops.
+_SAME_TYPE = frozenset(
+    [f"arith.{name}" for name in ("addf", "subf", "mulf", "divf", "negf", "remf", "maximumf", "minimumf", "maxnumf",
+                                  "minnumf", "addi", "subi", "muli", "andi", "ori", "xori", "shli", "shrsi", "shrui",
+                                  "maxsi", "minsi", "maxui", "minui", "select")]
+    + [f"math.{name}" for name in ("fma", "absf", "copysign", "sqrt", "rsqrt", "exp", "exp2", "expm1", "log", "log1p",
+                                   "log2", "tanh", "erf", "floor", "ceil", "round", "roundeven", "trunc", "sin", "cos",
+                                   "powf", "fpowi", "absi")]
+)
+
+
+def _body_ok(generic: ir.Operation) -> bool:
+    """The body computes with arith/math ops on scalars `_element_ok` allows (i1 included)."""
+    ok = True
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        nonlocal ok
+        name = op.name
+        if name in _SAME_TYPE or name == "linalg.yield":
+            return ir.WalkResult.ADVANCE
+        if op == generic:
+            return ir.WalkResult.ADVANCE
+        if (not name.startswith(("arith.", "math.")) or name in _TRAPPING
+                or not all(_element_ok(result.type, allow_i1=True) for result in op.results)):
+            ok = False
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    generic.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return ok
 
 
 def vectorizable(op: ir.Operation, max_elements: int) -> bool:
@@ -95,7 +115,20 @@ def vectorizable(op: ir.Operation, max_elements: int) -> bool:
         return False
     if not all(_operand_ok(operand.type, max_elements) for operand in op.operands):
         return False
-    return _body_ok(op.regions[0].blocks[0])
+    return _body_ok(op)
+
+
+def _generics(module: ir.Operation) -> list[ir.Operation]:
+    """The linalg.generic ops of `module`, not looking into their bodies (most of a long program's ops)."""
+    found, blocks = [], [block for region in module.regions for block in region.blocks]
+    while blocks:
+        for op in blocks.pop().operations:
+            op = op.operation
+            if is_op(op, linalg.GenericOp):
+                found.append(op)
+            elif len(op.regions):
+                blocks += [block for region in op.regions for block in region.blocks]
+    return found
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,7 +139,7 @@ class VectorizeElementwise(RlxPass):
     max_elements: int = option(64, "largest operand, in elements, vectorized whole", minimum=1)
 
     def run(self, module: ir.Operation) -> bool:
-        chosen = [op for op in collect_ops(module, linalg.GenericOp) if vectorizable(op.operation, self.max_elements)]
+        chosen = [op for op in _generics(module) if vectorizable(op, self.max_elements)]
         if not chosen:
             return False
         for op in chosen:

@@ -74,7 +74,9 @@ def test_small_elementwise_chain_is_vector_code_and_bit_identical():
     np.testing.assert_allclose(vector, expected, rtol=1e-5, atol=1e-5)
 
 
-def test_compare_and_select_vectorized_with_bool_results():
+def test_boolean_tensors_stay_loops_and_compute_the_same():
+    linalg_text = lowered_to_linalg_end(SELECT, vectorize=True)
+    assert "vector<16xi1>" not in linalg_text and "linalg.generic" in linalg_text
     rng = np.random.default_rng(2)
     x = rng.standard_normal(16).astype(np.float32)
     y = rng.standard_normal(16).astype(np.float32)

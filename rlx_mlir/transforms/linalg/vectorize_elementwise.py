@@ -6,7 +6,8 @@ On buffers, just before the LLVM conversion, every `linalg.generic` that
 - runs over static memrefs of at most `max-elements` elements (contiguous in the last dimension)
   of f32, f64 or 8/16/32/64-bit integers,
 - computes with `arith` and `math` ops on such scalars only (no loop indices, no integer
-  division, which traps on x86 where a lane divides by zero, no f16/bf16),
+  division, which traps on x86 where a lane divides by zero, no f16/bf16; i1 only as the
+  result of a comparison, so boolean tensors, stored as bytes, stay loops),
 
 becomes vector code by MLIR's linalg vectorizer (`transform.structured.vectorize`): one
 `vector.transfer_read` per input, the body's ops on `vector<...>` values, one
@@ -40,6 +41,7 @@ _TRAPPING = frozenset({
     "arith.ceildivsi", "arith.ceildivui", "arith.floordivsi",
 })
 _INTEGER_WIDTHS = (8, 16, 32, 64)
+_COMPARISONS = frozenset({"arith.cmpf", "arith.cmpi"})
 
 _SCRIPT = """
 %ops = transform.structured.match ops{{["linalg.generic"]}} attributes {{{attr}}} in %root : (!transform.any_op) -> !transform.any_op
@@ -93,8 +95,13 @@ def _body_ok(generic: ir.Operation) -> bool:
             return ir.WalkResult.ADVANCE
         if op == generic:
             return ir.WalkResult.ADVANCE
+        # i1 only as a comparison's mask (for arith.select, andi, ori, xori): a boolean tensor,
+        # stored as bytes, is converted from and to i1 in its body (rlx-bool-tensors-to-i8),
+        # and stays a loop, so that no i1 vector meets byte storage.
+        mask = name in _COMPARISONS
         if (not name.startswith(("arith.", "math.")) or name in _TRAPPING
-                or not all(_element_ok(result.type, allow_i1=True) for result in op.results)):
+                or not all(_element_ok(result.type, allow_i1=mask) for result in op.results)
+                or not (mask or all(_element_ok(operand.type, allow_i1=False) for operand in op.operands))):
             ok = False
             return ir.WalkResult.INTERRUPT
         return ir.WalkResult.ADVANCE

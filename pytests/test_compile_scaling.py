@@ -200,3 +200,73 @@ def test_outputs_read_off_the_return_are_the_buffers_of_kind_output(seed):
             expected = [(op, result) for op in buffers.ops for result in op.results
                         if result in buffers.value_ids and buffers.buffers[buffers.value_ids[result]].kind == "output"]
             assert returned_outputs(function) == expected
+
+
+def test_module_verified_at_parse_is_not_verified_again_by_an_unchanging_first_pass(monkeypatch):
+    calls = []
+    original = verifier.verify_and_find_rlx
+
+    def counting(op):
+        calls.append(op)
+        return original(op)
+
+    monkeypatch.setattr(verifier, "verify_and_find_rlx", counting)
+    counts = {}
+    for verify_at_parse in (True, False):
+        calls.clear()
+        with driver.Compilation() as job:
+            module = job.parse(chain(8), verify=verify_at_parse)
+            job.run(module, LowerToLLVM(threads=1), "lowering failed")
+        counts[verify_at_parse] = len(calls)
+    # Verified at parse: rlx-outline-blocks (first, changes nothing) is not verified again; the
+    # RLX checks run once in all as often as without parse verification (the first pass does them).
+    assert counts[True] == counts[False], counts
+
+
+def test_mlir_verifier_runs_after_each_run_of_upstream_passes(monkeypatch):
+    from rlx_mlir.passmanager import pipeline
+
+    checks = []
+    original = pipeline._verify_structure
+
+    def counting(op, pass_):
+        checks.append(op.name)
+        original(op, pass_)
+
+    monkeypatch.setattr(pipeline, "_verify_structure", counting)
+    context = make_context()
+    with context, DiagnosticCollector(context) as diagnostics:
+        module = driver.parse_verified(chain(2), "<chain>", context, diagnostics)
+        elements = ["canonicalize", "cse", *expand(LowerToLLVM(threads=1))[:2], "canonicalize", "symbol-dce"]
+        pipeline.build_pass_manager(elements, context).run(module.operation)
+    assert checks == ["builtin.module", "builtin.module"]  # after cse, after symbol-dce; not in between
+
+
+def test_pass_breaking_an_rlx_free_module_is_caught_by_mlir_verifier():
+    import dataclasses
+
+    from mlir import ir
+    from mlir.dialects import func
+
+    from rlx_mlir.ir.walk import collect_ops
+    from rlx_mlir.passmanager.base import RlxPass
+    from rlx_mlir.passmanager.pipeline import VerificationState, build_pass_manager
+
+    @dataclasses.dataclass(frozen=True)
+    class DropReturn(RlxPass):
+        name = "test-drop-return"
+        summary = "erases every func.return (a block without terminator)"
+        creates_rlx_ops = False
+
+        def run(self, module):
+            for op in collect_ops(module, func.ReturnOp):
+                op.operation.erase()
+
+    context = make_context()
+    text = "func.func @f(%x: memref<4xf32>) {\n  return\n}\n"
+    with context, DiagnosticCollector(context) as diagnostics:
+        module = driver.parse_verified(text, "<t>", context, diagnostics)
+        manager = build_pass_manager([DropReturn()], context, verification=VerificationState(rlx_free=True))
+        with pytest.raises(ir.MLIRError):
+            manager.run(module.operation)
+        assert any("terminator" in str(error) for error in diagnostics.errors), diagnostics.errors

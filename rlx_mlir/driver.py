@@ -72,6 +72,7 @@ class Compilation:
         self.diagnostics = DiagnosticCollector(self.context, explain=verifier.explain_diagnostic)
         self.reproducer = reproducer
         self._stack: Optional[contextlib.ExitStack] = None
+        self._verified: Optional[ir.Operation] = None  # the module `parse` verified, until a pipeline runs on it
 
     def __enter__(self) -> "Compilation":
         with contextlib.ExitStack() as stack:
@@ -81,7 +82,7 @@ class Compilation:
         return self
 
     def __exit__(self, *exc) -> None:
-        stack, self._stack = self._stack, None
+        stack, self._stack, self._verified = self._stack, None, None
         stack.__exit__(*exc)
 
     def parse(self, text: str, filename: Optional[str] = None, *, verify: bool = True) -> ir.Module:
@@ -91,7 +92,9 @@ class Compilation:
         self.sources[filename] = text
         with progress.stage(f"parse {filename}" + (" and verify" if verify else "")):
             if verify:
-                return parse_verified(text, filename, self.context, self.diagnostics)
+                module = parse_verified(text, filename, self.context, self.diagnostics)
+                self._verified = module.operation
+                return module
             return parse_source(text, filename, self.context, self.diagnostics)
 
     def run(self, module: Union[ir.Module, ir.Operation], pipeline: Pipeline, summary: str, **printing) -> None:
@@ -99,12 +102,13 @@ class Compilation:
         on `module` in place; CompileError(`summary`, the diagnostics) if a pass fails, after
         writing a reproducer where one is asked for. `printing`: build_pass_manager's IR printing."""
         operation = module.operation
+        verified, self._verified = self._verified is not None and operation == self._verified, None
         elements = _elements(pipeline)
         directory = self._reproducer_directory()
         before = operation.get_asm(enable_debug_info=True) if directory is not None else None
         try:
             with progress.stage(stage_name(pipeline)):
-                build_pass_manager(elements, self.context, **printing).run(operation)
+                build_pass_manager(elements, self.context, input_verified=verified, **printing).run(operation)
         except ir.MLIRError:
             if directory is not None:
                 try:

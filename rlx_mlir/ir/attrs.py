@@ -34,4 +34,5 @@ PACKED_ATTR = "rlx.microkernel_packed"  # linalg.generic: whether its B operand 
 # function: LLVM argument positions (aligned pointers of memref arguments) that get llvm.noalias
 NOALIAS_POINTERS_ATTR = "rlx.noalias_pointers"
 GEMV_ATTR = "rlx.gemv"  # linalg.matmul: transient tag (its index) while rlx-tile-gemv tiles it
+VECTORIZE_ATTR = "rlx.vectorize"  # linalg.generic: transient tag while rlx-vectorize-elementwise vectorizes it
 PARALLEL_ID = "rlx.parallel_id"  # linalg op: transient tag while rlx-parallelize-linalg tiles it

@@ -193,17 +193,37 @@ class VerificationState:
     `rlx_free`: the last verification found no op of an RLX dialect (and no function with
     symbolic dimensions). Upstream passes cannot create RLX ops, nor can an RLX pass with
     `creates_rlx_ops = False`; after such a pass an RLX-free module has nothing for the
-    RLX verifier to check (MLIR's own verifier still runs after every pass), so it is
-    skipped: late in `rlx-lower-to-llvm` it would walk hundreds of thousands of ops per pass.
+    RLX verifier to check (MLIR's own verifier still runs after it, see `build_pass_manager`),
+    so it is skipped: late in `rlx-lower-to-llvm` it would walk hundreds of thousands of ops per pass.
     """
 
     rlx_free: bool = False
 
 
-def _python_pass(instance: RlxPass, state: VerificationState, first: bool, follows_python: bool):
-    """The callback running `instance` in a pass manager. `follows_python`: the element before
-    it in the same pass manager is an RLX pass, which verified the module it left (or failed),
-    so a run that changed nothing (`run` returned False) leaves a verified module."""
+STRUCTURE_CHECK = "rlx-verify-structure"  # MLIR's verifier after a run of upstream passes (build_pass_manager)
+
+
+def _verify_structure(op: ir.Operation, pass_) -> None:
+    """MLIR's own verifier on `op`; its errors as diagnostics and a pass failure."""
+    try:
+        op.verify()
+    except ir.MLIRError as error:
+        # With emit_error_diagnostics on, the diagnostics went to the handler; otherwise re-emit them.
+        for diagnostic in error.error_diagnostics:
+            diagnostic.location.emit_error(diagnostic.message)
+        pass_.signal_pass_failure()
+
+
+def _structure_check(op: ir.Operation, pass_) -> None:
+    _verify_structure(op, pass_)
+
+
+def _python_pass(instance: RlxPass, state: VerificationState, first: bool, receives_verified: bool):
+    """The callback running `instance` in a pass manager. `receives_verified`: the module it
+    receives passed the RLX verifier (the element before it in the same pass manager is an RLX
+    pass, which verified the module it left or failed; or it is the first element and the
+    caller verified the module), so a run that changed nothing (`run` returned False) leaves a
+    verified module."""
 
     def run(op: ir.Operation, pass_) -> None:
         try:
@@ -211,9 +231,12 @@ def _python_pass(instance: RlxPass, state: VerificationState, first: bool, follo
                 state.rlx_free = False
             with op.location:  # a default location for types and attributes the pass creates
                 changed = instance.run(op)
-            if instance.name == "rlx-verify" or (state.rlx_free and not instance.creates_rlx_ops):
+            if instance.name == "rlx-verify":
                 return
-            if changed is False and follows_python and not first:
+            if state.rlx_free and not instance.creates_rlx_ops:
+                _verify_structure(op, pass_)  # nothing for the RLX checks: MLIR's own verifier only
+                return
+            if changed is False and receives_verified:
                 return  # e.g. rlx-hir-to-mir on a module without HIR: verifying it again finds nothing new
             ok, holds_rlx = verifier.verify_and_find_rlx(op)
             state.rlx_free = ok and not holds_rlx
@@ -249,12 +272,21 @@ def build_pass_manager(
     timing: bool = False,
     statistics: bool = False,
     verification: Optional[VerificationState] = None,
+    input_verified: bool = False,
 ) -> PassManager:
     """A pass manager running `elements` in order. Each RLX pass is followed by the RLX
     verifier, unless `verification` knows the module to be RLX-free (see VerificationState);
     by default that knowledge starts afresh with each run, at its first RLX pass; a state
     passed in (e.g. shared by pass managers that each run one pass on the same module)
-    is the caller's to keep true.
+    is the caller's to keep true. `input_verified`: the module this pass manager runs on (once)
+    has just passed the RLX verifier (e.g. `Compilation.parse` verified it), so a first element
+    that is an RLX pass and changes nothing (rlx-outline-blocks without HIR) is not verified again.
+
+    MLIR's own verifier runs after every RLX pass (as part of the RLX verifier, or alone where
+    the RLX checks are skipped) and once after each run of consecutive upstream passes, so no
+    pass manager hands on IR that does not verify; not between upstream passes, which trust each
+    other's output (a long program spends seconds per verification: ~0.4 s for 50k elementwise
+    ops late in rlx-lower-to-llvm). With IR printing, MLIR verifies after every pass, as mlir-opt.
 
     The rest is MLIR's own instrumentation, as mlir-opt's flags of the same names set it up:
     IR printing before every pass / after every pass / after a change / after a failure (to
@@ -263,27 +295,32 @@ def build_pass_manager(
     own_state = verification is None
     verification = verification if verification is not None else VerificationState()
     first_python = next((e for e in elements if not isinstance(e, str)), None) if own_state else None
+    printing = print_ir_before_all or print_ir_after_all or print_ir_after_change or print_ir_after_failure
     with context:
         pm = PassManager(ANCHOR)
+        pm.enable_verifier(printing)  # else verified where the passes below say
         pending: list[str] = []
 
         def flush():
             if pending:
                 pm.add(",".join(pending))
                 pending.clear()
+                if not printing:
+                    pm.add(_structure_check, name=STRUCTURE_CHECK, argument=STRUCTURE_CHECK,
+                           description="MLIR's verifier after a run of upstream passes")
 
-        previous = None
+        receives_verified = input_verified  # the module as the next element receives it passed the RLX verifier
         for element in elements:
             if isinstance(element, str):
                 pending.append(element)
+                receives_verified = False
             else:
                 flush()
-                follows_python = previous is not None and not isinstance(previous, str)
-                callback = _python_pass(element, verification, element is first_python, follows_python)
+                callback = _python_pass(element, verification, element is first_python, receives_verified)
                 pm.add(callback, name=element.name, argument=element.name, description=element.summary)
-            previous = element
+                receives_verified = True
         flush()
-        if print_ir_before_all or print_ir_after_all or print_ir_after_change or print_ir_after_failure:
+        if printing:
             # MLIR's "after change" and "after failure" filters apply on top of "after all".
             after = print_ir_after_all or print_ir_after_change or print_ir_after_failure
             pm.enable_ir_printing(

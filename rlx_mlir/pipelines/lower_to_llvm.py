@@ -41,6 +41,7 @@ from ..transforms.linalg.split_functions import SplitFunctions
 from ..transforms.linalg.tile_gemv import TileGemv
 from ..transforms.linalg.tile_matmul import TileMatmul
 from ..transforms.linalg.x86_byte_dot import X86ByteDot
+from ..transforms.linalg.vectorize_elementwise import VectorizeElementwise
 from ..transforms.mir.split_weight_concat import SplitWeightConcat
 
 BUFFERIZE = (
@@ -96,6 +97,9 @@ class LowerToLLVM(RlxPipeline):
     fuse_elementwise: bool = option(True, "fuse elementwise chains into one loop nest (rlx-fuse-elementwise)")
     reassociate: bool = option(True, "let float sums in reductions be reordered, so they vectorize")
     matmul_kernels: bool = option(True, "pack, tile and vectorize f32 matmuls (false: scalar loops)")
+    vectorize_elementwise: bool = option(
+        True, "small static elementwise loop nests as vector code in MLIR (rlx-vectorize-elementwise), not by LLVM"
+    )
     split_max_ops: int = option(
         20000, "largest function left whole for LLVM (rlx-split-functions{max-ops}); 1 splits every loop nest off",
         minimum=1,
@@ -150,7 +154,12 @@ class LowerToLLVM(RlxPipeline):
             steps.append(ApproximateMath())
         # The functions split off receive their buffers as arguments: say which never overlap, so
         # that LLVM vectorizes their loops without run-time overlap checks and scalar copies.
-        steps += [SplitFunctions(max_ops=self.split_max_ops), NoaliasArguments(), *TO_LLVM, NoaliasToLLVM()]
+        steps += [SplitFunctions(max_ops=self.split_max_ops), NoaliasArguments()]
+        if self.vectorize_elementwise:
+            # After the split (which moves linalg ops, not vector code) and on each split-off piece:
+            # LLVM's loop vectorizer would otherwise analyse hundreds of tiny loops (-O3's largest cost).
+            steps.append(VectorizeElementwise())
+        steps += [*TO_LLVM, NoaliasToLLVM()]
         steps.append(Bf16AsI16())  # LLVM's x86 backend cannot legalize every bf16 vector it vectorizes
         steps.append(X86ByteDot())  # byte dot products (8-bit activations) as vpdpbusd where the CPU has VNNI
         return steps

@@ -76,13 +76,20 @@ def _reads(body: ir.Block, runs: list[list[ir.Operation]]) -> list[list[tuple[ir
     ops (a run's ops have none; ops nested elsewhere are not visible from it); one pass over
     their uses finds them all."""
     run_of = {op: index for index, run in enumerate(runs) for op in run}
+    # Most uses are in the body of a run's op (a linalg.generic reading a constant): found by
+    # their block, without walking up from each of them.
+    run_of_block = {block: index for index, run in enumerate(runs) for op in run
+                    for region in op.regions for block in region.blocks}
     reads: list[list] = [[] for _ in runs]
     candidates = list(body.arguments) + [r for op in body.operations for r in op.operation.results]
     for value in candidates:
         uses_by_run: dict[int, list[tuple[ir.Operation, int]]] = {}
         for use in value.uses:
             owner = use.owner.operation if isinstance(use.owner, ir.OpView) else use.owner
-            index = run_of.get(_top_level(owner, body))
+            block = owner.block
+            index = run_of_block.get(block)
+            if index is None:
+                index = run_of.get(owner if block == body else _top_level(owner, body))
             if index is not None:
                 uses_by_run.setdefault(index, []).append((owner, use.operand_number))
         for index, uses in uses_by_run.items():

@@ -40,8 +40,8 @@ from ..transforms.linalg.reassociate_reductions import ReassociateReductions
 from ..transforms.linalg.split_functions import SplitFunctions
 from ..transforms.linalg.tile_gemv import TileGemv
 from ..transforms.linalg.tile_matmul import TileMatmul
-from ..transforms.linalg.x86_byte_dot import X86ByteDot
 from ..transforms.linalg.vectorize_elementwise import VectorizeElementwise
+from ..transforms.linalg.x86_byte_dot import X86ByteDot
 from ..transforms.mir.split_weight_concat import SplitWeightConcat
 
 BUFFERIZE = (

@@ -293,19 +293,6 @@ def _lower_grouped_matmul(op) -> ir.Value:
 # --- quantised experts ----------------------------------------------------------------------
 
 
-class _DequantTile:
-    """The operands `quant._lower_dequant_matmul` reads: a tile of rows and one expert's slab."""
-
-    def __init__(self, x: ir.Value, w: ir.Value, scheme: str, result_type: ir.Type):
-        self.x, self.w, self.scheme = x, w, scheme
-        self.result = _Typed(result_type)
-
-
-class _Typed:
-    def __init__(self, type_: ir.Type):
-        self.type = type_
-
-
 def _lower_dequant_grouped_matmul(op) -> ir.Value:
     f32 = lb.f32_type()
     (rows, k), (experts, n, row_bytes) = shape_of(op.x.type), shape_of(op.w.type)
@@ -321,7 +308,7 @@ def _lower_dequant_grouped_matmul(op) -> ir.Value:
 
         def per_tile(slot, ys):
             rows_of_tile = _slice(xs, [slot, 0], [tile, k])
-            product = quant._lower_dequant_matmul(_DequantTile(rows_of_tile, slab, op.scheme, product_type))
+            product = quant.packed_matmul(rows_of_tile, slab, op.scheme, product_type)
             return [_insert(product, ys, [slot, 0], [tile, n])]
 
         return buckets.over_tiles(e, [ys], per_tile)

@@ -173,3 +173,26 @@ def test_quantized_config_errors_name_the_weight():
         dataclasses.replace(MIXTRAL, quant="q8_0")
     with pytest.raises(ValueError, match="'layers.1.k' has scheme 'int8/32'"):
         dataclasses.replace(MIXTRAL, quant={"layers.1.k": "int8/32"})
+
+
+def test_dynamic_moe_model_and_generation_serve_every_length():
+    """A symbolic token count: one compile of `build_moe(dynamic=True)` runs two lengths (each
+    specialised on first use), and `CachedMoe(dynamic=True)` compiles one step for prefill and decode."""
+    config = dataclasses.replace(MIXTRAL, layers=1)
+    weights = random_weights(config, seed=8)
+    exe = build_moe(config, dynamic=True).compile()
+    rng = np.random.default_rng(9)
+    for seq in (3, 6):
+        tokens = rng.integers(0, config.vocab, (1, seq)).astype(np.int64)
+        got = exe(tokens=tokens, **weights)
+        want = reference_forward(tokens, weights, config)
+        assert got.shape == (1, seq, config.vocab)
+        assert np.allclose(got, want, rtol=1e-3, atol=1e-3), np.abs(got - want).max()
+    prompt = np.array([[4, 9, 33]], np.int64)
+    model = CachedMoe(config, weights, capacity=16, dynamic=True)
+    ids = generate(model, prompt, max_new_tokens=3)
+    sequence = prompt[0].tolist()
+    for _ in range(3):
+        sequence.append(int(np.argmax(reference_forward(np.array([sequence]), weights, config)[0, -1])))
+    assert ids[0].tolist() == sequence[3:]
+    assert model.compiled_lengths == ["SEQ"]

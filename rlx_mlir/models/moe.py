@@ -225,13 +225,21 @@ def moe_decoder_block(g: GraphModule, c: MoeConfig, x: Tensor, params: Mapping[s
     return (x + projected) + moe_ffn(g, c, normed2, params, p)
 
 
-def build_moe(c: MoeConfig, name: str = "moe") -> GraphModule:
-    """The model as an HIR GraphModule taking `tokens` [batch, seq] (i64) and every weight by name."""
+def build_moe(c: MoeConfig, name: str = "moe", *, dynamic: bool = False) -> GraphModule:
+    """The model as an HIR GraphModule taking `tokens` [batch, seq] (i64) and every weight by name.
+
+    With `dynamic`, tokens are `["BATCH", "SEQ"]` (any batch, `SEQ <= max_seq`), as `build_llama`'s:
+    one `compile()` serves every shape, each specialised on first use (`rlx_mlir.dims.variants`).
+    """
     g = GraphModule.hir(name, policy=c.policy)
-    tokens = g.input("tokens", (c.batch, c.seq), "i64")
+    tokens = g.input("tokens", ("BATCH", "SEQ") if dynamic else (c.batch, c.seq), "i64")
     params = {n: g.param(n, shape, dtype) for n, (shape, dtype) in param_types(c).items()}
     schemes = quant_schemes(c)
-    cos, sin = (g.constant(t) for t in rope_tables(c.seq, c.head_dim, c.rope_theta))
+    if dynamic:
+        tables = (g.constant(t) for t in rope_tables(c.max_seq, c.head_dim, c.rope_theta))
+        cos, sin = (g.named("rope", lambda t=t: g.op(rlx.NarrowOp, t, axis=0, start=0, len="SEQ")) for t in tables)
+    else:
+        cos, sin = (g.constant(t) for t in rope_tables(c.seq, c.head_dim, c.rope_theta))
     zeros = g.constant(np.zeros(c.hidden, np.float32))  # RLX norms carry a beta
     x = g.named("embed", lambda: g.op(rlx.GatherOp, params["embed"], tokens, axis=0))
     for i in range(c.layers):

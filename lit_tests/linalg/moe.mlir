@@ -2,10 +2,10 @@
 // weight into its own rows only: scf.for loops count the rows per expert, give each expert
 // ceil(count / 8) tiles of 8 rows (8 = the GEMM kernel's rows; 5 rows over 3 experts need at
 // most ceil(5 / 8) + 3 - 1 = 3 tiles, 24 slots) and each row its slot; a generic gathers the
-// rows into slot order, then per expert, per block of weight columns, per tile of that expert a
-// static 8xK linalg.matmul against the expert's weight (the block read in place, not copied) is
-// inserted into the slot rows, and a
-// generic reads each row back from its slot (zeros for an out-of-range expert: slot -1).
+// rows into slot order, then per block of weight columns (one scf.forall), per expert with rows,
+// per tile of that expert a static 8xK linalg.matmul against the expert's weight (the block read
+// in place, not copied) is inserted into the slot rows, and a generic reads each row back from
+// its slot (zeros for an out-of-range expert: slot -1).
 // rlx.scatter_add is an scf.for over the update rows adding each into its destination row in
 // place (out-of-range indices add zero).
 // RUN: rlx-opt %s --rlx-mir-to-linalg | FileCheck %s
@@ -19,26 +19,26 @@
 // CHECK: %[[SLOTS:.*]]:3 = scf.for {{.*}} -> (tensor<5xindex>, tensor<24xindex>, tensor<3xindex>)
 // CHECK: %[[XS:.*]] = linalg.generic {{.*}} ins(%[[SLOTS]]#1 : tensor<24xindex>) outs(%{{.*}} : tensor<24x16xf32>)
 // CHECK: tensor.extract %[[X]][%{{.*}}, %{{.*}}] : tensor<5x16xf32>
-// CHECK: %[[YS:.*]] = scf.for %[[E:[^ ]*]] = %{{.*}} to %c3{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (tensor<24x8xf32>)
+// CHECK: %[[YS:.*]] = scf.forall (%[[B:.*]]) in (1) shared_outs(%[[ALL:.*]] = %{{.*}}) -> (tensor<24x8xf32>)
+// CHECK: %[[COLUMN:.*]] = arith.muli %[[B]], %c8 : index
+// CHECK: %[[COLUMNS:.*]] = tensor.extract_slice %[[ALL]][0, %[[COLUMN]]] [24, 8] [1, 1]
+// CHECK: %[[BY_EXPERT:.*]] = scf.for %[[E:[^ ]*]] = %{{.*}} to %c3{{.*}} iter_args(%[[ACC:.*]] = %[[COLUMNS]]) -> (tensor<24x8xf32>)
 // CHECK: %[[TILE_COUNT:.*]] = tensor.extract %[[TILES]]#1[%[[E]]] : tensor<3xindex>
 // CHECK: %[[HAS_ROWS:.*]] = arith.cmpi ugt, %[[TILE_COUNT]], %{{.*}} : index
 // CHECK: scf.if %[[HAS_ROWS]] -> (tensor<24x8xf32>)
-// CHECK: scf.forall (%[[B:.*]]) in (1) shared_outs(%[[ALL:.*]] = %[[ACC]]) -> (tensor<24x8xf32>)
-// CHECK: %[[COLUMN:.*]] = arith.muli %[[B]], %c8 : index
 // CHECK: %[[BLOCK:.*]] = tensor.extract_slice %[[W]][%[[E]], 0, %[[COLUMN]]] [1, 16, 8] [1, 1, 1] : tensor<3x16x8xf32> to tensor<16x8xf32>
-// CHECK: %[[COLUMNS:.*]] = tensor.extract_slice %[[ALL]][0, %[[COLUMN]]] [24, 8] [1, 1]
 // CHECK: %[[FIRST:.*]] = tensor.extract %[[TILES]]#0[%[[E]]] : tensor<3xindex>
 // CHECK: %[[COUNT:.*]] = tensor.extract %[[TILES]]#1[%[[E]]] : tensor<3xindex>
 // CHECK: %[[LAST:.*]] = arith.addi %[[FIRST]], %[[COUNT]] : index
-// CHECK: %[[DONE:.*]] = scf.for %[[T:.*]] = %[[FIRST]] to %[[LAST]] {{.*}} iter_args(%{{.*}} = %[[COLUMNS]])
+// CHECK: scf.for %[[T:.*]] = %[[FIRST]] to %[[LAST]] {{.*}} iter_args(%{{.*}} = %[[ACC]])
 // CHECK: %[[ROWS:.*]] = tensor.extract_slice %[[XS]][%{{.*}}, 0] [8, 16] [1, 1] : tensor<24x16xf32> to tensor<8x16xf32>
 // CHECK-NOT: linalg.copy
 // CHECK: %[[P:.*]] = linalg.matmul ins(%[[ROWS]], %[[BLOCK]] : tensor<8x16xf32>, tensor<16x8xf32>) outs(%{{.*}} : tensor<8x8xf32>)
 // CHECK: tensor.insert_slice %[[P]] into %{{.*}}[%{{.*}}, 0] [8, 8] [1, 1] : tensor<8x8xf32> into tensor<24x8xf32>
-// CHECK: scf.forall.in_parallel
-// CHECK: tensor.parallel_insert_slice %[[DONE]] into %[[ALL]][0, %[[COLUMN]]] [24, 8] [1, 1]
 // CHECK: } else {
 // CHECK-NEXT: scf.yield %[[ACC]] : tensor<24x8xf32>
+// CHECK: scf.forall.in_parallel
+// CHECK: tensor.parallel_insert_slice %[[BY_EXPERT]] into %[[ALL]][0, %[[COLUMN]]] [24, 8] [1, 1]
 // CHECK: %[[Y:.*]] = linalg.generic {{.*}} ins(%[[SLOTS]]#0 : tensor<5xindex>) outs(%{{.*}} : tensor<5x8xf32>)
 // CHECK: tensor.extract %[[YS]][%{{.*}}, %{{.*}}] : tensor<24x8xf32>
 // CHECK: return %[[Y]]

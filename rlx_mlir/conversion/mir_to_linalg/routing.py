@@ -12,12 +12,13 @@ sort, so each expert's weight multiplies only its own rows:
    over the rows gives every row its slot (`tile * T + place`) and every slot its row (or -1:
    the padding of an expert's last tile, and the rows of out-of-range experts, which get none);
 2. a gather generic puts the rows in slot order, `xs [tiles * T, K]` (padding slots zero);
-3. per expert, an `scf.forall` over blocks of `COLUMN_BLOCK` weight columns (threads share the
-   blocks out: one parallel region per expert, and rlx-tile-matmul leaves the kernels inside it
-   serial), then per tile of that expert: one static `[T, K] x [K, block]` `linalg.matmul` (which
-   `rlx-pack-matmul` turns into the GEMM kernel), written into `ys [tiles * T, N]`.  The tile
-   loop inside the block loop keeps one block of the expert's weight in cache while its tiles
-   pass, so each weight is read from memory once; with `T` the kernel's 8 rows, at most 7
+3. one `scf.forall` over blocks of `COLUMN_BLOCK` weight columns (threads share the blocks out:
+   one parallel region for the op, and rlx-tile-matmul leaves the kernels inside it serial), then
+   per expert with rows (`scf.if`: an expert without rows is not read), per tile of that expert:
+   one static `[T, K] x [K, block]` `linalg.matmul` (which `rlx-pack-matmul` turns into the GEMM
+   kernel) on the block of the expert's weight, read in place, written into `ys [tiles * T, N]`.
+   The tile loop inside keeps one block of the expert's weight in cache while its tiles pass, so
+   each weight is read from memory once; with `T` the kernel's 8 rows, at most 7
    padding rows per expert are computed.  The quantised form
    multiplies a tile by its expert's packed slab with `rlx.dequant_matmul`'s lowering (blocks
    decoded inside the product);
@@ -256,40 +257,39 @@ def _lower_grouped_matmul(op) -> ir.Value:
     block = _largest_divisor(n, COLUMN_BLOCK)
     slots = buckets.slots
 
-    # Per expert, an scf.forall over the column blocks (threads share them out: one parallel region
-    # per expert; each block's products are a disjoint [slots, block] slice of ys), then per tile of
-    # that expert one GEMM.  The expert's rows stay in cache while its blocks pass.
-    def expert_columns(e, ys):
-        blocks = scf.ForallOp([0], [n // block], [1], [ys])
-        with ir.InsertionPoint(blocks.body):
-            (b,), (shared,) = blocks.induction_variables, blocks.inner_iter_args
-            column = arith.muli(b, lb.index_constant(block))
-            # The block of the expert's weight read in place (rows N apart in the stack): the kernel
-            # streams it once from memory for the first tile, from L2 for the others.
-            panel = _slice(op.weight, [e, 0, column], [1, k, block], [k, block])
+    # One scf.forall over the column blocks (threads share them out; each block's products are a
+    # disjoint [slots, block] slice of ys), then per expert with rows, per tile of that expert one
+    # GEMM on the block of the expert's weight.  One parallel region for the whole op: a region per
+    # expert (E barriers per matmul) cost more than the GEMMs gained on a loaded machine.
+    blocks = scf.ForallOp([0], [n // block], [1], [lb.empty([slots, n], f32)])
+    with ir.InsertionPoint(blocks.body):
+        (b,), (shared,) = blocks.induction_variables, blocks.inner_iter_args
+        column = arith.muli(b, lb.index_constant(block))
 
-            def per_tile(slot, columns):
-                product = linalg.matmul(_slice(xs, [slot, 0], [tile, k]), panel, outs=[lb.zeros([tile, block], f32)])
-                return [_insert(product, columns, [slot, 0], [tile, block])]
+        def per_expert(e, columns):
+            # An expert without rows is skipped: its weight is not read (a decode step reads only
+            # the chosen experts').
+            has_rows = arith.cmpi(arith.CmpIPredicate.ugt, _element(buckets.tile_count, e), lb.index_constant(0))
+            branch = scf.IfOp(has_rows, [columns.type], has_else=True)
+            with ir.InsertionPoint(branch.else_block):
+                scf.YieldOp([columns])
+            with ir.InsertionPoint(branch.then_block):
+                # The block of the expert's weight read in place (rows N apart in the stack): the
+                # kernel streams it once from memory for the first tile, from L2 for the others.
+                panel = _slice(op.weight, [e, 0, column], [1, k, block], [k, block])
 
-            (columns,) = buckets.over_tiles(e, [_slice(shared, [0, column], [slots, block])], per_tile)
-            terminator = scf.InParallelOp()
-            with ir.InsertionPoint(terminator.region.blocks[0]):
-                tensor.ParallelInsertSliceOp(columns, shared, [column], [], [], [0, _DYNAMIC], [slots, block], [1, 1])
-        return blocks.results[0]
+                def per_tile(slot, columns):
+                    product = linalg.matmul(_slice(xs, [slot, 0], [tile, k]), panel, outs=[lb.zeros([tile, block], f32)])
+                    return [_insert(product, columns, [slot, 0], [tile, block])]
 
-    def per_expert(e, ys):
-        # An expert without rows is skipped whole: its weight is not read (a decode step reads
-        # only the chosen experts').
-        has_rows = arith.cmpi(arith.CmpIPredicate.ugt, _element(buckets.tile_count, e), lb.index_constant(0))
-        branch = scf.IfOp(has_rows, [ys.type], has_else=True)
-        with ir.InsertionPoint(branch.else_block):
-            scf.YieldOp([ys])
-        with ir.InsertionPoint(branch.then_block):
-            scf.YieldOp([expert_columns(e, ys)])
-        return [branch.results[0]]
+                scf.YieldOp(buckets.over_tiles(e, [columns], per_tile))
+            return [branch.results[0]]
 
-    (ys,) = _loop(0, experts, [lb.empty([slots, n], f32)], per_expert)
+        (columns,) = _loop(0, experts, [_slice(shared, [0, column], [slots, block])], per_expert)
+        terminator = scf.InParallelOp()
+        with ir.InsertionPoint(terminator.region.blocks[0]):
+            tensor.ParallelInsertSliceOp(columns, shared, [column], [], [], [0, _DYNAMIC], [slots, block], [1, 1])
+    ys = blocks.results[0]
     return buckets.scatter_rows(ys, n)
 
 

@@ -497,6 +497,19 @@ def packed_matmul(rows: ir.Value, packed: ir.Value, scheme_name: str, result_typ
     return lb.reshape(product, result_type)
 
 
+def subblock_layout(scheme_name: str) -> tuple[int, int]:
+    """(sub-blocks per block, weights per sub-block) of a GGUF scheme: the unit `decode_subblock` decodes."""
+    return _SUBBLOCKS[scheme_name]
+
+
+def decode_subblock(packed: ir.Value, row: ir.Value, block: ir.Value, subblock: ir.Value, scheme_name: str) -> ir.Value:
+    """The f32 weights (a vector of `subblock_layout(scheme_name)[1]`) of sub-block `subblock` of
+    block `block` of row `row` of the GGUF rows `packed [N, row bytes]`, decoded as
+    `rlx.dequant_matmul` decodes them (`rlx.dequant_moe_weights` writes them out)."""
+    scheme = GGUF_SCHEMES[scheme_name]
+    return _DECODERS[scheme_name](_Block(packed, row, block, scheme.block_bytes), subblock, _Lanes(_SUBBLOCKS[scheme_name][1]))
+
+
 LOWERINGS: dict[type, Callable] = {
     rlx.DequantMatmulOp: _lower_dequant_matmul,
 }

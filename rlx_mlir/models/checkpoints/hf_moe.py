@@ -45,11 +45,11 @@ import numpy as np
 
 from ...dialects.rlx.quant import GGUF_SCHEMES
 from ..moe import MoeConfig, dequantize_weight, quant_schemes, quantize_weight, weight_shapes
-from .hf import _GLOBAL_TENSORS, _LAYER_TENSORS, _read_tensors, _settings
+from .hf import GLOBAL_TENSORS, LAYER_TENSORS, read_config, read_safetensors
 from .weights import RUNTIME_FIELDS, CheckpointError
 
 _SCHEMES = tuple(GGUF_SCHEMES)
-_ATTENTION = {k: v for k, v in _LAYER_TENSORS.items() if not k.startswith("mlp.")}
+_ATTENTION = {k: v for k, v in LAYER_TENSORS.items() if not k.startswith("mlp.")}
 _EXPERT_PROJECTIONS = {
     "mixtral": (r"block_sparse_moe\.experts\.(\d+)\.(w1|w2|w3)", {"w1": "gate", "w3": "up", "w2": "down"}),
     "qwen2_moe": (r"mlp\.experts\.(\d+)\.(gate_proj|up_proj|down_proj)", {"gate_proj": "gate", "up_proj": "up", "down_proj": "down"}),
@@ -72,13 +72,13 @@ def load_hf_moe(path, *, quantize: str | None = None, keep_quantized: bool = Fal
     if not directory.is_dir():
         raise CheckpointError(f"{source}: not a directory (a Hugging Face checkpoint is a directory with "
                               "config.json and *.safetensors)")
-    settings = _settings(directory)
+    settings = read_config(directory)
     config = _config(settings, os.fspath(directory / "config.json"), runtime)
     family = settings["model_type"]
     tied = bool(settings.get("tie_word_embeddings", False))
     experts: dict[str, dict[int, np.ndarray]] = {}
     named = {}
-    for name, tensor in _read_tensors(directory).items():
+    for name, tensor in read_safetensors(directory).items():
         target = _builder_name(name, family, source)
         if target is None or (target == "lm_head" and tied):
             continue
@@ -162,8 +162,8 @@ def _builder_name(name: str, family: str, source: str):
             return layer + "experts." + projections[expert.group(2)], int(expert.group(1))
         if family == "qwen2_moe" and rest in _SHARED:
             return layer + _SHARED[rest]
-    if name.endswith(".weight") and name[: -len(".weight")] in _GLOBAL_TENSORS:
-        return _GLOBAL_TENSORS[name[: -len(".weight")]]
+    if name.endswith(".weight") and name[: -len(".weight")] in GLOBAL_TENSORS:
+        return GLOBAL_TENSORS[name[: -len(".weight")]]
     if name.endswith("rotary_emb.inv_freq"):
         return None
     if re.fullmatch(r"model\.layers\.\d+\.self_attn\.[qkv]_proj\.bias", name):

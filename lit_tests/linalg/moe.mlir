@@ -70,20 +70,25 @@ func.func @scatter(%u: tensor<4x3xf32>, %i: tensor<4xi64>, %init: tensor<6x3xf32
 }
 
 // rlx.dequant_grouped_matmul: the same bucketing (3 rows over 2 experts, tiles of 4 rows: 8
-// slots); per expert its packed slab [N, bytes] is sliced out of the stack and each of its tiles
-// goes through rlx.dequant_matmul's kernel (one multi-result generic over the slab's bytes, blocks
+// slots); per block of output columns (one scf.forall), per expert with rows, the block of its
+// packed slab [block, bytes] is sliced out of the stack and each of its tiles goes through
+// rlx.dequant_matmul's kernel (one multi-result generic over the slab's bytes, blocks
 // decoded inside).  rlx.dequant_moe_weights decodes every sub-block with the same decoders into
 // [E, N, K] (vector.transfer_write) and transposes to [E, K, N].  ui8 is retyped to i8.
 // CHECK-LABEL: func.func @dequant
 // CHECK-SAME: %[[X:.*]]: tensor<3x32xf32>, %[[Q:.*]]: tensor<2x4x34xi8>, %[[IDX:.*]]: tensor<3xi64>
 // CHECK: %[[XS:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<8xindex>) outs(%{{.*}} : tensor<8x32xf32>)
-// CHECK: %[[YS:.*]] = scf.for %[[E:[^ ]*]] = {{.*}} -> (tensor<8x4xf32>)
-// CHECK: %[[SLAB:.*]] = tensor.extract_slice %[[Q]][%[[E]], 0, 0] [1, 4, 34] [1, 1, 1] : tensor<2x4x34xi8> to tensor<4x34xi8>
+// CHECK: %[[YS:.*]] = scf.forall (%[[B:.*]]) in (1) shared_outs(%{{.*}}) -> (tensor<8x4xf32>)
+// CHECK: %[[COLUMN:.*]] = arith.muli %[[B]], %c4 : index
+// CHECK: scf.for %[[E:[^ ]*]] = {{.*}} -> (tensor<8x4xf32>)
+// CHECK: scf.if
+// CHECK: %[[SLAB:.*]] = tensor.extract_slice %[[Q]][%[[E]], %[[COLUMN]], 0] [1, 4, 34] [1, 1, 1] : tensor<2x4x34xi8> to tensor<4x34xi8>
 // CHECK: scf.for
 // CHECK: %[[ROWS:.*]] = tensor.extract_slice %[[XS]][%{{.*}}, 0] [4, 32] [1, 1] : tensor<8x32xf32> to tensor<4x32xf32>
 // CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[SLAB]] : tensor<4x1x1x1x32xf32>, tensor<4x34xi8>)
 // CHECK: vector.fma
 // CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[%{{.*}}, 0] [4, 4] [1, 1] : tensor<4x4xf32> into tensor<8x4xf32>
+// CHECK: scf.forall.in_parallel
 // CHECK: %[[Y:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<3xindex>) outs(%{{.*}} : tensor<3x4xf32>)
 // CHECK: %[[DECODED:.*]] = scf.for {{.*}} -> (tensor<2x4x32xf32>)
 // CHECK: tensor.extract_slice %[[Q]][%{{.*}}, 0, 0] [1, 4, 34] [1, 1, 1]

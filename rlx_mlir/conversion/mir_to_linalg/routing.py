@@ -19,9 +19,9 @@ sort, so each expert's weight multiplies only its own rows:
    kernel) on the block of the expert's weight, read in place, written into `ys [tiles * T, N]`.
    The tile loop inside keeps one block of the expert's weight in cache while its tiles pass, so
    each weight is read from memory once; with `T` the kernel's 8 rows, at most 7
-   padding rows per expert are computed.  The quantised form
-   multiplies a tile by its expert's packed slab with `rlx.dequant_matmul`'s lowering (blocks
-   decoded inside the product);
+   padding rows per expert are computed.  The quantised form has the same loops over blocks of
+   the slab's rows (output columns) and multiplies a tile by its expert's block with
+   `rlx.dequant_matmul`'s lowering (`quant.packed_matmul`: blocks decoded inside the product);
 4. a gather generic reads each row's result back from its slot (zeros for rows without one).
 
 The tile count is bounded statically (`ceil(M / T) + min(E, M) - 1`), so every tensor is static;
@@ -243,6 +243,45 @@ def _largest_divisor(extent: int, limit: int) -> int:
     return max(d for d in range(1, min(extent, limit) + 1) if extent % d == 0)
 
 
+def _expert_products(buckets: _Buckets, xs: ir.Value, k: int, n: int, block: int,
+                     weight_block: Callable, multiply: Callable) -> ir.Value:
+    """`ys [slots, n]`: each tile of rows of `xs [slots, k]` times its expert's weight.
+
+    One `scf.forall` over the blocks of `block` columns (threads share them out; each block's
+    products are a disjoint `[slots, block]` slice of ys), then per expert with rows (`scf.if`: an
+    expert without rows is not read) its `weight_block(e, column)`, and per tile of that expert
+    `multiply(rows of the tile, that block)` `[tile, block]`.  One parallel region for the whole
+    op: a region per expert (E barriers per matmul) costs more than it gains on a loaded machine.
+    """
+    f32 = lb.f32_type()
+    slots, tile = buckets.slots, buckets.tile
+    blocks = scf.ForallOp([0], [n // block], [1], [lb.empty([slots, n], f32)])
+    with ir.InsertionPoint(blocks.body):
+        (b,), (shared,) = blocks.induction_variables, blocks.inner_iter_args
+        column = arith.muli(b, lb.index_constant(block))
+
+        def per_expert(e, columns):
+            has_rows = arith.cmpi(arith.CmpIPredicate.ugt, _element(buckets.tile_count, e), lb.index_constant(0))
+            branch = scf.IfOp(has_rows, [columns.type], has_else=True)
+            with ir.InsertionPoint(branch.else_block):
+                scf.YieldOp([columns])
+            with ir.InsertionPoint(branch.then_block):
+                weights = weight_block(e, column)
+
+                def per_tile(slot, columns):
+                    product = multiply(_slice(xs, [slot, 0], [tile, k]), weights)
+                    return [_insert(product, columns, [slot, 0], [tile, block])]
+
+                scf.YieldOp(buckets.over_tiles(e, [columns], per_tile))
+            return [branch.results[0]]
+
+        (columns,) = _loop(0, buckets.experts, [_slice(shared, [0, column], [slots, block])], per_expert)
+        terminator = scf.InParallelOp()
+        with ir.InsertionPoint(terminator.region.blocks[0]):
+            tensor.ParallelInsertSliceOp(columns, shared, [column], [], [], [0, _DYNAMIC], [slots, block], [1, 1])
+    return blocks.results[0]
+
+
 # --- rlx.grouped_matmul ---------------------------------------------------------------------
 
 
@@ -255,41 +294,16 @@ def _lower_grouped_matmul(op) -> ir.Value:
     buckets = _Buckets(op.expert_idx, rows, experts, tile)
     xs = buckets.gather_rows(op.x, k, f32)
     block = _largest_divisor(n, COLUMN_BLOCK)
-    slots = buckets.slots
 
-    # One scf.forall over the column blocks (threads share them out; each block's products are a
-    # disjoint [slots, block] slice of ys), then per expert with rows, per tile of that expert one
-    # GEMM on the block of the expert's weight.  One parallel region for the whole op: a region per
-    # expert (E barriers per matmul) cost more than the GEMMs gained on a loaded machine.
-    blocks = scf.ForallOp([0], [n // block], [1], [lb.empty([slots, n], f32)])
-    with ir.InsertionPoint(blocks.body):
-        (b,), (shared,) = blocks.induction_variables, blocks.inner_iter_args
-        column = arith.muli(b, lb.index_constant(block))
+    def weight_block(e, column):
+        # The block of the expert's weight read in place (rows N apart in the stack): the kernel
+        # streams it once from memory for the first tile, from L2 for the others.
+        return _slice(op.weight, [e, 0, column], [1, k, block], [k, block])
 
-        def per_expert(e, columns):
-            # An expert without rows is skipped: its weight is not read (a decode step reads only
-            # the chosen experts').
-            has_rows = arith.cmpi(arith.CmpIPredicate.ugt, _element(buckets.tile_count, e), lb.index_constant(0))
-            branch = scf.IfOp(has_rows, [columns.type], has_else=True)
-            with ir.InsertionPoint(branch.else_block):
-                scf.YieldOp([columns])
-            with ir.InsertionPoint(branch.then_block):
-                # The block of the expert's weight read in place (rows N apart in the stack): the
-                # kernel streams it once from memory for the first tile, from L2 for the others.
-                panel = _slice(op.weight, [e, 0, column], [1, k, block], [k, block])
+    def multiply(rows_of_tile, weights):
+        return linalg.matmul(rows_of_tile, weights, outs=[lb.zeros([tile, block], f32)])
 
-                def per_tile(slot, columns):
-                    product = linalg.matmul(_slice(xs, [slot, 0], [tile, k]), panel, outs=[lb.zeros([tile, block], f32)])
-                    return [_insert(product, columns, [slot, 0], [tile, block])]
-
-                scf.YieldOp(buckets.over_tiles(e, [columns], per_tile))
-            return [branch.results[0]]
-
-        (columns,) = _loop(0, experts, [_slice(shared, [0, column], [slots, block])], per_expert)
-        terminator = scf.InParallelOp()
-        with ir.InsertionPoint(terminator.region.blocks[0]):
-            tensor.ParallelInsertSliceOp(columns, shared, [column], [], [], [0, _DYNAMIC], [slots, block], [1, 1])
-    ys = blocks.results[0]
+    ys = _expert_products(buckets, xs, k, n, block, weight_block, multiply)
     return buckets.scatter_rows(ys, n)
 
 
@@ -304,19 +318,16 @@ def _lower_dequant_grouped_matmul(op) -> ir.Value:
     tile = _row_tile(rows)
     buckets = _Buckets(op.expert_idx, rows, experts, tile)
     xs = buckets.gather_rows(op.x, k, f32)
-    product_type = ir.RankedTensorType.get([tile, n], f32)
+    block = _largest_divisor(n, COLUMN_BLOCK)
+    product_type = ir.RankedTensorType.get([tile, block], f32)
 
-    def per_expert(e, ys):
-        slab = _slice(op.w, [e, 0, 0], [1, n, row_bytes], [n, row_bytes])
+    def weight_block(e, column):  # rows column .. column + block of the expert's slab: output columns
+        return _slice(op.w, [e, column, 0], [1, block, row_bytes], [block, row_bytes])
 
-        def per_tile(slot, ys):
-            rows_of_tile = _slice(xs, [slot, 0], [tile, k])
-            product = quant.packed_matmul(rows_of_tile, slab, op.scheme, product_type)
-            return [_insert(product, ys, [slot, 0], [tile, n])]
+    def multiply(rows_of_tile, slab):
+        return quant.packed_matmul(rows_of_tile, slab, op.scheme, product_type)
 
-        return buckets.over_tiles(e, [ys], per_tile)
-
-    (ys,) = _loop(0, experts, [lb.empty([buckets.slots, n], f32)], per_expert)
+    ys = _expert_products(buckets, xs, k, n, block, weight_block, multiply)
     return buckets.scatter_rows(ys, n)
 
 
@@ -326,9 +337,7 @@ def _lower_dequant_moe_weights(op) -> ir.Value:
     experts, n, row_bytes = shape_of(op.w.type)
     blocks = row_bytes // scheme.block_bytes
     k = blocks * scheme.block
-    subblocks, subblock_size = quant._SUBBLOCKS[scheme.name]
-    decode = quant._DECODERS[scheme.name]
-    lanes = quant._Lanes(subblock_size)
+    subblocks, subblock_size = quant.subblock_layout(scheme.name)
     in_bounds = ir.ArrayAttr.get([ir.BoolAttr.get(True)])
     last_dim = ir.AffineMapAttr.get(ir.AffineMap.get(3, 0, [ir.AffineDimExpr.get(2)]))
 
@@ -338,7 +347,7 @@ def _lower_dequant_moe_weights(op) -> ir.Value:
         def per_row(row, out):
             def per_block(b, out):
                 def per_subblock(s, out):
-                    weights = decode(quant._Block(slab, row, b, scheme.block_bytes), s, lanes)
+                    weights = quant.decode_subblock(slab, row, b, s, scheme.name)
                     column = arith.addi(
                         arith.muli(b, lb.index_constant(scheme.block)), arith.muli(s, lb.index_constant(subblock_size))
                     )

@@ -143,7 +143,6 @@ class MoeFfnOp(RlxHir.Operation, name="moe_ffn", traits=[Pure]):
         return ir.RankedTensorType.get(list(xs), ir.F32Type.get())
 
 
-
 def _is_packed(stack: ir.Type) -> bool:
     return isinstance(ir.RankedTensorType(stack).element_type, ir.IntegerType)
 

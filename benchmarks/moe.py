@@ -12,12 +12,15 @@ Contenders, all compiled by rlx-mlir in the same process and timed in interleave
 - one GEMM, same FLOPs: `[256, 1024] x [1024, 3 * 2816]`;
 - numpy GEMM, same FLOPs (OpenBLAS), a peer for the kernels;
 - decode: the routed block on 1 token with E = 8 and with E = 2 experts (same top-2, same
-  expert size): equal times mean a decode step reads only the chosen experts' weights.
+  expert size): equal times mean a decode step reads only the chosen experts' weights; the same
+  with the experts packed in q8_0 (`rlx.dequant_grouped_matmul`, blocks decoded in the product).
 
 Numerics are checked first: routed and dense-masked agree with each other and with a float64
 per-token reference on a few tokens.  The "1 thread" rows run in a child process compiled with
 threads=1 (and OPENBLAS_NUM_THREADS=1); the "all" rows use every core.  Best and median of the
 rounds; "vs routed" is the contender's best time over routed's best (above 1: routed is faster).
+On a loaded machine the 1-thread rows' process CPU time (which leaves out the time other processes
+hold the core) is the steadier measure; its ratios are in the last column.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 TOKENS, HIDDEN, FFN, EXPERTS, TOP_K = 128, 1024, 2816, 8, 2
+QUANT = "q8_0"  # the packed experts of the quantised decode rows
 
 
 def log(message: str) -> None:
@@ -59,15 +63,30 @@ def weights(rng) -> dict:
     }
 
 
-def build_moe(policy: str, threads: int, tokens: int = TOKENS, experts: int = EXPERTS):
+def build_moe(policy: str, threads: int, tokens: int = TOKENS, experts: int = EXPERTS, scheme: str | None = None):
+    """The MoE FFN; with `scheme`, its expert stacks packed (`u8 [E, out, row bytes]`)."""
     from rlx_mlir import GraphModule
+    from rlx_mlir.dialects.rlx.quant import GGUF_SCHEMES
 
     g = GraphModule.hir("moe", policy=policy)
     x = g.input("x", (tokens, HIDDEN))
-    params = [g.param(n, s) for n, s in (("router", (HIDDEN, experts)), ("gate", (experts, HIDDEN, FFN)),
-                                         ("up", (experts, HIDDEN, FFN)), ("down", (experts, FFN, HIDDEN)))]
-    g.set_outputs(g.moe_ffn(x, *params, top_k=TOP_K, normalize=True))
+    if scheme is None:
+        stacks = [g.param(n, (experts, k, n_out)) for n, k, n_out in
+                  (("gate", HIDDEN, FFN), ("up", HIDDEN, FFN), ("down", FFN, HIDDEN))]
+    else:
+        row_bytes = GGUF_SCHEMES[scheme].row_bytes
+        stacks = [g.param(n, (experts, n_out, row_bytes(k)), "u8") for n, k, n_out in
+                  (("gate", HIDDEN, FFN), ("up", HIDDEN, FFN), ("down", FFN, HIDDEN))]
+    schemes = dict(gate_scheme=scheme, up_scheme=scheme, down_scheme=scheme)
+    g.set_outputs(g.moe_ffn(x, g.param("router", (HIDDEN, experts)), *stacks, top_k=TOP_K, normalize=True, **schemes))
     return g.compile(threads=threads)
+
+
+def packed(stack: np.ndarray, scheme: str) -> np.ndarray:
+    """`[E, in, out]` f32 experts as GGUF rows `u8 [E, out, row bytes]`."""
+    from rlx_mlir import quant
+
+    return np.stack([quant.quantize(np.ascontiguousarray(w.T), scheme) for w in stack])
 
 
 def build_dense_ffn(threads: int):
@@ -115,6 +134,7 @@ def bench(threads: int, repeat: int) -> None:
     routed, masked = build_moe("direct", threads), build_moe("fusable", threads)
     ffn, gemm = build_dense_ffn(threads), build_gemm(threads)
     decode8, decode2 = build_moe("direct", threads, tokens=1), build_moe("direct", threads, tokens=1, experts=2)
+    quant8, quant2 = (build_moe("direct", threads, tokens=1, experts=e, scheme=QUANT) for e in (EXPERTS, 2))
     log(f"compiled in {time.perf_counter() - started:.0f} s")
     moe_args = dict(x=p["x"], router=p["router"], gate=p["gate"], up=p["up"], down=p["down"])
     rows_x = rng.standard_normal((TOKENS * TOP_K, HIDDEN)).astype(np.float32)
@@ -122,6 +142,8 @@ def bench(threads: int, repeat: int) -> None:
     wide = rng.standard_normal((HIDDEN, 3 * FFN)).astype(np.float32)
     one = p["x"][:1]
     decode2_args = dict(x=one, router=p["router"][:, :2], gate=p["gate"][:2], up=p["up"][:2], down=p["down"][:2])
+    quant_args = dict(x=one, router=p["router"], **{n: packed(p[n], QUANT) for n in ("gate", "up", "down")})
+    quant2_args = dict(quant_args, router=p["router"][:, :2], **{n: quant_args[n][:2] for n in ("gate", "up", "down")})
 
     a, b = routed(**moe_args), masked(**moe_args)
     check = [0, 1, 77, TOKENS - 1]
@@ -138,20 +160,25 @@ def bench(threads: int, repeat: int) -> None:
         "numpy GEMM, same FLOPs": lambda: rows_x @ wide,
         "decode: 1 token, E = 8 (routed)": lambda: decode8(**dict(moe_args, x=one)),
         "decode: 1 token, E = 2 (routed)": lambda: decode2(**decode2_args),
+        f"decode: 1 token, E = 8, {QUANT} experts": lambda: quant8(**quant_args),
+        f"decode: 1 token, E = 2, {QUANT} experts": lambda: quant2(**quant2_args),
     }
     times = {name: [] for name in contenders}
+    cpu = {name: [] for name in contenders}  # process CPU time: what a 1-thread run costs, preemption left out
     for fn in contenders.values():  # warm-up
         fn()
     log("checked and warmed up")
     for _ in range(repeat):  # interleaved rounds
         for name, fn in contenders.items():
             time.sleep(0.02)  # let the previous contender's worker threads go to sleep
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             fn()
             times[name].append(time.perf_counter() - start)
+            cpu[name].append(time.process_time() - start_cpu)
     for name, samples in times.items():
-        ordered = sorted(samples)
-        emit(threads=threads, contender=name, best=ordered[0], median=ordered[len(ordered) // 2])
+        ordered, ordered_cpu = sorted(samples), sorted(cpu[name])
+        emit(threads=threads, contender=name, best=ordered[0], median=ordered[len(ordered) // 2],
+             cpu_best=ordered_cpu[0], cpu_median=ordered_cpu[len(ordered_cpu) // 2])
 
 
 def run_child(threads: int, args) -> list[dict]:
@@ -168,18 +195,29 @@ def run_child(threads: int, args) -> list[dict]:
 
 def table(rows: list[dict]) -> str:
     flops = 2 * TOKENS * TOP_K * HIDDEN * FFN * 3
-    lines = ["| threads | contender | ms (best / median) | GFLOP/s of the routed work (best) | vs routed (best) |",
-             "|---|---|---|---|---|"]
+    lines = ["| threads | contender | ms (best / median) | CPU ms, 1 thread (best / median) "
+             "| GFLOP/s of the routed work (best) | vs routed (best) | vs routed (CPU best, 1 thread) |",
+             "|---|---|---|---|---|---|---|"]
     best = {(r["threads"], r["contender"]): r["best"] for r in rows}
+    cpu_best = {(r["threads"], r["contender"]): r["cpu_best"] for r in rows}
     for row in rows:
-        threads = "1" if row["threads"] == 1 else f"all ({row['threads']})"
+        single = row["threads"] == 1
+        threads = "1" if single else f"all ({row['threads']})"
         times = f"{row['best'] * 1e3:.1f} / {row['median'] * 1e3:.1f}"
-        if row["contender"].startswith("decode"):  # compared with the E = 2 model: the weights read
-            ratio = row["best"] / best[(row["threads"], "decode: 1 token, E = 2 (routed)")]
-            lines.append(f"| {threads} | {row['contender']} | {times} | - | {ratio:.2f}x of E = 2 |")
+        # A 1-thread run's CPU time leaves out preemption by other processes (a loaded machine);
+        # with threads it sums them, so only the wall time is shown.
+        cpu = f"{row['cpu_best'] * 1e3:.1f} / {row['cpu_median'] * 1e3:.1f}" if single else "-"
+        peer = "routed (direct)"
+        if row["contender"].startswith("decode"):
+            peer = f"decode: 1 token, E = 2, {QUANT} experts" if QUANT in row["contender"] else "decode: 1 token, E = 2 (routed)"
+        ratio = row["best"] / best[(row["threads"], peer)]
+        cpu_ratio = f"{row['cpu_best'] / cpu_best[(1, peer)]:.2f}x" if single else "-"
+        if peer != "routed (direct)":  # compared with the E = 2 model: the weights read
+            lines.append(f"| {threads} | {row['contender']} | {times} | {cpu} | - | {ratio:.2f}x of E = 2 "
+                         f"| {cpu_ratio} of E = 2 |")
             continue
-        lines.append(f"| {threads} | {row['contender']} | {times} | {flops / row['best'] / 1e9:.0f} "
-                     f"| {row['best'] / best[(row['threads'], 'routed (direct)')]:.2f}x |")
+        lines.append(f"| {threads} | {row['contender']} | {times} | {cpu} | {flops / row['best'] / 1e9:.0f} "
+                     f"| {ratio:.2f}x | {cpu_ratio} |")
     return "\n".join(lines)
 
 

@@ -235,3 +235,30 @@ def test_cached_attention_f16_with_score_scale():
     out = exe(q, k, v, np.array(2))
     assert out.dtype == np.float16
     np.testing.assert_allclose(out.astype(np.float64), _attention_reference(q, k, v, 2, 2, 4, 0.3), **F16)
+
+
+def test_builder_tie_outputs_updates_the_named_input_in_place():
+    from rlx_mlir import GraphModule
+    from rlx_mlir.frontend.builder import BuildError
+
+    g = GraphModule("write")
+    cache = g.input("cache", (1, 6, 4))
+    new = g.input("new", (1, 2, 4))
+    pos = g.input("pos", (), "i64")
+    g.set_outputs([g.op(rlx_mlir.dialects.rlx.ReduceOp, new, kind="sum", axes=[1]),
+                   g.op(rlx_mlir.dialects.rlx.KvCacheWriteOp, cache, new, pos)])
+    with pytest.raises(BuildError, match=r"output #1 is tensor<1x6x4xf32>, but input 'new' is tensor<1x2x4xf32>"):
+        g.tie_outputs({1: "new"})
+    with pytest.raises(BuildError, match="'write' has no input named 'kv'"):
+        g.tie_outputs({1: "kv"})
+    with pytest.raises(BuildError, match=r"output #2 does not exist \('write' has 2\)"):
+        g.tie_outputs({2: "cache"})
+    g.tie_outputs({1: "cache"})
+    exe = g.compile()
+    assert [spec.tied_input for spec in exe.signature.outputs] == [None, 0]
+    buffer = np.zeros((1, 6, 4), np.float32)
+    rows = np.arange(8, dtype=np.float32).reshape(1, 2, 4)
+    exe(cache=buffer, new=rows, pos=np.array(3, np.int64))
+    expected = np.zeros((1, 6, 4), np.float32)
+    expected[0, 3:5] = rows[0]
+    np.testing.assert_array_equal(buffer, expected)  # written in the caller's array

@@ -87,3 +87,42 @@ def test_missing_expert_and_attention_bias_are_errors(tmp_path):
     write_checkpoint(tmp_path / "c", {**MIXTRAL_SETTINGS, "model_type": "llama"}, tensors)
     with pytest.raises(CheckpointError, match="unsupported model_type 'llama'; supported: 'mixtral', 'qwen2_moe'"):
         load_hf_moe(tmp_path / "c")
+
+
+def test_quantize_at_load_packs_the_hf_rows_and_runs_as_the_decoded_model(tmp_path):
+    from rlx_mlir import quant
+    from rlx_mlir.models.moe import build_moe
+
+    settings = {**MIXTRAL_SETTINGS, "intermediate_size": 32}
+    config = MoeConfig(layers=2, hidden=32, heads=4, kv_heads=2, head_dim=8, vocab=50, eps=1e-5, experts=4, expert_ffn=32)
+    tensors = hf_tensors(config, random_weights(config, seed=7), "mixtral")
+    write_checkpoint(tmp_path / "m", settings, tensors)
+    packed_config, packed = load_hf_moe(tmp_path / "m", quantize="q8_0", keep_quantized=True, seq=5)
+    assert packed_config.quant == "q8_0"
+    # GGUF rows are PyTorch's [out, in] rows: each expert's tensor quantised as stored.
+    for j in range(4):
+        want = quant.quantize(tensors[f"model.layers.1.block_sparse_moe.experts.{j}.w2.weight"], "q8_0")
+        assert np.array_equal(packed["layers.1.experts.down"][j], want)
+    assert np.array_equal(packed["layers.0.q"], quant.quantize(tensors["model.layers.0.self_attn.q_proj.weight"], "q8_0"))
+    assert packed["layers.0.router"].dtype == np.float32 and packed["embed"].dtype == np.float32
+    simulated_config, simulated = load_hf_moe(tmp_path / "m", quantize="q8_0", seq=5)
+    assert simulated_config.quant is None
+    assert np.array_equal(simulated["layers.0.experts.up"][2],
+                          quant.dequantize(quant.quantize(tensors["model.layers.0.block_sparse_moe.experts.2.w3.weight"],
+                                                          "q8_0"), "q8_0", (32, 32)).T)
+    tokens = np.array([[1, 7, 3, 30, 49]], np.int64)
+    got = build_moe(packed_config).compile()(tokens=tokens, **packed)
+    want = build_moe(simulated_config).compile()(tokens=tokens, **simulated)
+    assert np.allclose(got, want, rtol=1e-4, atol=1e-4), np.abs(got - want).max()
+
+
+def test_quantize_at_load_errors(tmp_path):
+    config = MoeConfig(layers=2, hidden=32, heads=4, kv_heads=2, head_dim=8, vocab=50, experts=6, expert_ffn=16,
+                       shared_ffn=40, shared_gate=True)
+    write_checkpoint(tmp_path / "q", QWEN_SETTINGS, hf_tensors(config, random_weights(config), "qwen2_moe"))
+    with pytest.raises(CheckpointError, match="cannot quantise to q8_0: quant: 'layers.0.experts.down' has 16 inputs"):
+        load_hf_moe(tmp_path / "q", quantize="q8_0", keep_quantized=True)
+    with pytest.raises(CheckpointError, match=r"quantize='int8/32': expected None or a GGUF scheme"):
+        load_hf_moe(tmp_path / "q", quantize="int8/32")
+    with pytest.raises(CheckpointError, match="keep_quantized=True needs quantize="):
+        load_hf_moe(tmp_path / "q", keep_quantized=True)

@@ -173,3 +173,17 @@ def test_bad_shapes_are_build_errors():
         g.moe_ffn(x, r, gw, uw, dw, top_k=2, shared_gate_w=g.param("sg", (16, 4)))
     with pytest.raises(BuildError, match="attribute 'scoring' must be one of 'softmax', 'sigmoid'"):
         g.moe_ffn(x, r, gw, uw, dw, top_k=2, scoring="relu")
+
+
+def test_packed_expert_stacks_are_checked_against_their_scheme():
+    g = GraphModule.hir("moe")
+    x, r = g.input("x", (6, 32)), g.param("r", (32, 4))
+    gw, uw, dw = g.param("g", (4, 32, 64)), g.param("u", (4, 32, 64)), g.param("d", (4, 64, 32))
+    with pytest.raises(BuildError, match=r"gate_w is f32, but gate_scheme is 'q8_0': a packed \(ui8\) stack takes a scheme"):
+        g.moe_ffn(x, r, gw, uw, dw, top_k=2, gate_scheme="q8_0")
+    with pytest.raises(BuildError, match=r"up_w is ui8, but up_scheme is absent"):
+        g.moe_ffn(x, r, gw, g.param("uq", (4, 64, 34), "u8"), dw, top_k=2)
+    with pytest.raises(BuildError, match=r"scheme 'q4_0' needs 36 bytes per weight row for K = 64 \(2 blocks of 18 bytes\), but w has 34"):
+        g.moe_ffn(x, r, gw, uw, g.param("dq", (4, 32, 34), "u8"), top_k=2, down_scheme="q4_0")
+    with pytest.raises(BuildError, match=r"attribute 'gate_scheme' must be one of 'q4_0'"):
+        g.moe_ffn(x, r, g.param("gq", (4, 64, 34), "u8"), uw, dw, top_k=2, gate_scheme="int8/32")

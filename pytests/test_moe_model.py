@@ -114,3 +114,85 @@ def test_config_rejects_bad_routing():
         MoeConfig(experts=4, top_k=5)
     with pytest.raises(ValueError, match=r"shared_gate needs a shared expert \(shared_ffn > 0\)"):
         MoeConfig(shared_gate=True)
+
+
+# --- quantised weights ----------------------------------------------------------------------------
+
+QUANT_MIXTRAL = dataclasses.replace(MIXTRAL, expert_ffn=64, quant="q8_0")
+QUANT_QWEN2 = dataclasses.replace(QWEN2_MOE, expert_ffn=32, shared_ffn=64, quant={
+    "layers.0.q": "q4_0", "layers.0.experts.gate": "q8_0", "layers.0.experts.down": "q4_0",
+    "layers.1.experts.up": "q4_0", "layers.1.shared.up": "q8_0", "layers.1.o": "q8_0", "lm_head": "q4_0"})
+
+
+def dequantized(packed, scheme, shape):
+    """Written plainly: each expert's (or the matrix's) GGUF rows `W [out, in]` decoded, transposed to `[in, out]`."""
+    from rlx_mlir import quant
+
+    if len(shape) == 3:
+        return np.stack([quant.dequantize(packed[e], scheme, (shape[2], shape[1])).T for e in range(shape[0])])
+    return quant.dequantize(packed, scheme, (shape[1], shape[0])).T
+
+
+@pytest.mark.parametrize("config", [QUANT_MIXTRAL, QUANT_QWEN2], ids=["mixtral-q8_0", "qwen2-moe-mixed"])
+@pytest.mark.parametrize("policy", ["direct", "fusable"])
+def test_quantized_moe_model_matches_numpy_on_the_decoded_weights(config, policy):
+    from rlx_mlir.models.moe import quant_schemes, weight_shapes
+
+    config = dataclasses.replace(config, policy=policy)
+    weights = random_weights(config, seed=4)
+    schemes, shapes = quant_schemes(config), weight_shapes(config)
+    for name, scheme in schemes.items():  # packed as the module doc says: u8 [(E,) out, row bytes]
+        row_bytes = {"q4_0": 18, "q8_0": 34}[scheme] * shapes[name][-2] // 32
+        assert weights[name].dtype == np.uint8 and weights[name].shape[-2:] == (shapes[name][-1], row_bytes), name
+    decoded = {n: dequantized(w, schemes[n], shapes[n]) if n in schemes else w for n, w in weights.items()}
+    tokens = np.random.default_rng(5).integers(0, config.vocab, (config.batch, config.seq)).astype(np.int64)
+    got = build_moe(config).compile()(tokens=tokens, **weights)
+    want = reference_forward(tokens, decoded, config)
+    assert np.allclose(got, want, rtol=1e-3, atol=1e-3), np.abs(got - want).max()
+
+
+def test_quantized_moe_generation_matches_the_float_model_on_the_decoded_weights():
+    from rlx_mlir.models.moe import dequantize_weights
+
+    config = dataclasses.replace(QUANT_QWEN2, quant="q8_0")
+    weights = random_weights(config, seed=6)
+    prompt = np.array([[3, 11, 60, 2]], np.int64)
+    ids = generate(CachedMoe(config, weights, capacity=16), prompt, max_new_tokens=4)
+    sequence = prompt[0].tolist()
+    decoded = dequantize_weights(config, weights)
+    for _ in range(4):
+        logits = reference_forward(np.array([sequence]), decoded, config)
+        sequence.append(int(np.argmax(logits[0, -1])))
+    assert ids[0].tolist() == sequence[4:]
+
+
+def test_quantized_config_errors_name_the_weight():
+    with pytest.raises(ValueError, match="quant names 'layers.0.router', which is not a projection"):
+        dataclasses.replace(MIXTRAL, quant={"layers.0.router": "q8_0"})
+    with pytest.raises(ValueError, match="'layers.0.experts.down' has 48 inputs, not a multiple of the 32-weight blocks of q8_0"):
+        dataclasses.replace(MIXTRAL, quant="q8_0")
+    with pytest.raises(ValueError, match="'layers.1.k' has scheme 'int8/32'"):
+        dataclasses.replace(MIXTRAL, quant={"layers.1.k": "int8/32"})
+
+
+def test_dynamic_moe_model_and_generation_serve_every_length():
+    """A symbolic token count: one compile of `build_moe(dynamic=True)` runs two lengths (each
+    specialised on first use), and `CachedMoe(dynamic=True)` compiles one step for prefill and decode."""
+    config = dataclasses.replace(MIXTRAL, layers=1)
+    weights = random_weights(config, seed=8)
+    exe = build_moe(config, dynamic=True).compile()
+    rng = np.random.default_rng(9)
+    for seq in (3, 6):
+        tokens = rng.integers(0, config.vocab, (1, seq)).astype(np.int64)
+        got = exe(tokens=tokens, **weights)
+        want = reference_forward(tokens, weights, config)
+        assert got.shape == (1, seq, config.vocab)
+        assert np.allclose(got, want, rtol=1e-3, atol=1e-3), np.abs(got - want).max()
+    prompt = np.array([[4, 9, 33]], np.int64)
+    model = CachedMoe(config, weights, capacity=16, dynamic=True)
+    ids = generate(model, prompt, max_new_tokens=3)
+    sequence = prompt[0].tolist()
+    for _ in range(3):
+        sequence.append(int(np.argmax(reference_forward(np.array([sequence]), weights, config)[0, -1])))
+    assert ids[0].tolist() == sequence[3:]
+    assert model.compiled_lengths == ["SEQ"]

@@ -164,7 +164,7 @@ def test_dequant_grouped_matmul_byte_count_error():
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_grouped_matmul_column_blocks_on_any_thread_count(threads):
-    """N = 768 is three column blocks of 256 (the scf.forall the threads share, a plain loop with
+    """N = 768 is six column blocks of 128 (the scf.forall the threads share, a plain loop with
     one thread); 30 rows over 4 experts, one expert empty."""
     rng = np.random.default_rng(threads)
     m, k, n, e = 30, 40, 768, 4
@@ -175,3 +175,25 @@ def test_grouped_matmul_column_blocks_on_any_thread_count(threads):
     xv, wv, iv = g.input("x", (m, k)), g.input("w", (e, k, n)), g.input("idx", (m,), "i64")
     g.set_outputs(g.grouped_matmul(xv, wv, iv))
     check_close(g.compile(threads=threads)(x=x, w=w, idx=idx), grouped_reference(x, w, idx), k)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_dequant_grouped_matmul_column_blocks_on_any_thread_count(threads):
+    """N = 384 is three blocks of 128 slab rows (output columns) shared by the threads; 21 rows over
+    4 experts (one empty, one row out of range), and one row alone (a decode step)."""
+    rng = np.random.default_rng(10 + threads)
+    e, n, k = 4, 384, 64
+    packed, decoded = packed_experts("q8_0", e, n, k, rng)
+    for m in (21, 1):
+        x = rng.standard_normal((m, k)).astype(np.float32)
+        idx = rng.choice([0, 2, 3], m).astype(np.int64)
+        idx[m // 2] = -1 if m > 1 else idx[0]
+        g = GraphModule("q")
+        xv, wv, iv = g.input("x", (m, k)), g.input("w", packed.shape, "u8"), g.input("idx", (m,), "i64")
+        g.set_outputs(g.dequant_grouped_matmul(xv, wv, iv, "q8_0"))
+        got = g.compile(threads=threads)(x=x, w=packed, idx=idx)
+        want = np.zeros((m, n))
+        for row in range(m):
+            if 0 <= idx[row] < e:
+                want[row] = decoded[idx[row]] @ x[row].astype(np.float64)
+        check_close(got, want, k)

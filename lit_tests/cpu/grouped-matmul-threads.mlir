@@ -1,15 +1,16 @@
-// rlx.grouped_matmul with threads: per expert, its scf.forall over blocks of 256 weight columns is
-// the one parallel loop (N = 512: two blocks); the GEMM kernels of its row tiles inside it are tiled and
-// vectorized but not split again (rlx-tile-matmul leaves a kernel inside an scf.forall serial), so
-// a call forks threads once per expert, not once per tile.  With one thread the forall is a plain loop.
-// RUN: rlx-opt %s --pass-pipeline='builtin.module(rlx-mir-to-linalg,rlx-pack-matmul,canonicalize,rlx-tile-matmul{threads=2})' | FileCheck %s
+// rlx.grouped_matmul with threads: its scf.forall over blocks of 128 weight columns is the one
+// parallel loop (N = 512: four blocks), the experts and their row tiles inside it; the kernels of
+// the tiles (8 rows: rlx-tile-gemv's GEMV kernel; more rows: rlx-tile-matmul's GEMM kernel) are
+// tiled and vectorized but not split again (both passes leave a kernel inside an scf.forall
+// serial), so a call forks threads once, not once per tile.  With one thread the forall is a plain loop.
+// RUN: rlx-opt %s --pass-pipeline='builtin.module(rlx-mir-to-linalg,rlx-tile-gemv{threads=2},rlx-pack-matmul,canonicalize,rlx-tile-matmul{threads=2})' | FileCheck %s
 // RUN: rlx-opt %s --pass-pipeline='builtin.module(rlx-lower-to-llvm{threads=1})' | FileCheck %s --check-prefix=SERIAL
 
 // CHECK-LABEL: func.func @grouped
-// CHECK: scf.forall (%[[B:.*]]) in (2) shared_outs(%{{.*}}) -> (tensor<72x512xf32>)
+// CHECK: scf.forall (%[[B:.*]]) in (4) shared_outs(%{{.*}}) -> (tensor<72x512xf32>)
 // CHECK-NOT: scf.forall
-// CHECK: tensor.extract_slice %{{.*}}[%{{.*}}, 0, %{{.*}}] [1, 64, 256] [1, 1, 1] : tensor<2x64x512xf32> to tensor<64x256xf32>
-// CHECK: linalg.copy
+// CHECK: tensor.extract_slice %{{.*}}[%{{.*}}, 0, %{{.*}}] [1, 64, 128] [1, 1, 1] : tensor<2x64x512xf32> to tensor<64x128xf32>
+// CHECK-NOT: linalg.copy
 // CHECK: scf.for
 // CHECK-NOT: scf.forall
 // CHECK: vector.fma %{{.*}} : vector<32xf32>

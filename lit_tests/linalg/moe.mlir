@@ -2,9 +2,10 @@
 // weight into its own rows only: scf.for loops count the rows per expert, give each expert
 // ceil(count / 8) tiles of 8 rows (8 = the GEMM kernel's rows; 5 rows over 3 experts need at
 // most ceil(5 / 8) + 3 - 1 = 3 tiles, 24 slots) and each row its slot; a generic gathers the
-// rows into slot order, then per expert, per block of weight columns, per tile of that expert a
-// static 8xK linalg.matmul against the expert's weight is inserted into the slot rows, and a
-// generic reads each row back from its slot (zeros for an out-of-range expert: slot -1).
+// rows into slot order, then per block of weight columns (one scf.forall), per expert with rows,
+// per tile of that expert a static 8xK linalg.matmul against the expert's weight (the block read
+// in place, not copied) is inserted into the slot rows, and a generic reads each row back from
+// its slot (zeros for an out-of-range expert: slot -1).
 // rlx.scatter_add is an scf.for over the update rows adding each into its destination row in
 // place (out-of-range indices add zero).
 // RUN: rlx-opt %s --rlx-mir-to-linalg | FileCheck %s
@@ -18,26 +19,26 @@
 // CHECK: %[[SLOTS:.*]]:3 = scf.for {{.*}} -> (tensor<5xindex>, tensor<24xindex>, tensor<3xindex>)
 // CHECK: %[[XS:.*]] = linalg.generic {{.*}} ins(%[[SLOTS]]#1 : tensor<24xindex>) outs(%{{.*}} : tensor<24x16xf32>)
 // CHECK: tensor.extract %[[X]][%{{.*}}, %{{.*}}] : tensor<5x16xf32>
-// CHECK: %[[YS:.*]] = scf.for %[[E:[^ ]*]] = %{{.*}} to %c3{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (tensor<24x8xf32>)
+// CHECK: %[[YS:.*]] = scf.forall (%[[B:.*]]) in (1) shared_outs(%[[ALL:.*]] = %{{.*}}) -> (tensor<24x8xf32>)
+// CHECK: %[[COLUMN:.*]] = arith.muli %[[B]], %c8 : index
+// CHECK: %[[COLUMNS:.*]] = tensor.extract_slice %[[ALL]][0, %[[COLUMN]]] [24, 8] [1, 1]
+// CHECK: %[[BY_EXPERT:.*]] = scf.for %[[E:[^ ]*]] = %{{.*}} to %c3{{.*}} iter_args(%[[ACC:.*]] = %[[COLUMNS]]) -> (tensor<24x8xf32>)
 // CHECK: %[[TILE_COUNT:.*]] = tensor.extract %[[TILES]]#1[%[[E]]] : tensor<3xindex>
 // CHECK: %[[HAS_ROWS:.*]] = arith.cmpi ugt, %[[TILE_COUNT]], %{{.*}} : index
 // CHECK: scf.if %[[HAS_ROWS]] -> (tensor<24x8xf32>)
-// CHECK: scf.forall (%[[B:.*]]) in (1) shared_outs(%[[ALL:.*]] = %[[ACC]]) -> (tensor<24x8xf32>)
-// CHECK: %[[COLUMN:.*]] = arith.muli %[[B]], %c8 : index
 // CHECK: %[[BLOCK:.*]] = tensor.extract_slice %[[W]][%[[E]], 0, %[[COLUMN]]] [1, 16, 8] [1, 1, 1] : tensor<3x16x8xf32> to tensor<16x8xf32>
-// CHECK: %[[PANEL:.*]] = linalg.copy {{.*}} ins(%[[BLOCK]] : tensor<16x8xf32>) outs(%{{.*}} : tensor<16x8xf32>)
-// CHECK: %[[COLUMNS:.*]] = tensor.extract_slice %[[ALL]][0, %[[COLUMN]]] [24, 8] [1, 1]
 // CHECK: %[[FIRST:.*]] = tensor.extract %[[TILES]]#0[%[[E]]] : tensor<3xindex>
 // CHECK: %[[COUNT:.*]] = tensor.extract %[[TILES]]#1[%[[E]]] : tensor<3xindex>
 // CHECK: %[[LAST:.*]] = arith.addi %[[FIRST]], %[[COUNT]] : index
-// CHECK: %[[DONE:.*]] = scf.for %[[T:.*]] = %[[FIRST]] to %[[LAST]] {{.*}} iter_args(%{{.*}} = %[[COLUMNS]])
+// CHECK: scf.for %[[T:.*]] = %[[FIRST]] to %[[LAST]] {{.*}} iter_args(%{{.*}} = %[[ACC]])
 // CHECK: %[[ROWS:.*]] = tensor.extract_slice %[[XS]][%{{.*}}, 0] [8, 16] [1, 1] : tensor<24x16xf32> to tensor<8x16xf32>
-// CHECK: %[[P:.*]] = linalg.matmul ins(%[[ROWS]], %[[PANEL]] : tensor<8x16xf32>, tensor<16x8xf32>) outs(%{{.*}} : tensor<8x8xf32>)
+// CHECK-NOT: linalg.copy
+// CHECK: %[[P:.*]] = linalg.matmul ins(%[[ROWS]], %[[BLOCK]] : tensor<8x16xf32>, tensor<16x8xf32>) outs(%{{.*}} : tensor<8x8xf32>)
 // CHECK: tensor.insert_slice %[[P]] into %{{.*}}[%{{.*}}, 0] [8, 8] [1, 1] : tensor<8x8xf32> into tensor<24x8xf32>
-// CHECK: scf.forall.in_parallel
-// CHECK: tensor.parallel_insert_slice %[[DONE]] into %[[ALL]][0, %[[COLUMN]]] [24, 8] [1, 1]
 // CHECK: } else {
 // CHECK-NEXT: scf.yield %[[ACC]] : tensor<24x8xf32>
+// CHECK: scf.forall.in_parallel
+// CHECK: tensor.parallel_insert_slice %[[BY_EXPERT]] into %[[ALL]][0, %[[COLUMN]]] [24, 8] [1, 1]
 // CHECK: %[[Y:.*]] = linalg.generic {{.*}} ins(%[[SLOTS]]#0 : tensor<5xindex>) outs(%{{.*}} : tensor<5x8xf32>)
 // CHECK: tensor.extract %[[YS]][%{{.*}}, %{{.*}}] : tensor<24x8xf32>
 // CHECK: return %[[Y]]
@@ -69,20 +70,25 @@ func.func @scatter(%u: tensor<4x3xf32>, %i: tensor<4xi64>, %init: tensor<6x3xf32
 }
 
 // rlx.dequant_grouped_matmul: the same bucketing (3 rows over 2 experts, tiles of 4 rows: 8
-// slots); per expert its packed slab [N, bytes] is sliced out of the stack and each of its tiles
-// goes through rlx.dequant_matmul's kernel (one multi-result generic over the slab's bytes, blocks
+// slots); per block of output columns (one scf.forall), per expert with rows, the block of its
+// packed slab [block, bytes] is sliced out of the stack and each of its tiles goes through
+// rlx.dequant_matmul's kernel (one multi-result generic over the slab's bytes, blocks
 // decoded inside).  rlx.dequant_moe_weights decodes every sub-block with the same decoders into
 // [E, N, K] (vector.transfer_write) and transposes to [E, K, N].  ui8 is retyped to i8.
 // CHECK-LABEL: func.func @dequant
 // CHECK-SAME: %[[X:.*]]: tensor<3x32xf32>, %[[Q:.*]]: tensor<2x4x34xi8>, %[[IDX:.*]]: tensor<3xi64>
 // CHECK: %[[XS:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<8xindex>) outs(%{{.*}} : tensor<8x32xf32>)
-// CHECK: %[[YS:.*]] = scf.for %[[E:[^ ]*]] = {{.*}} -> (tensor<8x4xf32>)
-// CHECK: %[[SLAB:.*]] = tensor.extract_slice %[[Q]][%[[E]], 0, 0] [1, 4, 34] [1, 1, 1] : tensor<2x4x34xi8> to tensor<4x34xi8>
+// CHECK: %[[YS:.*]] = scf.forall (%[[B:.*]]) in (1) shared_outs(%{{.*}}) -> (tensor<8x4xf32>)
+// CHECK: %[[COLUMN:.*]] = arith.muli %[[B]], %c4 : index
+// CHECK: scf.for %[[E:[^ ]*]] = {{.*}} -> (tensor<8x4xf32>)
+// CHECK: scf.if
+// CHECK: %[[SLAB:.*]] = tensor.extract_slice %[[Q]][%[[E]], %[[COLUMN]], 0] [1, 4, 34] [1, 1, 1] : tensor<2x4x34xi8> to tensor<4x34xi8>
 // CHECK: scf.for
 // CHECK: %[[ROWS:.*]] = tensor.extract_slice %[[XS]][%{{.*}}, 0] [4, 32] [1, 1] : tensor<8x32xf32> to tensor<4x32xf32>
 // CHECK: linalg.generic {{.*}} ins(%{{.*}}, %[[SLAB]] : tensor<4x1x1x1x32xf32>, tensor<4x34xi8>)
 // CHECK: vector.fma
 // CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[%{{.*}}, 0] [4, 4] [1, 1] : tensor<4x4xf32> into tensor<8x4xf32>
+// CHECK: scf.forall.in_parallel
 // CHECK: %[[Y:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<3xindex>) outs(%{{.*}} : tensor<3x4xf32>)
 // CHECK: %[[DECODED:.*]] = scf.for {{.*}} -> (tensor<2x4x32xf32>)
 // CHECK: tensor.extract_slice %[[Q]][%{{.*}}, 0, 0] [1, 4, 34] [1, 1, 1]

@@ -40,7 +40,7 @@ from ..driver import Compilation
 from ..dsl import VerifyError, element_type_from_name
 from ..errors import RlxError
 from ..ir import dtypes
-from ..ir.attrs import DIMS_ATTR, FUSION_POLICY_ATTR, NAME_ATTR, PARAM_ATTR
+from ..ir.attrs import DIMS_ATTR, FUSION_POLICY_ATTR, NAME_ATTR, PARAM_ATTR, TIED_ATTR
 from ..ir.shapes import format_shape, shape_of
 from ..ir.walk import collect_ops
 from ..pipelines.optimize_mir import OptimizeMir
@@ -598,7 +598,7 @@ class GraphModule:
 
     def moe_ffn(self, x, router_w, gate_w, up_w, down_w, *, top_k, scoring="softmax", normalize=False,
                 shared_gate_w=None, shared_up_w=None, shared_down_w=None, shared_expert_gate=None,
-                out_shape=None) -> Tensor:
+                gate_scheme=None, up_scheme=None, down_scheme=None, out_shape=None) -> Tensor:
         """Routed mixture-of-experts SwiGLU FFN (`rlx_hir.moe_ffn`), an HIR block.
 
         `x [..., D]`; `router_w [D, E]`; the experts' `gate_w`, `up_w` `[E, D, F]` and `down_w`
@@ -611,9 +611,13 @@ class GraphModule:
         `sigmoid(x @ shared_expert_gate)` when that `[D, 1]` gate is given (Qwen2-MoE).  The
         `direct` policy runs only the chosen experts (rows bucketed by expert,
         `rlx.grouped_matmul`, `rlx.scatter_add`); `fusable` runs every expert on every token.
+        A stack with a GGUF scheme (`gate_scheme`, `up_scheme`, `down_scheme`) is packed, `u8 [E,
+        out, bytes]` (`rlx.dequant_grouped_matmul`'s layout: per expert `quant.quantize(w_e.T,
+        scheme)`), decoded inside the products.
         """
         attrs = {"shared_gate_w": shared_gate_w, "shared_up_w": shared_up_w, "shared_down_w": shared_down_w,
-                 "shared_expert_gate": shared_expert_gate, "top_k": top_k, "scoring": scoring, "normalize": normalize}
+                 "shared_expert_gate": shared_expert_gate, "top_k": top_k, "scoring": scoring, "normalize": normalize,
+                 "gate_scheme": gate_scheme, "up_scheme": up_scheme, "down_scheme": down_scheme}
         return self._hir(rlx_hir.MoeFfnOp, [x, router_w, gate_w, up_w, down_w], attrs, out_shape)
 
     def residual_rms_norm(self, x, residual, gamma, beta, eps=DEFAULT_EPS, *, out_shape=None) -> Tensor:
@@ -825,6 +829,28 @@ class GraphModule:
             func.ReturnOp([t.value for t in tensors])
         self._update_signature([t.value.type for t in tensors])
         self._finished = True
+
+    def tie_outputs(self, ties: dict[int, str]) -> None:
+        """Marks outputs as inputs updated in place (`rlx.tied`, e.g. a KV cache written by
+        `rlx.kv_cache_write`): `ties` maps an output's position to the name of the input it is,
+        which must have its type.  The compiled function then writes that input's buffer and
+        returns it as the output.  Replaces any earlier ties; call after `set_outputs`."""
+        self._require_finished("tie_outputs()")
+        results = list(self._func.type.results)
+        arguments = {name: argument for name, argument in zip(self._names, self._block.arguments)}
+        with self.context:
+            i64 = ir.IntegerType.get_signless(64)
+            attrs = [{} for _ in results]
+            for position, name in ties.items():
+                if not isinstance(position, int) or not 0 <= position < len(results):
+                    raise BuildError(f"tie_outputs: output #{position} does not exist ('{self.name}' has {len(results)})")
+                if name not in arguments:
+                    raise BuildError(f"tie_outputs: '{self.name}' has no input named {name!r}")
+                if arguments[name].type != results[position]:
+                    raise BuildError(f"tie_outputs: output #{position} is {results[position]}, but input '{name}' "
+                                     f"is {arguments[name].type}")
+                attrs[position] = {TIED_ATTR: ir.IntegerAttr.get(i64, arguments[name].arg_number)}
+            self._func.attributes["res_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get(a) for a in attrs])
 
     def reopen(self) -> list[Tensor]:
         """Takes the outputs back (the inverse of `set_outputs`): returns them as Tensors and

@@ -25,12 +25,9 @@ The projections `config.quant` names take packed `u8` weights and run as
 from __future__ import annotations
 
 import numpy as np
-from mlir import ir
-from mlir.dialects import func
 
 from ..dialects import rlx
 from ..frontend.builder import GraphModule
-from ..ir.attrs import TIED_ATTR
 from .llama import LlamaConfig, embed, lm_head, param_types, project, quant_schemes, rope_tables, swiglu
 
 
@@ -82,17 +79,8 @@ def build_llama_step(c: LlamaConfig, seq: int | str, capacity: int, name: str = 
     x = g.named("norm", lambda: g.rms_norm(x, params["norm"], zeros, eps=c.eps))
     logits = g.named("lm_head", lambda: lm_head(g, x, params["lm_head"], schemes.get("lm_head"), c.quant_activations))
     g.set_outputs([logits, *updated])
-    _tie_results(g, first_cache_argument=2, count=len(updated))
+    g.tie_outputs({1 + i: name for i, name in enumerate(cache_names(c))})
     return g
-
-
-def _tie_results(g: GraphModule, first_cache_argument: int, count: int) -> None:
-    """Marks results 1..count as the cache arguments updated in place (`rlx.tied`)."""
-    function = next(op for op in g.module.body.operations if isinstance(op, func.FuncOp))
-    with g.context:
-        i64 = ir.IntegerType.get_signless(64)
-        tied = [ir.DictAttr.get({TIED_ATTR: ir.IntegerAttr.get(i64, first_cache_argument + i)}) for i in range(count)]
-        function.attributes["res_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get({}), *tied])
 
 
 __all__ = ["build_llama_step", "cache_names", "cache_shape"]

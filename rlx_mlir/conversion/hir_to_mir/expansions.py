@@ -201,14 +201,30 @@ def _reshape(value: ir.Value, shape) -> ir.Value:
 
 
 def _expert(stack: ir.Value, e: int) -> ir.Value:
-    """Expert `e`'s weight `[in, out]` of a stack `[E, in, out]`."""
+    """Expert `e`'s weight of a stack: `[in, out]` of `[E, in, out]`, or its packed slab `[out,
+    bytes]` of `ui8 [E, out, bytes]`."""
     shape = shape_of(stack.type)
     return _reshape(rlx.NarrowOp(stack, 0, e, 1).result, shape[1:])
 
 
+def _expert_matmul(x: ir.Value, weight: ir.Value, scheme) -> ir.Value:
+    """`x` times an expert's weight (`rlx.matmul`, or `rlx.dequant_matmul` of a packed slab)."""
+    if scheme is None:
+        return rlx.MatmulOp(x, weight).result
+    return rlx.DequantMatmulOp(x, weight, [], scheme).result
+
+
+def _grouped_matmul(rows: ir.Value, stack: ir.Value, scheme, ids: ir.Value) -> ir.Value:
+    """Each row times its expert's weight: `rlx.grouped_matmul`, or `rlx.dequant_grouped_matmul` of a packed stack."""
+    if scheme is None:
+        return rlx.GroupedMatmulOp(rows, stack, ids).result
+    return rlx.DequantGroupedMatmulOp(rows, stack, ids, scheme).result
+
+
 def _expand_moe_ffn(op: rlx_hir.MoeFfnOp, policy: str) -> list[ir.Value]:
     shape = shape_of(op.x.type)
-    d, (experts, _, hidden), k = shape[-1], shape_of(op.gate_w.type), op.top_k
+    d, k = shape[-1], op.top_k
+    experts, hidden = shape_of(op.gate_w.type)[0], shape_of(op.down_w.type)[1 if op.down_scheme is None else 2]
     tokens = 1
     for size in shape[:-1]:
         tokens *= size
@@ -229,9 +245,9 @@ def _expand_moe_ffn(op: rlx_hir.MoeFfnOp, policy: str) -> list[ir.Value]:
         # One row per (token, choice), token-major; the grouped matmuls bucket the rows by expert.
         rows = _reshape(rlx.ExpandOp(_reshape(x, [tokens, 1, d]), [tokens, k, d]).result, [tokens * k, d])
         ids = _reshape(chosen, [tokens * k])
-        gate = rlx.GroupedMatmulOp(rows, op.gate_w, ids).result
-        up = rlx.GroupedMatmulOp(rows, op.up_w, ids).result
-        down = rlx.GroupedMatmulOp(rlx.MulOp(rlx.SiluOp(gate).result, up).result, op.down_w, ids).result
+        gate = _grouped_matmul(rows, op.gate_w, op.gate_scheme, ids)
+        up = _grouped_matmul(rows, op.up_w, op.up_scheme, ids)
+        down = _grouped_matmul(rlx.MulOp(rlx.SiluOp(gate).result, up).result, op.down_w, op.down_scheme, ids)
         scaled = rlx.MulOp(down, _reshape(weights, [tokens * k, 1])).result
         token_of_row = _i64_constant(np.arange(tokens * k) // k)
         out = rlx.ScatterAddOp(scaled, token_of_row, out_dim=tokens).result
@@ -242,8 +258,10 @@ def _expand_moe_ffn(op: rlx_hir.MoeFfnOp, policy: str) -> list[ir.Value]:
         out = None
         for e in range(experts):
             gate_e, up_e, down_e = (_expert(w, e) for w in (op.gate_w, op.up_w, op.down_w))
-            hidden_e = rlx.MulOp(rlx.SiluOp(rlx.MatmulOp(x, gate_e).result).result, rlx.MatmulOp(x, up_e).result).result
-            weighted = rlx.MulOp(rlx.MatmulOp(hidden_e, down_e).result, rlx.NarrowOp(dense, -1, e, 1).result).result
+            gated = rlx.SiluOp(_expert_matmul(x, gate_e, op.gate_scheme)).result
+            hidden_e = rlx.MulOp(gated, _expert_matmul(x, up_e, op.up_scheme)).result
+            down_e = _expert_matmul(hidden_e, down_e, op.down_scheme)
+            weighted = rlx.MulOp(down_e, rlx.NarrowOp(dense, -1, e, 1).result).result
             out = weighted if out is None else rlx.AddOp(out, weighted).result
     if op.shared_gate_w is not None:
         shared = _swiglu(x, op.shared_up_w, op.shared_gate_w, op.shared_down_w, policy)

@@ -353,14 +353,23 @@ def _activations(op) -> str:
 def _lower_dequant_matmul(op) -> ir.Value:
     if op.scheme not in GGUF_SCHEMES:  # int8/B, int8_asym/B, int4/B, nvfp4: codes with side tensors
         return quant_affine.lower_dequant_matmul(op)
-    scheme = GGUF_SCHEMES[op.scheme]
+    return packed_matmul(op.x, op.w, op.scheme, op.result.type, _activations(op))
+
+
+def packed_matmul(rows: ir.Value, packed: ir.Value, scheme_name: str, result_type: ir.Type, activations: str = "f32") -> ir.Value:
+    """`rows [..., K] @ W.T` of type `result_type` (`[..., N]`), `W [N, K]` given as GGUF blocks
+    `packed [N, row bytes]` in `scheme_name`, decoded inside the contraction (the module doc): the
+    computation of `rlx.dequant_matmul` for a GGUF scheme, on values (`rlx.dequant_grouped_matmul`
+    runs it per tile of an expert's rows on that expert's slab).  `activations = "q8"` (Q4_K only)
+    multiplies 8-bit activations (`quant_q8`)."""
+    scheme = GGUF_SCHEMES[scheme_name]
     subblocks, per_subblock = _SUBBLOCKS[scheme.name]
-    x_shape, w_shape = shape_of(op.x.type), shape_of(op.w.type)
+    x_shape, w_shape = shape_of(rows.type), shape_of(packed.type)
     k, n = x_shape[-1], w_shape[0]
     m = 1
     for size in x_shape[:-1]:
         m *= size
-    q8 = scheme.name == "q4_k" and _activations(op) == "q8"
+    q8 = scheme.name == "q4_k" and activations == "q8"
     tile = 1 if q8 else next(t for t in ROW_TILES if m % t == 0)
     blocks = k // scheme.block
     chunk = blocks  # blocks per body: all of K, unless x has several row tiles to keep in L1 in turn
@@ -372,7 +381,7 @@ def _lower_dequant_matmul(op) -> ir.Value:
     panel = _largest_divisor(n, PANEL_ROWS)
     f32 = ir.F32Type.get()
     # x viewed as [M, K chunk, block of the chunk, sub-block, weight of the sub-block]
-    x = lb.reshape(op.x, ir.RankedTensorType.get([m, blocks // chunk, chunk, subblocks, per_subblock], f32))
+    x = lb.reshape(rows, ir.RankedTensorType.get([m, blocks // chunk, chunk, subblocks, per_subblock], f32))
     # Loops (panel p, K chunk c, row tile r, weight row i of the panel): weight row n = p * panel + i.
     p, c, r, i = (ir.AffineDimExpr.get(d) for d in range(4))
     zero = ir.AffineConstantExpr.get(0)
@@ -393,7 +402,7 @@ def _lower_dequant_matmul(op) -> ir.Value:
 
     def block_of(n_index: ir.Value, c: ir.Value, bc: ir.Value) -> _Block:
         """Block b = c * chunk + bc of weight row n."""
-        return _Block(op.w, n_index, _idx(_mul(c, chunk), bc), scheme.block_bytes)
+        return _Block(packed, n_index, _idx(_mul(c, chunk), bc), scheme.block_bytes)
 
     def accumulate(n_index: ir.Value, first_row: ir.Value, c: ir.Value, bc: ir.Value, s: ir.Value, sums: list, weights=None) -> list:
         """`sums[t] + x[first_row + t, c, bc, s, :] * weights of sub-block s of block b = c * chunk + bc
@@ -512,12 +521,12 @@ def _lower_dequant_matmul(op) -> ir.Value:
     shape = [n // panel, m // tile, panel]
     iterators = [lb.PARALLEL, lb.REDUCTION, lb.PARALLEL, lb.PARALLEL]
     if q8:
-        x_q8, amax = quant_q8.quantize_activations(lb.reshape(op.x, ir.RankedTensorType.get([m, k], f32)), m, blocks)
+        x_q8, amax = quant_q8.quantize_activations(lb.reshape(rows, ir.RankedTensorType.get([m, k], f32)), m, blocks)
         x_q8 = lb.reshape(x_q8, ir.RankedTensorType.get([m, blocks // chunk, chunk, 2, 2, 64], ir.IntegerType.get_signless(8)))
         amax = lb.reshape(amax, ir.RankedTensorType.get([m, blocks // chunk, chunk], f32))
     if factored or q8:
         # sum(x) over each sub-block of 32: [M, K / 32] viewed as [M, K chunk, block of the chunk, sub-block]
-        groups = lb.reshape(op.x, ir.RankedTensorType.get([m, k // 32, 32], f32))
+        groups = lb.reshape(rows, ir.RankedTensorType.get([m, k // 32, 32], f32))
         d0, d1, d2 = (ir.AffineDimExpr.get(d) for d in range(3))
         summed = lb.generic_results(
             [groups], [lb.zeros([m, k // 32], f32)],
@@ -526,7 +535,7 @@ def _lower_dequant_matmul(op) -> ir.Value:
         )[0]
         sub_sums = lb.reshape(summed, ir.RankedTensorType.get([m, blocks // chunk, chunk, subblocks], f32))
     products = lb.generic_results(
-        [x, op.w], [lb.zeros(shape, f32) for _ in range(tile)], maps, iterators, q8_body if q8 else factored_body if factored else body
+        [x, packed], [lb.zeros(shape, f32) for _ in range(tile)], maps, iterators, q8_body if q8 else factored_body if factored else body
     )
     # Row t of row tile r is row r * tile + t: [N / panel, M / tile, panel] x tile -> [M, N].
     product = products[0]
@@ -538,7 +547,20 @@ def _lower_dequant_matmul(op) -> ir.Value:
         permutation = [1, 3, 0, 2] if tile > 1 else [1, 0, 2]
         target = [shape[1], tile, shape[0], panel] if tile > 1 else [shape[1], shape[0], panel]
         product = linalg.transpose(product, outs=[lb.empty(target, f32)], permutation=permutation).results[0]
-    return lb.reshape(product, op.result.type)
+    return lb.reshape(product, result_type)
+
+
+def subblock_layout(scheme_name: str) -> tuple[int, int]:
+    """(sub-blocks per block, weights per sub-block) of a GGUF scheme: the unit `decode_subblock` decodes."""
+    return _SUBBLOCKS[scheme_name]
+
+
+def decode_subblock(packed: ir.Value, row: ir.Value, block: ir.Value, subblock: ir.Value, scheme_name: str) -> ir.Value:
+    """The f32 weights (a vector of `subblock_layout(scheme_name)[1]`) of sub-block `subblock` of
+    block `block` of row `row` of the GGUF rows `packed [N, row bytes]`, decoded as
+    `rlx.dequant_matmul` decodes them (`rlx.dequant_moe_weights` writes them out)."""
+    scheme = GGUF_SCHEMES[scheme_name]
+    return _DECODERS[scheme_name](_Block(packed, row, block, scheme.block_bytes), subblock, _Lanes(_SUBBLOCKS[scheme_name][1]))
 
 
 def write_decoded_row(scheme_name: str, table: ir.Value, row: ir.Value, out: ir.Value, position: list) -> ir.Value:

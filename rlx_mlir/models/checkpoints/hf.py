@@ -49,10 +49,12 @@ from .weights import (
     simulate_quantization,
 )
 
-_LAYER_TENSORS = {"input_layernorm": "ln1", "self_attn.q_proj": "q", "self_attn.k_proj": "k",
+# Hugging Face tensor name (without `model.layers.{i}.` and `.weight`) -> the builder's layer weight.
+LAYER_TENSORS = {"input_layernorm": "ln1", "self_attn.q_proj": "q", "self_attn.k_proj": "k",
                   "self_attn.v_proj": "v", "self_attn.o_proj": "o", "post_attention_layernorm": "ln2",
                   "mlp.gate_proj": "gate", "mlp.up_proj": "up", "mlp.down_proj": "down"}
-_GLOBAL_TENSORS = {"model.embed_tokens": "embed", "model.norm": "norm", "lm_head": "lm_head"}
+# Hugging Face tensor name (without `.weight`) -> the builder's weight, outside the layers.
+GLOBAL_TENSORS = {"model.embed_tokens": "embed", "model.norm": "norm", "lm_head": "lm_head"}
 _UNSUPPORTED_FAMILIES = {
     "qwen2": "q/k/v projection biases",
     "qwen3": "per-head q/k RMSNorm (q_norm, k_norm)",
@@ -78,9 +80,9 @@ def load_hf(path, *, quantize: str | None = None, keep_quantized: bool = False,
     if not directory.is_dir():
         raise CheckpointError(f"{source}: not a directory (a Hugging Face checkpoint is a directory with "
                               "config.json and *.safetensors)")
-    settings = _settings(directory)
+    settings = read_config(directory)
     config = _config(settings, os.fspath(directory / "config.json"), runtime)
-    tensors = _read_tensors(directory)
+    tensors = read_safetensors(directory)
     tied = bool(settings.get("tie_word_embeddings", False))
     named = {}
     for name, tensor in tensors.items():
@@ -102,7 +104,8 @@ def load_hf(path, *, quantize: str | None = None, keep_quantized: bool = False,
     return config, builder_weights(config, named, source)
 
 
-def _settings(directory: Path) -> dict:
+def read_config(directory: Path) -> dict:
+    """The object of the checkpoint directory's `config.json` (CheckpointError when missing or not a JSON object)."""
     file = directory / "config.json"
     if not file.is_file():
         raise CheckpointError(f"{os.fspath(directory)}: no config.json")
@@ -151,7 +154,8 @@ def _config(settings: dict, source: str, runtime: dict) -> LlamaConfig:
     )
 
 
-def _read_tensors(directory: Path) -> dict[str, np.ndarray]:
+def read_safetensors(directory: Path) -> dict[str, np.ndarray]:
+    """Every tensor of the directory's `*.safetensors` files by name, as numpy arrays (BF16 widened to float32)."""
     try:
         from safetensors import SafetensorError, safe_open  # optional dependency (the `test` extra)
     except ImportError:
@@ -195,10 +199,10 @@ def _bf16_tensor(file: Path, name: str) -> np.ndarray:
 def _builder_name(name: str, source: str) -> str | None:
     """The builder's name for an HF tensor, None for a buffer to skip, an error for anything else."""
     match = re.fullmatch(r"model\.layers\.(\d+)\.(.+)\.weight", name)
-    if match and match.group(2) in _LAYER_TENSORS:
-        return f"layers.{int(match.group(1))}.{_LAYER_TENSORS[match.group(2)]}"
-    if name.endswith(".weight") and name[: -len(".weight")] in _GLOBAL_TENSORS:
-        return _GLOBAL_TENSORS[name[: -len(".weight")]]
+    if match and match.group(2) in LAYER_TENSORS:
+        return f"layers.{int(match.group(1))}.{LAYER_TENSORS[match.group(2)]}"
+    if name.endswith(".weight") and name[: -len(".weight")] in GLOBAL_TENSORS:
+        return GLOBAL_TENSORS[name[: -len(".weight")]]
     if name.endswith("rotary_emb.inv_freq"):
         return None
     raise CheckpointError(
@@ -207,4 +211,4 @@ def _builder_name(name: str, source: str) -> str | None:
     )
 
 
-__all__ = ["load_hf"]
+__all__ = ["GLOBAL_TENSORS", "LAYER_TENSORS", "load_hf", "read_config", "read_safetensors"]

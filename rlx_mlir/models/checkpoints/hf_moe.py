@@ -22,21 +22,34 @@ outermost): the attention and norm tensors of `load_hf`, and per layer `i`
   `.mlp.shared_expert_gate.weight` `[1, D]`.
 Qwen2's attention q/k/v biases are not supported by the model: a checkpoint that has them is an
 error naming them (never silently dropped), as is any other tensor the model does not have.
+
+`quantize="q8_0"` (a GGUF scheme `rlx.dequant_matmul` decodes: q4_0, q8_0, q2_k..q6_k) quantises
+every projection of `rlx_mlir.models.moe.projection_names` (attention, expert stacks, shared
+expert, LM head; not the router, the shared expert's gate, the embedding or the norms) along its
+input dimension at load.  With `keep_quantized=True` they stay packed (`uint8`, the layouts of
+`MoeConfig.quant`) and the config's `quant` is the scheme: the experts run through
+`rlx.dequant_grouped_matmul`, a quarter (q8_0) to an eighth (q4_k) of the memory.  Without it the
+weights are decoded again (float32: a simulation of the quantised model, as `load_hf`'s).
+
+    config, weights = load_hf_moe("path/to/mixtral", quantize="q4_k", keep_quantized=True)
 """
 
 from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
-from ..moe import MoeConfig, weight_shapes
-from .hf import _GLOBAL_TENSORS, _LAYER_TENSORS, _read_tensors, _settings
+from ...dialects.rlx.quant import GGUF_SCHEMES
+from ..moe import MoeConfig, dequantize_weight, quant_schemes, quantize_weight, weight_shapes
+from .hf import GLOBAL_TENSORS, LAYER_TENSORS, read_config, read_safetensors
 from .weights import RUNTIME_FIELDS, CheckpointError
 
-_ATTENTION = {k: v for k, v in _LAYER_TENSORS.items() if not k.startswith("mlp.")}
+_SCHEMES = tuple(GGUF_SCHEMES)
+_ATTENTION = {k: v for k, v in LAYER_TENSORS.items() if not k.startswith("mlp.")}
 _EXPERT_PROJECTIONS = {
     "mixtral": (r"block_sparse_moe\.experts\.(\d+)\.(w1|w2|w3)", {"w1": "gate", "w3": "up", "w2": "down"}),
     "qwen2_moe": (r"mlp\.experts\.(\d+)\.(gate_proj|up_proj|down_proj)", {"gate_proj": "gate", "up_proj": "up", "down_proj": "down"}),
@@ -46,20 +59,26 @@ _SHARED = {"mlp.shared_expert.gate_proj": "shared.gate", "mlp.shared_expert.up_p
            "mlp.shared_expert.down_proj": "shared.down", "mlp.shared_expert_gate": "shared_gate"}
 
 
-def load_hf_moe(path, **runtime) -> tuple[MoeConfig, dict[str, np.ndarray]]:
+def load_hf_moe(path, *, quantize: str | None = None, keep_quantized: bool = False,
+                **runtime) -> tuple[MoeConfig, dict[str, np.ndarray]]:
     """`(config, weights)` of a Mixtral or Qwen2-MoE checkpoint directory for `build_moe` / `CachedMoe`;
-    `runtime` sets batch, seq, max_seq or policy."""
+    `quantize` (and `keep_quantized`) as the module doc says; `runtime` sets batch, seq, max_seq or policy."""
+    if quantize is not None and (not isinstance(quantize, str) or quantize not in _SCHEMES):
+        raise CheckpointError(f"quantize={quantize!r}: expected None or a GGUF scheme the MoE model decodes "
+                              f"({', '.join(_SCHEMES)})")
+    if keep_quantized and quantize is None:
+        raise CheckpointError("keep_quantized=True needs quantize= a GGUF scheme")
     directory, source = Path(path), os.fspath(path)
     if not directory.is_dir():
         raise CheckpointError(f"{source}: not a directory (a Hugging Face checkpoint is a directory with "
                               "config.json and *.safetensors)")
-    settings = _settings(directory)
+    settings = read_config(directory)
     config = _config(settings, os.fspath(directory / "config.json"), runtime)
     family = settings["model_type"]
     tied = bool(settings.get("tie_word_embeddings", False))
     experts: dict[str, dict[int, np.ndarray]] = {}
     named = {}
-    for name, tensor in _read_tensors(directory).items():
+    for name, tensor in read_safetensors(directory).items():
         target = _builder_name(name, family, source)
         if target is None or (target == "lm_head" and tied):
             continue
@@ -74,7 +93,18 @@ def load_hf_moe(path, **runtime) -> tuple[MoeConfig, dict[str, np.ndarray]]:
             raise CheckpointError(f"{source}: '{stacked}' has experts {sorted(by_expert)}; the config has "
                                   f"{config.experts} (0 .. {config.experts - 1})")
         named[stacked] = np.stack([by_expert[j] for j in range(config.experts)])
-    return config, _builder_weights(config, named, source)
+    weights = _builder_weights(config, named, source)
+    if quantize is None:
+        return config, weights
+    try:
+        quantized = replace(config, quant=quantize)  # checks every projection's size against the blocks
+    except ValueError as error:
+        raise CheckpointError(f"{source}: cannot quantise to {quantize}: {error}") from None
+    shapes = weight_shapes(config)
+    for name in quant_schemes(quantized):
+        packed = quantize_weight(weights[name], quantize)
+        weights[name] = packed if keep_quantized else dequantize_weight(packed, quantize, shapes[name])
+    return (quantized if keep_quantized else config), weights
 
 
 def _config(settings: dict, source: str, runtime: dict) -> MoeConfig:
@@ -132,8 +162,8 @@ def _builder_name(name: str, family: str, source: str):
             return layer + "experts." + projections[expert.group(2)], int(expert.group(1))
         if family == "qwen2_moe" and rest in _SHARED:
             return layer + _SHARED[rest]
-    if name.endswith(".weight") and name[: -len(".weight")] in _GLOBAL_TENSORS:
-        return _GLOBAL_TENSORS[name[: -len(".weight")]]
+    if name.endswith(".weight") and name[: -len(".weight")] in GLOBAL_TENSORS:
+        return GLOBAL_TENSORS[name[: -len(".weight")]]
     if name.endswith("rotary_emb.inv_freq"):
         return None
     if re.fullmatch(r"model\.layers\.\d+\.self_attn\.[qkv]_proj\.bias", name):

@@ -39,7 +39,7 @@ from ...ir.walk import collect_ops
 from ...passmanager.base import RlxPass, option
 from ...targets.cpu import MAX_THREADS
 from .pack_matmul import matmul_operands
-from .tile_matmul import divisor_at_most
+from .tile_matmul import divisor_at_most, inside_forall
 from .transform_script import apply_script
 
 LANES = 16  # f32 lanes of one AVX-512 vector: N must be a multiple
@@ -167,7 +167,8 @@ class TileGemv(RlxPass):
             if n % LANES:
                 op = _split_columns(op, n - n % LANES)
             op.attributes[GEMV_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), len(plans))
-            plans.append((op.location, GemvPlan(m, n, k, self.threads)))
+            # Inside an scf.forall the matmul is already one thread's share of a parallel loop: serial.
+            plans.append((op.location, GemvPlan(m, n, k, 1 if inside_forall(op) else self.threads)))
         if not plans:
             return
         body = [line for index, (_, plan) in enumerate(plans) for line in _script(index, plan)]

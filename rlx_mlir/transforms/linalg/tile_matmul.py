@@ -80,7 +80,10 @@ def _any(n: int) -> str:
     return ", ".join(["!transform.any_op"] * n)
 
 
-def _inside_forall(op: ir.OpView) -> bool:
+def inside_forall(op: ir.OpView) -> bool:
+    """Whether `op` is nested in an `scf.forall`: it then runs as one thread's share of a parallel
+    loop (e.g. `rlx.grouped_matmul`'s column blocks), and splitting it across threads again would
+    nest parallel regions."""
     parent = op.operation.parent
     while parent is not None:
         if isinstance(parent.opview, scf.ForallOp):
@@ -199,7 +202,7 @@ class TileMatmul(RlxPass):
             b_shape = shape_of(op.operands[1].type)  # [n/NR, k, NR] packed, [k, n/NR, NR] in place
             panels_n, depth = (b_shape[0], b_shape[1]) if packed else (b_shape[1], b_shape[0])
             # A kernel inside an scf.forall is already one thread's share of a parallel loop: serial.
-            threads = 1 if _inside_forall(op) else self.threads
+            threads = 1 if inside_forall(op) else self.threads
             plans.append(KernelPlan(shape_of(op.operands[0].type)[0], panels_n, depth, threads, packed))
             op.attributes[KERNEL_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), index)
         apply_script(module, transform_script(plans), kernels[0].location, "tiling the matmul kernels")

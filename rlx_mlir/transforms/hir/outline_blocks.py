@@ -19,6 +19,7 @@ Two kinds of block are outlined:
   function; the values taken from outside are its arguments, in the order the block first
   reads them, and the values used after the block are its results. This covers layers
   built from several ops (a KV-cache step's layers, layers with quantised projections).
+  A function already planned (`rlx_lir.plan`) is left alone.
 
 In-place results: when a block's result is returned by the enclosing function as
 argument `j` updated in place (`rlx.tied = j`, a KV cache after `rlx.kv_cache_write`) and
@@ -38,6 +39,7 @@ from typing import Optional
 from mlir import ir
 from mlir.dialects import func
 
+from ...dialects.rlx_lir.ir_plan import has_plan
 from ...ir.attrs import OUTLINED_ATTR, TIED_ATTR
 from ...ir.walk import collect_ops, is_op
 from ...passmanager.base import RlxPass, option
@@ -216,8 +218,8 @@ class OutlineBlocks(RlxPass):
         body = module.regions[0].blocks[0]
         groups: dict[str, list[_NamedBlock]] = {}
         for function in [op for op in body.operations if is_op(op.operation, func.FuncOp)]:
-            if OUTLINED_ATTR in function.attributes:
-                continue
+            if OUTLINED_ATTR in function.attributes or has_plan(function):
+                continue  # a planned function's slots are its own: moving its ops would void the plan
             tied_arguments = _tied(function)
             for run in _named_blocks(function):
                 block = _describe(run, function, tied_arguments)

@@ -14,13 +14,15 @@ one step compiled with a symbolic `SEQ` (`CachedLlama(..., dynamic=True)`): the
 first run at a new length is a variant cache miss (specialise, compile, run),
 later runs at that length are hits; otherwise they say it is not available.
 
-    python benchmarks/decode.py [--steps 16] [--past 128 512] [--chunk 128] [--no-variants]
+    python benchmarks/decode.py [--steps 16] [--past 128 512] [--chunk 128] [--no-variants] [--quant q8_0]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.util
+import os
 import time
 
 import numpy as np
@@ -36,6 +38,14 @@ def _timed(run):
     start = time.perf_counter()
     value = run()
     return value, time.perf_counter() - start
+
+
+def _cpu_timed(run):
+    """(value, wall seconds, CPU seconds of this process: user + system, every thread)."""
+    start = os.times()
+    value, wall = _timed(run)
+    end = os.times()
+    return value, wall, (end.user - start.user) + (end.system - start.system)
 
 
 def measure_past(model: CachedLlama, past: int, chunk: int, steps: int, rng: np.random.Generator) -> dict:
@@ -92,12 +102,15 @@ def main() -> None:
     parser.add_argument("--past", type=int, nargs="+", default=[128, 512], help="past lengths (prompt tokens)")
     parser.add_argument("--chunk", type=int, default=128, help="prefill chunk: one compiled prefill of this length")
     parser.add_argument("--no-variants", action="store_true", help="skip the dynamic-compile rows")
+    parser.add_argument("--quant", default=None, help="GGUF scheme of every projection (q8_0, q4_k, ...; default f32)")
     args = parser.parse_args()
+    global CONFIG
+    CONFIG = dataclasses.replace(CONFIG, quant=args.quant)
 
     weights = random_weights(CONFIG, seed=0)
     model = CachedLlama(CONFIG, weights, capacity=CAPACITY)
-    _, compile_prefill = _timed(lambda: model.step(args.chunk))
-    _, compile_decode = _timed(lambda: model.step(1))
+    _, compile_prefill, cpu_prefill = _cpu_timed(lambda: model.step(args.chunk))
+    _, compile_decode, cpu_decode = _cpu_timed(lambda: model.step(1))
     # One untimed run of each (first-call costs: page faults on the arena, thread pool start).
     model.reset()
     model.forward(np.zeros((1, args.chunk), np.int64))
@@ -106,11 +119,12 @@ def main() -> None:
     rows = [measure_past(model, past, args.chunk, args.steps, rng) for past in args.past]
 
     c = CONFIG
-    print(f"{c.layers}-layer Llama-style model (hidden {c.hidden}, {c.heads} heads, SwiGLU {c.ffn}, vocab {c.vocab}), "
+    print(f"{c.layers}-layer Llama-style model (hidden {c.hidden}, {c.heads} heads, SwiGLU {c.ffn}, vocab {c.vocab}"
+          f"{', projections ' + c.quant if c.quant else ''}), "
           f"batch {c.batch}, "
           f"KV cache capacity {CAPACITY}, {args.steps} greedy decode steps per row")
-    print(f"compile once: prefill step of {args.chunk} tokens {compile_prefill:.1f} s, "
-          f"decode step (1 token, any position) {compile_decode:.1f} s")
+    print(f"compile once: prefill step of {args.chunk} tokens {compile_prefill:.1f} s ({cpu_prefill:.1f} CPU s), "
+          f"decode step (1 token, any position) {compile_decode:.1f} s ({cpu_decode:.1f} CPU s)")
     header = f"{'past':>5} | {'prefill chunks':>14} | {'time to 1st token':>17} | {'decode tok/s':>12} | {'ms / step':>9}"
     print(header)
     print("-" * len(header))

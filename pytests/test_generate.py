@@ -117,10 +117,39 @@ def test_each_decode_step_matches_recomputing_the_sequence(model, weights, refer
     assert model.position == len(tokens)
 
 
-def test_decode_step_neither_allocates_nor_copies_a_cache():
-    """The bufferized decode step (rlx-lower-to-llvm up to out-params) writes one row into each cache."""
+def _bufferized_decode_step(**pipeline_options) -> str:
+    """The decode step through rlx-lower-to-llvm up to out-params (bufferized), as text."""
     graph = build_llama_step(CONFIG, 1, CAPACITY)
-    steps = LowerToLLVM().elements()
+    steps = LowerToLLVM(**pipeline_options).elements()
+    with graph.context, DiagnosticCollector(graph.context):
+        run_pipeline(graph.module.operation, steps[: steps.index(OUT_PARAMS) + 1])
+    return str(graph.module)
+
+
+def test_outlined_decode_step_writes_each_cache_in_place():
+    """Outlined (rlx-outline-blocks), the layer's function writes one row into each of the two caches
+    it takes; the step calls it once per layer with that layer's caches, its own arguments, and
+    neither allocates nor copies a cache."""
+    module = _bufferized_decode_step()
+    cache = f"memref<1x{CAPACITY}x{CONFIG.kv_heads * CONFIG.head_dim}xf32>"
+    assert re.findall(r"memref\.(?:alloc|copy)[^\n]*" + re.escape(cache), module) == []
+    layer = re.search(r"func\.func private @(__rlx_block_layers_\w+)\(([^\n]*)", module)
+    assert layer is not None and layer.group(2).count(cache) == 2 and "->" not in layer.group(2).split(")")[-1]
+    body = module[layer.start():module.index("func.func @llama_step")]
+    row_writes = re.findall(r"memref\.copy [^\n]*to memref<1x1x32xf32, strided<\[" + str(CAPACITY * 32), body)
+    assert len(row_writes) == 2
+    step = module[module.index("func.func @llama_step"):]
+    calls = re.findall(r"call @" + layer.group(1) + r"\(([^)]*)\)", step)
+    assert len(calls) == CONFIG.layers
+    for i, operands in enumerate(calls):  # layer i's caches: arguments 2 + 2i and 3 + 2i of the step
+        assert f"%arg{2 + 2 * i}, %arg{3 + 2 * i}," in operands
+
+
+def test_decode_step_neither_allocates_nor_copies_a_cache():
+    """The bufferized decode step (rlx-lower-to-llvm up to out-params) writes one row into each cache
+    (layers in place: rlx-outline-blocks off, so that each layer's writes are its own)."""
+    graph = build_llama_step(CONFIG, 1, CAPACITY)
+    steps = LowerToLLVM(outline_blocks=False).elements()
     with graph.context, DiagnosticCollector(graph.context):
         run_pipeline(graph.module.operation, steps[: steps.index(OUT_PARAMS) + 1])
     function = str(graph.module)

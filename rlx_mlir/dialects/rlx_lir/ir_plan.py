@@ -14,7 +14,7 @@ from mlir.dialects import arith, func
 
 from ...dsl.traits import Elementwise
 from ...ir import dtypes
-from ...ir.attrs import FUSED_ATTR, PARAM_ATTR, PHASE_ATTR, SLOT_ATTR, VIEW_ATTR
+from ...ir.attrs import FUSED_ATTR, PARAM_ATTR, PHASE_ATTR, SLOT_ATTR, TIED_ATTR, VIEW_ATTR
 from ...ir.shapes import shape_of
 from ...ir.walk import collect_ops, is_op, op_names
 from ...lir.checker import check_plan
@@ -98,10 +98,10 @@ def function_buffers(function, fuse_elementwise: Optional[bool] = None) -> Funct
             if operand in value_ids:
                 # A fused op reads its operands where it really runs: inside its consumer's loop.
                 drafts[value_ids[operand]]["users"].append(executed_at[index])
-        for result in op.results:
+        for position, result in enumerate(op.results):
             if not isinstance(result.type, ir.RankedTensorType):
                 continue
-            view = _view_source(op)
+            view = _view_source(op) or _tied_call_source(op, position)
             if view is not None and view[0] in value_ids:
                 # A returned view stays a view (of an arena root, copied to the caller's buffer at return).
                 add(result, index, "intermediate", value_ids[view[0]], view[1])
@@ -141,7 +141,7 @@ def returned_outputs(function) -> list:
         if not isinstance(value, ir.OpResult) or not isinstance(value.type, ir.RankedTensorType):
             continue
         op = value.owner.operation if isinstance(value.owner, ir.OpView) else value.owner
-        view = _view_source(op)
+        view = _view_source(op) or _tied_call_source(op, value.result_number)
         # A view of a value with a buffer (an argument, a tensor an op makes), as in function_buffers.
         is_view = view is not None and (isinstance(view[0], ir.BlockArgument) or isinstance(view[0].type, ir.RankedTensorType))
         if not is_view and op.name not in _CONSTANT_NAMES:
@@ -254,6 +254,22 @@ def _view_source(operation: ir.Operation) -> Optional[tuple]:
                 inner *= d
             return op.operands[0], op.start * inner * element_bytes(op.operands[0].type)
     return None
+
+
+def _tied_call_source(operation: ir.Operation, position: int) -> Optional[tuple]:
+    """(operand, 0) when result `position` of a `func.call` is that operand, an argument of the
+    calling function, updated in place by the callee (`rlx.tied` in the call's `res_attrs`: a decoder
+    layer outlined by rlx-outline-blocks writing its KV caches).  Planned as a view, like the
+    `rlx.kv_cache_write` it stands for: no slot (a slot would copy the whole cache at every call)."""
+    if "res_attrs" not in operation.attributes or not is_op(operation, func.CallOp):
+        return None
+    attributes = ir.ArrayAttr(operation.attributes["res_attrs"])
+    if position >= len(attributes) or TIED_ATTR not in ir.DictAttr(attributes[position]):
+        return None
+    index = ir.IntegerAttr(ir.DictAttr(attributes[position])[TIED_ATTR]).value
+    if not 0 <= index < len(operation.operands) or not isinstance(operation.operands[index], ir.BlockArgument):
+        return None  # written in place into a value of the caller's own: planned as any call result
+    return operation.operands[index], 0
 
 
 def _count(shape) -> int:

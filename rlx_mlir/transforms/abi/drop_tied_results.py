@@ -11,6 +11,12 @@ that buffer-results-to-out-params does not copy the argument into an output
 buffer.  The caller (`rlx_mlir.runtime.jit`) hands back the argument's array
 as that result.
 
+A function with callers (a decoder layer outlined by rlx-outline-blocks, its KV caches tied
+to its arguments) loses the results from its calls too: each use of a dropped call result
+reads the operand the caller passed for that argument, the buffer the callee wrote.
+Callees are done before their callers, so that a caller's tied result is its own argument
+by then.
+
 Unlike upstream `drop-equivalent-buffer-results`, which drops every result
 equivalent to an argument, only results marked `rlx.tied` are dropped (an
 ordinary `return %arg` keeps its own output), and a tied result that
@@ -48,18 +54,18 @@ class DropTiedResults(RlxPass):
     creates_rlx_ops = False
 
     def run(self, module: ir.Operation) -> None:
-        for function in collect_ops(module, func.FuncOp):
+        functions = [f for f in collect_ops(module, func.FuncOp) if len(f.regions[0].blocks) > 0]
+        calls: dict[str, list] = {}
+        for call in collect_ops(module, func.CallOp):
+            calls.setdefault(ir.FlatSymbolRefAttr(call.attributes["callee"]).value, []).append(call)
+        # Callees first: a caller's tied result is then its own argument, no longer a call's result.
+        for function in _callees_first(functions, calls):
             tied = tied_results(function)
-            if tied and len(function.regions[0].blocks) > 0:
-                self._drop(module, function, tied)
+            if tied:
+                self._drop(function, tied, calls.get(ir.StringAttr(function.sym_name).value, []))
 
-    def _drop(self, module: ir.Operation, function, tied: dict[int, int]) -> None:
+    def _drop(self, function, tied: dict[int, int], callers: list) -> None:
         name = ir.StringAttr(function.sym_name).value
-        callers = [
-            op for op in collect_ops(module, func.CallOp) if ir.FlatSymbolRefAttr(op.attributes["callee"]).value == name
-        ]
-        if callers:
-            raise fail(callers[0], f"{self.name}: @{name} has tied results and callers; only entry functions may")
         block = function.regions[0].blocks[0]
         arguments = list(block.arguments)
         for ret in collect_ops(function.operation, func.ReturnOp):
@@ -85,3 +91,42 @@ class DropTiedResults(RlxPass):
         )
         result_attrs = list(ir.ArrayAttr(function.attributes["res_attrs"]))
         function.attributes["res_attrs"] = ir.ArrayAttr.get([result_attrs[i] for i in kept])
+        for call in callers:  # the updated argument is the buffer the caller passed
+            _drop_from_call(call, tied, kept)
+
+
+def _drop_from_call(call, tied: dict[int, int], kept: list[int]) -> None:
+    """Replaces `call` by one without the tied results; their uses read the operand passed for them."""
+    operands = list(call.operands)
+    with ir.InsertionPoint(call), call.location:
+        replacement = func.CallOp([call.results[i].type for i in kept], call.attributes["callee"], operands)
+    for position in range(len(call.attributes)):  # no_inline, and any other but the results' attributes
+        named = call.attributes[position]
+        if named.name not in replacement.attributes and named.name != "res_attrs":
+            replacement.attributes[named.name] = named.attr
+    if "res_attrs" in call.attributes:
+        result_attrs = list(ir.ArrayAttr(call.attributes["res_attrs"]))
+        replacement.attributes["res_attrs"] = ir.ArrayAttr.get([result_attrs[i] for i in kept])
+    for result, argument in tied.items():
+        call.results[result].replace_all_uses_with(operands[argument])
+    for old, new in zip([call.results[i] for i in kept], replacement.results):
+        old.replace_all_uses_with(new)
+    call.erase()
+
+
+def _callees_first(functions: list, calls: dict[str, list]) -> list:
+    """`functions` ordered so that each comes after every function it calls (the call graph is acyclic)."""
+    by_name = {ir.StringAttr(f.sym_name).value: f for f in functions}
+    ordered, seen = [], set()
+
+    def visit(name: str) -> None:
+        if name in seen or name not in by_name:
+            return
+        seen.add(name)
+        for call in collect_ops(by_name[name].operation, func.CallOp):
+            visit(ir.FlatSymbolRefAttr(call.attributes["callee"]).value)
+        ordered.append(by_name[name])
+
+    for name in by_name:
+        visit(name)
+    return ordered

@@ -140,3 +140,19 @@ def test_llama_with_q8_activations_stays_near_the_exact_model():
     want = build_llama(dense).compile()(tokens=tokens, **dequantize_weights(config, weights))
     gap = np.abs(got - want).max() / np.ptp(want)
     assert 0 < gap < 0.05, gap
+
+
+@pytest.mark.parametrize("cpu, expect_vnni", [(None, False), ("native", True)])
+def test_ahead_of_time_code_uses_vnni_only_when_built_for_this_cpu(tmp_path, cpu, expect_vnni):
+    """A library for a generic x86-64 must not carry this machine's AVX-512 VNNI instructions (LLVM
+    cannot select them there); one built for `-mcpu=native` may."""
+    from rlx_mlir import aot
+
+    if expect_vnni and not x86_byte_dot.host_has_vnni():
+        pytest.skip("this CPU has no AVX-512 VNNI")
+    g = GraphModule.mir("q8")
+    x, w = g.input("x", (1, 256)), g.param("w", (8, 144), "u8")
+    g.set_outputs(g.dequant_matmul(x, w, "q4_k", activations="q8"))
+    path = tmp_path / "q8.mlir"
+    aot.export(g.module, path, emit="mlir-llvm", cpu=cpu)
+    assert (x86_byte_dot.VPDPBUSD in path.read_text()) == expect_vnni

@@ -244,7 +244,8 @@ def export(
         check_target(chip, features, format)  # before anything reaches LLVM
         pipeline = f"builtin.module(rlx-lower-to-nvvm{{chip={chip} features={features} format={format}}})"
     else:
-        pipeline = LowerToLLVM(threads=resolve_threads(int(threads)))
+        # This machine's VNNI instructions only in a library built for this machine's CPU.
+        pipeline = LowerToLLVM(threads=resolve_threads(int(threads)), host_vnni=cpu == "native")
     text = module.operation.get_asm(enable_debug_info=True) if isinstance(module, ir.Module) else module
     output = Path(path).resolve()
     if emit == "shared":

@@ -108,6 +108,10 @@ class LowerToLLVM(RlxPipeline):
         AUTO_THREADS, "OpenMP threads for matmul kernels and large loops; 0 = this machine's cores", minimum=0,
         maximum=MAX_THREADS,
     )
+    host_vnni: bool = option(
+        True, "byte dot products (8-bit activations) as vpdpbusd where this machine has AVX-512 VNNI; false for "
+        "code that may run on another CPU (ahead-of-time libraries not built for -mcpu=native)",
+    )
 
     def elements(self):
         planning = MirToLir(fuse_elementwise=self.fuse_elementwise)
@@ -161,7 +165,8 @@ class LowerToLLVM(RlxPipeline):
             steps.append(VectorizeElementwise())
         steps += [*TO_LLVM, NoaliasToLLVM()]
         steps.append(Bf16AsI16())  # LLVM's x86 backend cannot legalize every bf16 vector it vectorizes
-        steps.append(X86ByteDot())  # byte dot products (8-bit activations) as vpdpbusd where the CPU has VNNI
+        if self.host_vnni:
+            steps.append(X86ByteDot())  # byte dot products (8-bit activations) as vpdpbusd where the CPU has VNNI
         return steps
 
 

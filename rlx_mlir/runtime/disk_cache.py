@@ -17,8 +17,10 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
 import json
 import os
+import platform
 import shutil
 import subprocess
 import tempfile
@@ -41,26 +43,57 @@ def cache_dir() -> Optional[Path]:
 
 @functools.lru_cache(maxsize=None)
 def tool_versions(llc: Optional[str]) -> str:
-    """A digest of everything besides the module and options that decides the generated code."""
+    """A digest of everything besides the module and options that decides the generated code:
+    this package's sources, the MLIR bindings' libraries (which hold the JIT's LLVM) and `llc`'s
+    version.  Nothing is imported: a cache hit needs no MLIR."""
     digest = hashlib.sha256()
-    for path in sorted(PACKAGE.rglob("*")):  # this package's compiler, every source file of it
-        if path.is_file() and path.suffix in (".py", ".c", ".h") and "__pycache__" not in path.parts:
-            digest.update(str(path.relative_to(PACKAGE)).encode() + b"\0" + path.read_bytes() + b"\0")
-    try:
-        from mlir import ir  # the bindings' build: their shared library's size and modification time
-
-        library = next(Path(ir.__file__).resolve().parent.glob("_mlir_libs/_mlir*.so"), None)
-        if library is not None:
+    # This package's compiler: every source file's path, size and modification time (as Python's
+    # own bytecode cache checks its sources; reading them all would cost a warm start 20 ms).
+    sources = []
+    for directory, subdirectories, files in os.walk(PACKAGE):
+        subdirectories[:] = [name for name in subdirectories if name != "__pycache__"]
+        sources += [os.path.join(directory, name) for name in files if name.endswith((".py", ".c", ".h"))]
+    for path in sorted(sources):
+        stat = os.stat(path)
+        digest.update(f"{os.path.relpath(path, PACKAGE)}:{stat.st_size}:{stat.st_mtime_ns}\0".encode())
+    bindings = _package_dir("mlir")  # their shared libraries' names, sizes and modification times
+    if bindings is not None:
+        for library in sorted((bindings / "_mlir_libs").glob("*.so*")):
             stat = library.stat()
             digest.update(f"{library.name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
-    except ImportError:
-        pass
     if llc:
         try:
             digest.update(subprocess.run([llc, "--version"], capture_output=True, text=True).stdout.encode())
         except OSError:
             pass
     return digest.hexdigest()
+
+
+def _package_dir(name: str) -> Optional[Path]:
+    """Where the installed package `name` lives, found without importing it."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    return Path(locations[0]) if locations else None
+
+
+@functools.lru_cache(maxsize=None)
+def host_cpu() -> str:
+    """This machine's CPU as the JIT sees it (model and instruction-set flags): JIT code is
+    generated for the host's instructions, so a cache shared across machines keeps one per CPU."""
+    try:
+        with open("/proc/cpuinfo") as info:
+            fields = {}
+            for line in info:
+                if not line.strip():
+                    break  # the first processor's block
+                name, _, value = line.partition(":")
+                fields[name.strip()] = value.strip()
+        return f"{fields.get('model name') or fields.get('CPU part', '')}|{fields.get('flags') or fields.get('Features', '')}"
+    except OSError:
+        return f"{platform.machine()}|{platform.processor()}"
 
 
 def key(kind: str, text: str, options: Mapping, llc: Optional[str]) -> str:
@@ -103,3 +136,17 @@ def store(name: str, files: Mapping[str, Union[bytes, str, Path]]) -> Optional[P
         return final
     except OSError:
         return None
+
+
+def discard(name: str) -> None:
+    """Removes entry `name` (one that does not load): renamed aside in one step, then deleted."""
+    root = cache_dir()
+    if root is None:
+        return
+    entry = root / name[:2] / name
+    try:
+        aside = Path(tempfile.mkdtemp(prefix=f".discarded-{name[:16]}-", dir=entry.parent))
+        os.rename(entry, aside / name)
+    except OSError:
+        return  # gone already, or another process discarded it
+    shutil.rmtree(aside, ignore_errors=True)

@@ -56,8 +56,10 @@ from .loader import (
     file_sha256,
     manifest_path,
 )
+from .params import SUFFIX as PARAMS_SUFFIX
+from .params import check_params, read_header
 
-EMIT_KINDS = ("shared", "object", "mlir-llvm")  # what `export(emit=...)` writes
+EMIT_KINDS = ("shared", "object", "static", "mlir-llvm")  # what `export(emit=...)` writes
 
 
 def _runtime_candidates(target: str) -> list[Path]:
@@ -207,12 +209,18 @@ def export(
     threads: int = 1,
     emit: str = "shared",
     cpu: Optional[str] = None,
+    params: Union[None, str, os.PathLike] = None,
 ) -> dict:
     """Compiles `module` (MLIR text or ir.Module; not modified) into the shared object `path`.
 
     `emit` says what is written to `path`: "shared" (the library, its manifest and runtime
-    libraries), "object" (the position-independent object file, for static linking),
-    "mlir-llvm" (the lowered module in the LLVM dialect).  Each is a stage of the one
+    libraries), "object" (the position-independent object file), "static" (a static library
+    for a C program to link: the object with only `rlx_model_<stem>_signature` and
+    `rlx_model_<stem>_call_<function>` global, `<stem>` the library's name less `lib`; the
+    program opens it with `rlx_model_open_static`), "mlir-llvm" (the lowered module in the
+    LLVM dialect).  `params` (a safetensors file) is checked to hold every weight (`rlx.param`
+    input) of the exported functions with its dtype and shape, and copied beside a shared
+    library as `<stem>.safetensors`, which the manifest names (the C runtime and `load` bind it).  Each is a stage of the one
     compile sequence below; the function records (the manifest's `functions`) are returned
     for every form, in the manifest for "shared".  `cpu` is the CPU the code is tuned for and may
     use the instructions of (LLVM's -mcpu: "native" is this machine's, as the JIT compiles); the
@@ -251,6 +259,12 @@ def export(
         _check_output_path(output, target)
     elif output.is_dir():
         raise ValueError(f"{output}: is a directory; give the path of the file to write")
+    if target == "cuda" and (emit == "static" or params is not None):
+        raise ValueError(f"{'a static library' if emit == 'static' else 'a parameter file'} is for CPU models "
+                         f"(the C runtime runs target 'cpu')")
+    if params is not None:
+        params = os.fspath(params)
+        read_header(params)  # a missing or unreadable file: before any compiling
     if emit == "mlir-llvm":
         records, lowered = _lower(text, filename, functions, pipeline, target)
         output.parent.mkdir(parents=True, exist_ok=True)
@@ -276,6 +290,8 @@ def export(
             runtime_names = [lib.name for lib in _runtime_candidates(target) if needed & _defined_symbols(lib)]
             disk_cache.store(entry_name, {"model.o": scratch / "model.o", "records.json": json.dumps(records),
                                           "runtime.json": json.dumps(runtime_names)})
+        if params is not None:
+            check_params(params, records)
         compiler = _c_compiler() if emit == "shared" else None
         if emit == "object":
             output.parent.mkdir(parents=True, exist_ok=True)
@@ -283,10 +299,13 @@ def export(
             return {"target": target, "functions": records}
         runtime = [lib for lib in _runtime_candidates(target) if lib.name in runtime_names]
         output.parent.mkdir(parents=True, exist_ok=True)
-        for library in runtime:
+        for library in runtime:  # beside the library or archive: what a program links with it
             destination = output.parent / library.name
             if not destination.exists() or destination.stat().st_size != library.stat().st_size:
                 shutil.copy2(library, destination)
+        if emit == "static":
+            _write_static_library(scratch / "model.o", records, output, scratch)
+            return {"target": target, "functions": records, "runtime_libraries": runtime_names}
         # Only the C interfaces and the signature record are exported: the functions they call stay
         # local, so a function named like a symbol of the process (`step`, `index`: libc's) is still ours.
         exports = [record["symbol"] for record in records] + [PACKED_PREFIX + record["name"] for record in records]
@@ -306,9 +325,40 @@ def export(
     }
     if target == "cuda":
         manifest["gpu"] = {"chip": chip, "features": features, "format": format}
+    if params is not None:
+        shipped = output.with_suffix(PARAMS_SUFFIX)
+        if Path(params).resolve() != shipped:
+            shutil.copyfile(params, shipped)
+        manifest["params"] = {"file": shipped.name, "bytes": shipped.stat().st_size}
     check_manifest(manifest)  # what the loader will accept
     Path(manifest_path(str(output))).write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest
+
+
+def static_symbol_prefix(library: Union[str, os.PathLike]) -> str:
+    """`rlx_model_<stem>_`: what a static library's global symbols start with (`libmlp.a` -> `rlx_model_mlp_`)."""
+    stem = Path(library).name.split(".", 1)[0]
+    stem = stem[3:] if stem.startswith("lib") and len(stem) > 3 else stem
+    return "rlx_model_" + re.sub(r"[^A-Za-z0-9_]", "_", stem) + "_"
+
+
+def _write_static_library(obj: Path, records: list, output: Path, scratch: Path) -> None:
+    """`output`: an archive of `obj` with only the signature record and the packed entry points global,
+    renamed `<prefix>signature` and `<prefix>call_<name>` so that two models link into one program,
+    and every other function local (a function named like a symbol of the program stays the model's)."""
+    prefix = static_symbol_prefix(output)
+    renames = {SIGNATURE_SYMBOL: prefix + "signature"}
+    renames.update({PACKED_PREFIX + record["name"]: f"{prefix}call_{record['name']}" for record in records})
+    command = [_tool("llvm-objcopy", llvm_tool)]
+    for old in renames:
+        command += ["--keep-global-symbol", old]
+    for old, new in renames.items():
+        command += ["--redefine-sym", f"{old}={new}"]
+    _run([*command, str(obj), str(scratch / "model.static.o")], "localizing the model's symbols (llvm-objcopy)")
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.unlink(missing_ok=True)  # `ar r` would add to an old archive
+    _run([_tool("llvm-ar", llvm_tool), "rcs", str(output), str(scratch / "model.static.o")],
+         "archiving the static library (llvm-ar)")
 
 
 def _lower(text: str, filename: str, functions, pipeline, target: str) -> tuple[list, str]:

@@ -30,41 +30,35 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Optional, Sequence, Union
-
-from mlir import ir
-from mlir.dialects import func, llvm
+from typing import TYPE_CHECKING, Optional, Sequence, Union
 
 from .. import progress
-from ..dims.dynamic import DimError, function_symbols
-from ..driver import Compilation
-from ..ir.diagnostics import CompileError
-from ..pipelines.lower_to_llvm import LowerToLLVM
 from ..runtime import disk_cache
-from ..runtime.signature import arena_of, find_function, signature_of
 from ..targets import TARGETS
 from ..targets.cpu import AUTO_THREADS, MAX_THREADS, resolve_threads
 from ..targets.cuda import check_target
-from ..targets.toolchain import llvm_tool, mlir_tool
+from ..targets.toolchain import llvm_tool, mlir_library_directory, mlir_tool
 from .loader import (
-    CIFACE_PREFIX,
     MANIFEST_FORMAT,
     PACKED_PREFIX,
     SIGNATURE_SYMBOL,
-    SYMBOL_NAME,
     check_manifest,
     file_sha256,
     manifest_path,
 )
 from .params import SUFFIX as PARAMS_SUFFIX
 from .params import check_params, read_header
+from .records import descriptor_count
+
+if TYPE_CHECKING:
+    from mlir import ir
 
 EMIT_KINDS = ("shared", "object", "static", "mlir-llvm")  # what `export(emit=...)` writes
 
 
 def _runtime_candidates(target: str) -> list[Path]:
     """Shared libraries that may provide the object's undefined symbols, in link order."""
-    mlir_lib = Path(ir.__file__).resolve().parent / "lib"
+    mlir_lib = mlir_library_directory()
     names = ["libmlir_c_runner_utils.so", "libmlir_runner_utils.so"]
     if target == "cuda":
         names.insert(0, "libmlir_cuda_runtime.so")
@@ -84,6 +78,22 @@ def _default_triple() -> str:
     if found is None:
         raise CompileError("llc --version names no default target triple")
     return found.group(1)
+
+
+def CompileError(message: str) -> Exception:  # noqa: N802 (raised as the class it makes)
+    """`rlx_mlir.CompileError(message)`. Its module needs the MLIR bindings, which a compile-cache
+    hit never loads: imported when an error is raised."""
+    from ..ir.diagnostics import CompileError
+
+    return CompileError(message)
+
+
+def _lower(text: str, filename: str, functions, target: str, threads: int, gpu: Sequence[str]) -> tuple[list, str]:
+    """(the function records, the module lowered to the LLVM dialect): aot/lowering.py, imported on a
+    cache miss only (it needs MLIR)."""
+    from .lowering import lower, pipeline_for
+
+    return lower(text, filename, functions, pipeline_for(target, threads, *gpu), target)
 
 
 def _run(command: Sequence[str], what: str) -> None:
@@ -153,13 +163,6 @@ def _signature_global(record: dict) -> str:
     return f'\n@{SIGNATURE_SYMBOL} = constant [{len(data)} x i8] c"{text}", align 1\n'
 
 
-def descriptor_count(record: dict) -> int:
-    """The memref descriptors the C interface of a function record takes: one per input, one for
-    the caller's arena where it has one, one per result not tied to an input."""
-    tied = sum(output["tied"] is not None for output in record["outputs"])
-    return len(record["inputs"]) + ("arena" in record) + len(record["outputs"]) - tied
-
-
 def _packed_wrappers(records: list) -> str:
     """LLVM IR: `void rlx_call_<name>(ptr args)` per function, calling `_mlir_ciface_<name>` with the
     descriptor pointers `args[0..n)`: a call of any arity from C (the C runtime's) without libffi."""
@@ -176,27 +179,8 @@ def _packed_wrappers(records: list) -> str:
     return "\n" + "\n\n".join(text) + "\n"
 
 
-def _check_calling_convention(lowered: ir.Module, records: list, target: str) -> None:
-    """Each `_mlir_ciface_<name>` takes one descriptor per input and per result not tied to an input:
-    what the loader passes (a result tied to an input must have been updated in its buffer)."""
-    arity = {}
-    for op in lowered.body.operations:
-        if isinstance(op, llvm.LLVMFuncOp) and len(op.regions[0].blocks):
-            arity[ir.StringAttr(op.attributes["sym_name"]).value] = len(op.regions[0].blocks[0].arguments)
-    for function in records:
-        tied = sum(output["tied"] is not None for output in function["outputs"])
-        expected = descriptor_count(function)
-        found = arity.get(function["symbol"])
-        if tied and found == expected + tied:
-            raise CompileError(f"@{function['name']}: target '{target}' does not update results tied to an "
-                               f"argument (rlx.tied) in place yet: its compiled function still returns them")
-        if found != expected:
-            raise CompileError(f"@{function['name']}: the compiled C interface takes {found} descriptors, not one "
-                               f"per input and per result not tied to an input ({expected})")
-
-
 def export(
-    module: Union[str, ir.Module],
+    module: Union[str, "ir.Module"],
     path: Union[str, os.PathLike],
     target: str = "cpu",
     *,
@@ -250,10 +234,11 @@ def export(
                          f"machine's thread count), got {threads!r} ({type(threads).__name__})")
     if target == "cuda":
         check_target(chip, features, format)  # before anything reaches LLVM
-        pipeline = f"builtin.module(rlx-lower-to-nvvm{{chip={chip} features={features} format={format}}})"
-    else:
-        pipeline = LowerToLLVM(threads=resolve_threads(int(threads)))
-    text = module.operation.get_asm(enable_debug_info=True) if isinstance(module, ir.Module) else module
+    if isinstance(module, str):
+        text = module
+    else:  # an ir.Module (MLIR is loaded then)
+        text = module.operation.get_asm(enable_debug_info=True)
+    lowering = (text, filename, functions, target, threads, (chip, features, format))
     output = Path(path).resolve()
     if emit == "shared":
         _check_output_path(output, target)
@@ -266,33 +251,40 @@ def export(
         params = os.fspath(params)
         read_header(params)  # a missing or unreadable file: before any compiling
     if emit == "mlir-llvm":
-        records, lowered = _lower(text, filename, functions, pipeline, target)
+        records, lowered = _lower(*lowering)
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(lowered)
         return {"target": target, "functions": records}
-    # The object file and its records, from the disk cache when this module was compiled with these
-    # options (and these tools) before, by any process.
+    # The object file, its records and the library linked from it, from the disk cache when this module
+    # was compiled with these options (and these tools) before, by any process: no MLIR is imported then.
     options = {"target": target, "functions": list(functions) if functions else None, "opt_level": opt_level,
                "threads": resolve_threads(int(threads)) if target == "cpu" else None, "cpu": cpu,
-               "filename": filename, "gpu": [chip, features, format] if target == "cuda" else None}
+               "filename": filename, "gpu": [chip, features, format] if target == "cuda" else None,
+               "host_cpu": disk_cache.host_cpu() if cpu == "native" else None}
     entry_name = disk_cache.key("aot-object", text, options, _tool("llc", llvm_tool))
     entry = disk_cache.lookup(entry_name)
+    if entry is not None and not disk_cache.intact(entry):  # damaged on disk: compiled again
+        disk_cache.discard(entry_name)
+        entry = None
+    compiler = _c_compiler() if emit == "shared" else None
     with tempfile.TemporaryDirectory(prefix="rlx-aot-") as scratch:
         scratch = Path(scratch)
+        stored = {}  # what a miss stores, once the shared object (when one is asked for) is linked
         if entry is not None:
             records = json.loads((entry / "records.json").read_text())
             runtime_names = json.loads((entry / "runtime.json").read_text())
             shutil.copyfile(entry / "model.o", scratch / "model.o")
         else:
-            records, lowered = _lower(text, filename, functions, pipeline, target)
+            records, lowered = _lower(*lowering)
             _compile_object(lowered, records, target, opt_level, cpu, scratch)
             needed = _undefined_symbols(scratch / "model.o")  # the runtime libraries it links with
             runtime_names = [lib.name for lib in _runtime_candidates(target) if needed & _defined_symbols(lib)]
-            disk_cache.store(entry_name, {"model.o": scratch / "model.o", "records.json": json.dumps(records),
-                                          "runtime.json": json.dumps(runtime_names)})
+            stored = {"model.o": scratch / "model.o", "records.json": json.dumps(records),
+                      "runtime.json": json.dumps(runtime_names)}
+            if emit != "shared":
+                disk_cache.store(entry_name, stored)
         if params is not None:
             check_params(params, records)
-        compiler = _c_compiler() if emit == "shared" else None
         if emit == "object":
             output.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(scratch / "model.o", output)
@@ -306,15 +298,25 @@ def export(
         if emit == "static":
             _write_static_library(scratch / "model.o", records, output, scratch)
             return {"target": target, "functions": records, "runtime_libraries": runtime_names}
-        # Only the C interfaces and the signature record are exported: the functions they call stay
-        # local, so a function named like a symbol of the process (`step`, `index`: libc's) is still ours.
-        exports = [record["symbol"] for record in records] + [PACKED_PREFIX + record["name"] for record in records]
-        exports.append(SIGNATURE_SYMBOL)
-        (scratch / "exports.map").write_text("{\n  global: " + "; ".join(exports) + ";\n  local: *;\n};\n")
-        _run([*compiler, "-shared", "-o", str(output), str(scratch / "model.o"), f"-L{output.parent}",
-              *[f"-l:{lib.name}" for lib in runtime], "-lm", "-Wl,-rpath,$ORIGIN", "-Wl,--no-undefined",
-              "-Wl,--allow-shlib-undefined", f"-Wl,--version-script={scratch / 'exports.map'}"],
-             "linking the shared object")
+        if entry is not None and (entry / "model.so").is_file():
+            # Linked by the compile that stored the entry (the library does not depend on its path):
+            # copied beside and renamed, so that a process running the old library keeps it whole.
+            partial = output.with_name(f".{output.name}.{os.getpid()}.partial")
+            shutil.copyfile(entry / "model.so", partial)
+            os.chmod(partial, 0o755)
+            os.replace(partial, output)
+        else:
+            # Only the C interfaces and the signature record are exported: the functions they call stay local,
+            # so a function named like a symbol of the process (`step`, `index`: libc's) is still ours.
+            exports = [record["symbol"] for record in records] + [PACKED_PREFIX + r["name"] for r in records]
+            exports.append(SIGNATURE_SYMBOL)
+            (scratch / "exports.map").write_text("{\n  global: " + "; ".join(exports) + ";\n  local: *;\n};\n")
+            _run([*compiler, "-shared", "-o", str(output), str(scratch / "model.o"), f"-L{output.parent}",
+                  *[f"-l:{lib.name}" for lib in runtime], "-lm", "-Wl,-rpath,$ORIGIN", "-Wl,--no-undefined",
+                  "-Wl,--allow-shlib-undefined", f"-Wl,--version-script={scratch / 'exports.map'}"],
+                 "linking the shared object")
+            if stored:
+                disk_cache.store(entry_name, {**stored, "model.so": output})
     manifest = {
         "format": MANIFEST_FORMAT,
         "target": target,
@@ -361,44 +363,6 @@ def _write_static_library(obj: Path, records: list, output: Path, scratch: Path)
          "archiving the static library (llvm-ar)")
 
 
-def _lower(text: str, filename: str, functions, pipeline, target: str) -> tuple[list, str]:
-    """Parses, checks and lowers the module: (the function records, the module in the LLVM dialect)."""
-    with Compilation(filename=filename) as job:
-        parsed = job.parse(text)
-        names = functions or [
-            ir.StringAttr(op.sym_name).value
-            for op in parsed.body.operations
-            if isinstance(op, func.FuncOp) and not op.is_external and "sym_visibility" not in op.attributes
-        ]
-        if not names:
-            raise ValueError("the module has no public function to export")
-        bad = [name for name in names if not SYMBOL_NAME.fullmatch(name)]
-        if bad:
-            raise ValueError(f"function '@{bad[0]}' cannot be exported: a C symbol is named after it, so its name "
-                             f"must be letters, digits, '_', '$' and '.', not starting with a digit")
-        for name in names:
-            try:
-                symbols = function_symbols(find_function(parsed, name).operation)
-            except DimError:  # `?` sizes without rlx.dims: signature_of below says what to do
-                symbols = []
-            if symbols:
-                raise ValueError(
-                    f"@{name} has symbolic dimensions ({', '.join(symbols)}): a library is compiled for static "
-                    "shapes; bind them first and export one library per binding (GraphModule.bind_dims({...}), "
-                    "rlx_mlir.dims.dynamic.bind_module, rlx-opt --rlx-bind-dims=...), or use compile(), which "
-                    "specialises on the sizes of each call"
-                )
-        records = [_function_record(signature_of(find_function(parsed, name))) for name in names]
-        job.run(parsed, pipeline, f"lowering for target '{target}' failed")
-        for record in records:  # the caller's arena, where the planned code takes one (rlx.arena)
-            arena = arena_of(parsed, record["name"])
-            if arena is not None:
-                record["arena"] = {"bytes": arena[0], "alignment": arena[1]}
-        _check_calling_convention(parsed, records, target)
-        lowered = parsed.operation.get_asm()
-    return records, lowered
-
-
 def _compile_object(lowered: str, records: list, target: str, opt_level: int, cpu, scratch: Path) -> None:
     """LLVM dialect -> LLVM IR (+ the signature record and packed entry points) -> scratch/model.o."""
     (scratch / "model.mlir").write_text(lowered)
@@ -417,15 +381,3 @@ def _compile_object(lowered: str, records: list, target: str, opt_level: int, cp
           str(scratch / "model.bc"), "-o", str(scratch / "model.o")], "code generation (llc)")
 
 
-def _function_record(signature) -> dict:
-    """One function of the manifest (and of the library's signature record)."""
-    def spec(spec, **extra) -> dict:
-        return {"name": spec.name, "shape": list(spec.shape), "dtype": spec.dtype.name, "param": spec.is_param,
-                **extra}
-
-    return {
-        "name": signature.entry,
-        "symbol": CIFACE_PREFIX + signature.entry,
-        "inputs": [spec(s) for s in signature.inputs],
-        "outputs": [spec(s, tied=s.tied_input) for s in signature.outputs],
-    }

@@ -1,16 +1,22 @@
 """An on-disk cache of compiled code, shared by every process of the machine (and user).
 
-`rlx-compile` / `aot.export` keep the object file each compile produced (and its function
-records), so compiling the same module with the same options again only links.  An entry is a
+`rlx-compile` / `aot.export` keep the object file each compile produced, its function records and,
+for a shared library, the library linked from it, so compiling the same module with the same
+options again only copies files (or links, after an object-only export).  An entry is a
 directory named by the SHA-256 of its key: the module text, every option that changes the
 generated code, and the versions of the tools (this package's own sources, the MLIR bindings and
-LLVM's `llc --version`), so a changed compiler never returns stale code.
+LLVM's `llc`: see `tool_versions`), so a changed compiler never returns stale code.
 
 The directory is `RLX_CACHE_DIR`, else `$XDG_CACHE_HOME/rlx-mlir`, else `~/.cache/rlx-mlir`;
 `RLX_CACHE_DIR=off` (or an empty value) turns the cache off.  Writers never collide: an entry is
 written into a temporary directory beside it and renamed into place in one step (a second writer
 of the same entry finds it there and drops its own copy); readers see whole entries or none.
-A cache that cannot be written (read-only, full disk) is skipped, never an error.
+A cache that cannot be written (read-only, full disk) is skipped, never an error.  Each entry
+records the SHA-256 of its files (`intact`): an entry damaged on disk is discarded and compiled
+again, never used.
+
+`compile()` keeps its executables here too (`jit_disk_cache.py`); a hit on either path computes its
+key without importing MLIR or running a tool.
 """
 
 from __future__ import annotations
@@ -22,12 +28,12 @@ import json
 import os
 import platform
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import Mapping, Optional, Union
 
 ENV = "RLX_CACHE_DIR"
+DIGESTS = "digests.json"  # in each entry: the SHA-256 of each of its files
 _OFF = ("", "off", "0", "none")
 PACKAGE = Path(__file__).resolve().parents[1]  # rlx_mlir/
 
@@ -44,8 +50,8 @@ def cache_dir() -> Optional[Path]:
 @functools.lru_cache(maxsize=None)
 def tool_versions(llc: Optional[str]) -> str:
     """A digest of everything besides the module and options that decides the generated code:
-    this package's sources, the MLIR bindings' libraries (which hold the JIT's LLVM) and `llc`'s
-    version.  Nothing is imported: a cache hit needs no MLIR."""
+    this package's sources, the MLIR bindings' libraries (which hold the JIT's LLVM) and the `llc`
+    binary (path, size, modification time).  Nothing is imported or run: a cache hit needs no MLIR."""
     digest = hashlib.sha256()
     # This package's compiler: every source file's path, size and modification time (as Python's
     # own bytecode cache checks its sources; reading them all would cost a warm start 20 ms).
@@ -61,9 +67,10 @@ def tool_versions(llc: Optional[str]) -> str:
         for library in sorted((bindings / "_mlir_libs").glob("*.so*")):
             stat = library.stat()
             digest.update(f"{library.name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
-    if llc:
+    if llc:  # the binary itself (running `llc --version` would cost a warm start 30 ms)
         try:
-            digest.update(subprocess.run([llc, "--version"], capture_output=True, text=True).stdout.encode())
+            stat = os.stat(llc)
+            digest.update(f"{os.path.realpath(llc)}:{stat.st_size}:{stat.st_mtime_ns}".encode())
         except OSError:
             pass
     return digest.hexdigest()
@@ -112,6 +119,17 @@ def lookup(name: str) -> Optional[Path]:
     return entry if (entry / "complete").is_file() else None
 
 
+def intact(entry: Path) -> bool:
+    """Whether every file of an entry still has the SHA-256 it was stored with (a file truncated or
+    altered on disk is never handed to a linker or loaded)."""
+    try:
+        digests = json.loads((entry / DIGESTS).read_text())
+        return all(hashlib.sha256((entry / name).read_bytes()).hexdigest() == digest
+                   for name, digest in digests.items())
+    except (OSError, ValueError, TypeError, AttributeError):
+        return False
+
+
 def store(name: str, files: Mapping[str, Union[bytes, str, Path]]) -> Optional[Path]:
     """Writes entry `name` (file name -> bytes, text, or a file to copy) atomically; None where the
     cache is off or cannot be written."""
@@ -123,11 +141,14 @@ def store(name: str, files: Mapping[str, Union[bytes, str, Path]]) -> Optional[P
         final.parent.mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix=f".{name[:16]}-", dir=final.parent))
         try:
+            digests = {}
             for file_name, content in files.items():
                 if isinstance(content, Path):
                     shutil.copyfile(content, scratch / file_name)
                 else:
                     (scratch / file_name).write_bytes(content.encode() if isinstance(content, str) else content)
+                digests[file_name] = hashlib.sha256((scratch / file_name).read_bytes()).hexdigest()
+            (scratch / DIGESTS).write_text(json.dumps(digests))
             (scratch / "complete").write_bytes(b"")
             os.rename(scratch, final)  # atomic; fails when another writer got there first
         except OSError:

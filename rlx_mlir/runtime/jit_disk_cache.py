@@ -2,25 +2,24 @@
 
 On a miss, the JIT's ExecutionEngine (built with position-independent code) dumps the object it
 generated; it is linked into a shared object that exports only the entry's packed C interface
-(`_mlir__mlir_ciface_<entry>`: the other functions stay local, so a function named like a symbol of
-the process is still ours) and stored with a JSON record: the signature, the arena and the SHA-256 of the
-shared object (which names the runtime libraries it calls into, the OpenMP runtime for threaded code,
-as dependencies by absolute path).  A later `compile()` of the same
-module with the same options, by this process or another, loads that shared object with ctypes and
-imports no MLIR: no parsing, no passes, no LLVM.
+(`_mlir__mlir_ciface_<entry>`: the other functions stay local, so a function named like a symbol
+of the process is still ours) and names the runtime libraries it calls into (the OpenMP runtime of
+threaded code) as dependencies by absolute path; it is stored with a JSON record of the signature
+and the arena.  A later `compile()` of the same module with the same options, by this process or
+another, loads that shared object with ctypes and imports no MLIR: no parsing, no passes, no LLVM.
 
 The entry's key is the module text's SHA-256, every option of the compile, the tools' versions
 (`disk_cache.tool_versions`) and this machine's CPU (the JIT generates code for the host's
 instructions).  An entry that does not load (a truncated or altered shared object, a malformed
-record, a missing runtime library) is discarded and the module compiled again: never a crash (the
-shared object's digest is checked before it is mapped).  Storing needs a C compiler to link (`$CC`,
-else cc or gcc); without one, or with the cache off (`RLX_CACHE_DIR=off`), nothing is stored.
+record, a missing runtime library) is discarded and the module compiled again, never a crash: the
+entry's digests (`disk_cache.intact`) are checked before the shared object is mapped.  Storing
+needs a C compiler to link (`$CC`, else cc or gcc); without one, or with the cache off
+(`RLX_CACHE_DIR=off`), nothing is stored.
 """
 
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import json
 import os
 import shlex
@@ -58,8 +57,8 @@ def load(name: str, llvm_ir: Callable[[], str]) -> Optional[Executable]:
         if record.get("format") != FORMAT:
             raise ValueError("another record format")
         library = entry / LIBRARY
-        if hashlib.sha256(library.read_bytes()).hexdigest() != record["sha256"]:
-            raise ValueError("the shared object's digest is not its record's")  # before it is mapped
+        if not disk_cache.intact(entry):
+            raise ValueError("the entry is damaged")  # checked before the shared object is mapped
         signature = Signature.from_json(record["signature"])
         arena = record["arena"]
         arena = None if arena is None else (int(arena[0]), int(arena[1]))
@@ -94,8 +93,7 @@ def store(name: str, dump_object: Callable[[str], None], signature: Signature, a
             return
         if done.returncode != 0:
             return
-        record = {"format": FORMAT, "signature": signature.to_json(), "arena": list(arena) if arena else None,
-                  "sha256": hashlib.sha256((scratch / LIBRARY).read_bytes()).hexdigest()}
+        record = {"format": FORMAT, "signature": signature.to_json(), "arena": list(arena) if arena else None}
         disk_cache.store(name, {LIBRARY: scratch / LIBRARY, RECORD: json.dumps(record)})
 
 

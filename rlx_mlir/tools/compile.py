@@ -32,7 +32,7 @@ from ..aot.header import c_header, c_identifier
 from ..aot.loader import ManifestError
 from ..aot.params import SUFFIX as PARAMS_SUFFIX
 from ..aot.params import ParamsError
-from ..ir.diagnostics import CompileError
+from ..errors import RlxError
 from ..targets import TARGETS
 from ..targets.cpu import MAX_THREADS
 from .cli import ArgumentParser, ToolError, guarded, read_source
@@ -94,11 +94,16 @@ def _main(argv: list[str]) -> int:
                 records = _export(text, filename, os.path.join(scratch, "model.mlir"), args, "mlir-llvm")
         else:
             records = _export(text, filename, str(output), args, args.emit)
-    except CompileError as error:
-        print(error.render_diagnostics() or f"{filename}: error: {error.summary}", file=sys.stderr)
-        return 1
     except (ValueError, ManifestError, ParamsError) as error:
         raise ToolError(str(error)) from None
+    except RlxError as error:
+        # A CompileError (its class needs MLIR, which a cache hit never imports: looked up by then).
+        from ..ir.diagnostics import CompileError
+
+        if not isinstance(error, CompileError):
+            raise
+        print(error.render_diagnostics() or f"{filename}: error: {error.summary}", file=sys.stderr)
+        return 1
     if args.emit in ("shared", "object", "static", "header"):
         library = output.name if args.emit in ("shared", "static") else None
         guard = "RLX_MODEL_" + c_identifier(header.stem) + "_H"

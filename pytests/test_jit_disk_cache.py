@@ -106,6 +106,9 @@ def test_this_process_loads_it_after_the_in_process_cache_is_cleared(cache, monk
     np.testing.assert_allclose(loaded(x, w, b), reference(x, w, b), rtol=1e-5)
     np.testing.assert_array_equal(loaded(x, w, b), compiled(x, w, b))
     assert loaded.arena == compiled.arena
+    # Source positions come back too (rlx-run's `file:line:col: error:` for a bad argument).
+    positions = [spec.position for spec in compiled.signature.inputs]
+    assert [spec.position for spec in loaded.signature.inputs] == positions and None not in positions
     # Its LLVM dialect is lowered again on demand, as the compiled one's.
     assert loaded.llvm_ir == compiled.llvm_ir and "llvm.func @_mlir_ciface_mlp" in loaded.llvm_ir
     # Contexts of a loaded executable have arenas of their own, as compiled ones'.

@@ -1,4 +1,4 @@
-"""Ahead-of-time compilation of RLX modules to shared objects (needs MLIR).
+"""Ahead-of-time compilation of RLX modules to shared objects (MLIR on a compile-cache miss only).
 
 `export(module, "model.so", target=...)` lowers every public function with the
 target's named pipeline (`rlx-lower-to-llvm` for "cpu", `rlx-lower-to-nvvm` for
@@ -16,6 +16,10 @@ signatures (symbols, inputs, outputs, which outputs are tied to an input, and
 the size and alignment of the arena the caller passes, where there is one)
 are also compiled into the library (`rlx_aot_signature`, JSON), so the loader
 can check a manifest against the library it describes.
+
+The lowering (`aot/lowering.py`, through the driver) is imported on a miss of the on-disk
+compile cache only: a hit copies the object file or library the first compile stored, so a
+new `rlx-compile` process loads no MLIR.
 """
 
 from __future__ import annotations

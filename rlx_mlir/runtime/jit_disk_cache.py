@@ -36,7 +36,7 @@ from .specs import Signature
 KIND = "jit-shared-object"
 LIBRARY = "jit.so"
 RECORD = "record.json"
-FORMAT = 1
+FORMAT = 2  # the signature's inputs carry their source positions
 
 
 def entry_name(text: str, settings: Mapping) -> Optional[str]:

@@ -8,14 +8,12 @@ compile cache (`jit_disk_cache.py`) rebuilds them from its JSON record without i
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 import numpy as np
 
 from ..ir.dtypes import load_numpy_dtype
-
-if TYPE_CHECKING:
-    from ..ir.diagnostics import SourcePosition
+from ..ir.positions import SourcePosition
 
 
 @dataclass(frozen=True)
@@ -58,10 +56,11 @@ class Signature:
         return f"Signature({self})"
 
     def to_json(self) -> dict:
-        """The signature as JSON values (`from_json` reads it back; source positions are left out)."""
+        """The signature as JSON values (`from_json` reads it back)."""
         def spec(s: TensorSpec) -> dict:
+            position = s.position and [s.position.filename, s.position.line, s.position.column]
             return {"name": s.name, "shape": list(s.shape), "dtype": s.dtype.name, "mlir_type": s.mlir_type,
-                    "param": s.is_param, "tied": s.tied_input}
+                    "param": s.is_param, "tied": s.tied_input, "position": position}
 
         return {"entry": self.entry, "inputs": [spec(s) for s in self.inputs],
                 "outputs": [spec(s) for s in self.outputs], "named_inputs": self.named_inputs}
@@ -70,9 +69,11 @@ class Signature:
     def from_json(record: dict) -> "Signature":
         """The signature `to_json` wrote; KeyError / TypeError / ValueError for a malformed record."""
         def spec(s: dict) -> TensorSpec:
+            position = s["position"] and SourcePosition(str(s["position"][0]), int(s["position"][1]),
+                                                        int(s["position"][2]))
             return TensorSpec(str(s["name"]), tuple(int(n) for n in s["shape"]),
                               np.dtype(load_numpy_dtype(s["dtype"], "a cached executable")), str(s["mlir_type"]),
-                              None, bool(s["param"]), None if s["tied"] is None else int(s["tied"]))
+                              position, bool(s["param"]), None if s["tied"] is None else int(s["tied"]))
 
         return Signature(str(record["entry"]), tuple(spec(s) for s in record["inputs"]),
                          tuple(spec(s) for s in record["outputs"]), bool(record["named_inputs"]))

@@ -8,7 +8,16 @@ The model of examples/c/make_llama.py (2 layers, hidden 64, seq 7) compiled once
   - the Python JIT (`rlx_mlir.compile`, one thread like the library).
 Best and median microseconds per call, and each one's ratio to the C runtime's best.
 
-    python benchmarks/deploy.py [--calls 2000] [--rounds 3]
+Then the warm start: the 12-layer Llama of benchmarks/cpu.py (hidden 512, seq 128) compiled once into
+a fresh on-disk cache (`RLX_CACHE_DIR`), then `--starts` times each (interleaved) a new Python process
+that compiles it again and gets its executable from the cache:
+  - `rlx_mlir.compile(text)` (the JIT's shared object, loaded without MLIR);
+  - `rlx-compile model.mlir -o lib.so` (the object file from the cache, then linked).
+Best and median milliseconds: the whole process (interpreter start to exit, as a shell sees it) and the
+part in the process from `import rlx_mlir` to the executable (or the library) in hand; beside them, the
+floor: a process that only imports numpy (which the executable needs), measured in the same rounds.
+
+    python benchmarks/deploy.py [--calls 2000] [--rounds 3] [--starts 5] [--skip-calls]
 """
 
 from __future__ import annotations
@@ -44,11 +53,83 @@ def python_per_call(function, arguments: dict, calls: int) -> list[float]:
     return times
 
 
+# A new process that compiles the model in argv[1] and prints the milliseconds from `import rlx_mlir`
+# to the executable in hand.
+JIT_START = """
+import sys, time
+start = time.perf_counter()
+import rlx_mlir
+exe = rlx_mlir.compile(open(sys.argv[1]).read())
+print((time.perf_counter() - start) * 1e3, "mlir" in sys.modules)
+"""
+FLOOR = """
+import sys, time
+start = time.perf_counter()
+import numpy
+print((time.perf_counter() - start) * 1e3, "mlir" in sys.modules)
+"""
+AOT_START = """
+import sys, time
+start = time.perf_counter()
+from rlx_mlir.tools.compile import main
+assert main([sys.argv[1], "-o", sys.argv[2]]) == 0
+print((time.perf_counter() - start) * 1e3, "mlir" in sys.modules)
+"""
+
+
+def warm_starts(starts: int) -> None:
+    """The new-process cache-hit rows: the 12-layer model compiled once, then `starts` new processes each."""
+    from rlx_mlir.models.llama import LlamaConfig, build_llama
+
+    config = LlamaConfig(layers=12, hidden=512, heads=8, kv_heads=8, head_dim=64, ffn=1408, vocab=1000, seq=128)
+    with tempfile.TemporaryDirectory(prefix="rlx-deploy-cache-") as scratch:
+        work = Path(scratch)
+        (work / "llama12.mlir").write_text(str(build_llama(config)))
+        env = {**os.environ, "RLX_CACHE_DIR": str(work / "cache"), "PYTHONPATH": str(ROOT)}
+        commands = {"floor: Python importing numpy only": [sys.executable, "-c", FLOOR],
+                    "compile() (JIT)": [sys.executable, "-c", JIT_START, str(work / "llama12.mlir")],
+                    "rlx-compile (AOT)": [sys.executable, "-c", AOT_START, str(work / "llama12.mlir"),
+                                          str(work / "libllama12.so")]}
+        cold = {}
+        for name, command in commands.items():  # fills the cache
+            start = time.perf_counter()
+            subprocess.run(command, check=True, env=env, capture_output=True)
+            cold[name] = time.perf_counter() - start
+        samples = {name: ([], []) for name in commands}
+        imported = {}
+        for _ in range(starts):
+            for name, command in commands.items():
+                start = time.perf_counter()
+                out = subprocess.run(command, check=True, env=env, capture_output=True, text=True).stdout.split()
+                samples[name][0].append((time.perf_counter() - start) * 1e3)
+                samples[name][1].append(float(out[0]))
+                imported[name] = out[1] == "True"
+    print()
+    print(f"# warm start: a new process compiling the 12-layer Llama (hidden 512, seq 128) again, its cache on "
+          f"disk; {starts} interleaved starts")
+    print("| model | new process | process ms (best / median) | import + compile ms (best / median) | "
+          "first (cold) s | MLIR imported |")
+    print("|---|---|---|---|---|---|")
+    for name, (process, inside) in samples.items():
+        case = name if name.startswith("floor") else f"{name}, cache hit"
+        print(f"| llama 12 layers | {case} | {min(process):.0f} / {statistics.median(process):.0f} | "
+              f"{min(inside):.0f} / {statistics.median(inside):.0f} | {cold[name]:.1f} | "
+              f"{'yes' if imported[name] else 'no'} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--starts", type=int, default=5, help="new processes per warm-start row")
+    parser.add_argument("--skip-calls", action="store_true", help="only the warm-start rows")
     args = parser.parse_args()
+    if not args.skip_calls:
+        per_call(args)
+    warm_starts(args.starts)
+
+
+def per_call(args) -> None:
     compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
         sys.exit("no C compiler (cc or gcc): the C row needs one")

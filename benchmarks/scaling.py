@@ -113,7 +113,7 @@ def time_stages(ops: int, shape: str) -> list[tuple[str, float, float]]:
     from rlx_mlir.passmanager.pipeline import VerificationState, build_pass_manager, expand
     from rlx_mlir.pipelines.lower_to_llvm import LowerToLLVM
     from rlx_mlir.runtime.jit import Executable
-    from rlx_mlir.runtime.signature import find_function, signature_of
+    from rlx_mlir.runtime.signature import arena_of, find_function, signature_of
     from rlx_mlir.targets.cpu import default_threads
     from rlx_mlir.targets.toolchain import openmp_library, runtime_library
 
@@ -138,7 +138,8 @@ def time_stages(ops: int, shape: str) -> list[tuple[str, float, float]]:
         with timed("LLVM: translation and -O3 (ExecutionEngine)"):
             engine = ExecutionEngine(module, opt_level=3, shared_libs=libraries)
         with timed("LLVM: machine code (first lookup)"):
-            exe = Executable(engine, signature, module, context)  # looks the function up: machine code
+            address = engine.raw_lookup("_mlir_ciface_main")  # looks the function up: machine code
+            exe = Executable(address, signature, arena_of(module, "main"), keep_alive=engine, llvm_ir="")
         with timed("first call"):
             check(exe(*inputs()), ops, shape)
     return stages

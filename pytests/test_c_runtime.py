@@ -307,3 +307,161 @@ def test_the_cmake_examples_build_and_pass_under_ctest(tmp_path):
     # Rebuilding with nothing changed runs rlx-compile again only when the .mlir changed.
     again = subprocess.run(["cmake", "--build", str(build)], capture_output=True, text=True, env=ENV, timeout=120)
     assert "rlx-compile" not in again.stdout
+
+
+# --- weights from safetensors files, static libraries, the checkout's cmake/ ---------------------
+
+
+def safetensors(path: Path, tensors: dict) -> Path:
+    """`tensors` (name -> float32 array) written as a safetensors file by the `safetensors` package's
+    own rules (the header padded to 8 bytes), independently of make_data.py's writer."""
+    header, offset = {}, 0
+    for name, value in tensors.items():
+        header[name] = {"dtype": "F32", "shape": list(value.shape), "data_offsets": [offset, offset + value.nbytes]}
+        offset += value.nbytes
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    path.write_bytes(len(text).to_bytes(8, "little") + text + b"".join(v.astype("<f4").tobytes()
+                                                                          for v in tensors.values()))
+    return path
+
+
+def mlp_weights(data: Path) -> dict:
+    shapes = {"w1": (32, 64), "b1": (64,), "w2": (64, 16), "b2": (16,)}
+    return {n: np.fromfile(data / f"{n}.bin", "<f4").reshape(s) for n, s in shapes.items()}
+
+
+@pytest.fixture(scope="module")
+def with_params(built, tmp_path_factory):
+    """The MLP compiled with --params: (the library, the data directory, check_runtime)."""
+    _, data, program = built
+    work = tmp_path_factory.mktemp("params")
+    done = rlx_compile(EXAMPLES / "mlp.mlir", "-o", work / "libmlp.so", "--params", data / "weights.safetensors")
+    assert done.returncode == 0, done.stderr
+    return work / "libmlp.so", data, program
+
+
+def test_weights_shipped_beside_the_library_are_bound_to_every_context(with_params):
+    library, data, program = with_params
+    manifest = json.loads(library.with_suffix(".json").read_text())
+    shipped = library.with_suffix(".safetensors")
+    assert manifest["params"] == {"file": "libmlp.safetensors", "bytes": shipped.stat().st_size}
+    assert '#define RLX_MODEL_PARAMS "libmlp.safetensors"' in library.with_suffix(".h").read_text()
+    (data / "result.bin").unlink(missing_ok=True)
+    assert check(program, "params", library, data).splitlines() == ["invoke: 0 ok"]  # no weight bound by hand
+    np.testing.assert_allclose(np.fromfile(data / "result.bin", "<f4").reshape(8, 16), numpy_mlp(data),
+                               rtol=1e-4, atol=1e-5)
+    # The Python loader passes them for the weights a call leaves out (and takes those it is given).
+    model = aot.load(str(library))
+    x = np.fromfile(data / "x.bin", "<f4").reshape(8, 32)
+    np.testing.assert_allclose(model(x), numpy_mlp(data), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(model.mlp.context()(x=x), numpy_mlp(data), rtol=1e-4, atol=1e-5)
+    doubled = {**mlp_weights(data), "w2": 2 * mlp_weights(data)["w2"], "b2": 2 * mlp_weights(data)["b2"]}
+    np.testing.assert_allclose(model(x, *doubled.values()), 2 * numpy_mlp(data), rtol=1e-4, atol=1e-5)
+
+
+def test_a_context_binds_weights_from_a_file(built, tmp_path):
+    library, data, program = built  # compiled without --params: nothing bound at creation
+    weights = {name: 3 * value for name, value in mlp_weights(data).items()}
+    path = safetensors(tmp_path / "w.safetensors", {"__pad": np.zeros(3, np.float32), **weights})
+    (data / "result.bin").unlink(missing_ok=True)
+    assert check(program, "params", library, data, path).splitlines() == ["bind: 0 ok", "invoke: 0 ok"]
+    a = {n: v.astype(np.float64) for n, v in weights.items()}
+    x = np.fromfile(data / "x.bin", "<f4").reshape(8, 32).astype(np.float64)
+    expected = gelu(x @ a["w1"] + a["b1"]) @ a["w2"] + a["b2"]
+    np.testing.assert_allclose(np.fromfile(data / "result.bin", "<f4").reshape(8, 16), expected, rtol=1e-4, atol=1e-4)
+
+
+def params_cases(data: Path, tmp: Path) -> dict:
+    weights = mlp_weights(data)
+    good = safetensors(tmp / "good.safetensors", weights)
+    truncated = tmp / "truncated.safetensors"
+    truncated.write_bytes(good.read_bytes()[:-100])
+    garbage = tmp / "garbage.safetensors"
+    garbage.write_bytes(b"\xff" * 64)
+    return {
+        "missing file": (tmp / "none.safetensors", IO, r"none\.safetensors: cannot open the parameter file",
+                         r"none\.safetensors: no such parameter file"),
+        "missing weight": (safetensors(tmp / "short.safetensors", {n: weights[n] for n in ("w1", "b1", "w2")}),
+                           MISSING_PARAM, r"weight 'b2' of @mlp is not in .*short\.safetensors",
+                           r"short\.safetensors: has no tensor 'b2' \(a weight of @mlp, float32\[16\]\)"),
+        "wrong shape": (safetensors(tmp / "shape.safetensors", {**weights, "w1": weights["w1"].T.copy()}), SHAPE,
+                        r"weight 'w1' of @mlp is float32\[32, 64\], .* holds float32\[64, 32\]",
+                        r"tensor 'w1' is float32\[64, 32\]; @mlp takes float32\[32, 64\]"),
+        "truncated": (truncated, 10, r"tensor 'w2': data_offsets \[\d+, \d+\] outside the \d+ bytes of data",
+                      r"tensor 'w2' has no valid dtype, shape and data_offsets"),
+        "not safetensors": (garbage, 10, r"not a safetensors file", r"not a safetensors file"),
+    }
+
+
+@pytest.mark.parametrize("case", ["missing file", "missing weight", "wrong shape", "truncated", "not safetensors"])
+def test_bad_parameter_files_are_an_error_code_and_a_message(built, tmp_path, case):
+    library, data, program = built
+    path, code, c_message, compile_message = params_cases(data, tmp_path)[case]
+    line = check(program, "params", library, data, path).splitlines()[0]
+    assert line.startswith(f"bind: {code} ") and re.search(c_message, line), line
+    # rlx-compile refuses the file before writing anything: a message, no traceback.
+    done = rlx_compile(EXAMPLES / "mlp.mlir", "-o", tmp_path / "out" / "libmlp.so", "--params", path)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert re.search(compile_message, done.stderr), done.stderr
+    assert not (tmp_path / "out" / "libmlp.so").exists()
+
+
+def test_a_truncated_shipped_parameter_file_is_refused(with_params, tmp_path):
+    library, data, program = with_params
+    for name in (library.name, library.with_suffix(".json").name):
+        shutil.copy(library.parent / name, tmp_path / name)
+    shipped = library.with_suffix(".safetensors").read_bytes()
+    (tmp_path / "libmlp.safetensors").write_bytes(shipped[:-8])
+    line = check(program, "open", tmp_path / "libmlp.so")
+    assert line.startswith(f"open: {MANIFEST} ") and "truncated, or from another compile" in line, line
+    with pytest.raises(aot.ManifestError, match="truncated, or from another compile"):
+        aot.load(str(tmp_path / "libmlp.so"))
+    (tmp_path / "libmlp.safetensors").unlink()
+    assert check(program, "open", tmp_path / "libmlp.so").startswith(f"open: {IO} ")
+    with pytest.raises(FileNotFoundError, match="no such parameter file"):
+        aot.load(str(tmp_path / "libmlp.so"))
+
+
+def test_a_static_library_links_into_a_program(built, tmp_path):
+    _, data, _ = built
+    done = rlx_compile(EXAMPLES / "mlp.mlir", "-o", tmp_path / "libmlp_static.a", "--emit", "static",
+                       "--params", data / "weights.safetensors", "--header", tmp_path / "mlp_static.h")
+    assert done.returncode == 0, done.stderr
+    header = (tmp_path / "mlp_static.h").read_text()
+    assert "static inline rlx_model_t *rlx_model_open_mlp_static(rlx_error_t **err)" in header
+    # Only the renamed entry points are global: two models link into one program, and a function of
+    # the model named like a symbol of the program stays the model's.
+    nm = subprocess.run(["nm", "--defined-only", str(tmp_path / "libmlp_static.a")], capture_output=True, text=True)
+    exported = sorted(line.split()[-1] for line in nm.stdout.splitlines() if re.search(r" [A-Z] ", line))
+    assert exported == ["rlx_model_mlp_static_call_mlp", "rlx_model_mlp_static_signature"]
+    program = tmp_path / "mlp_static"
+    subprocess.run([C_COMPILER, "-std=c11", "-O1", "-Wall", "-Werror", f"-I{tmp_path}", f"-I{NATIVE / 'include'}",
+                    f"-DRLX_MODEL_MLP_STATIC_PARAMS_PATH=\"{data / 'weights.safetensors'}\"",
+                    str(EXAMPLES / "mlp_static.c"), str(NATIVE / "src" / "runtime.c"),
+                    str(tmp_path / "libmlp_static.a"), "-o", str(program), "-ldl", "-lm"], check=True)
+    assert check(program, data).startswith("static: max error")
+
+
+def test_the_checkout_cmake_folder_is_the_installed_package():
+    installed = Path(rlx_compile("--cmake-dir").stdout.strip()) / "RlxMlirConfig.cmake"
+    assert (ROOT / "cmake" / "RlxMlirConfig.cmake").resolve() == installed.resolve()  # one file, not a copy
+
+
+@pytest.mark.skipif(shutil.which("cmake") is None, reason="cmake is not installed (pip install cmake)")
+def test_find_package_from_the_checkout_builds_a_static_model_with_its_weights(tmp_path):
+    build, data = tmp_path / "build", tmp_path / "data"
+    subprocess.run([sys.executable, str(EXAMPLES / "make_data.py"), str(data)], check=True)
+    # No RLX_COMPILE: a checkout's cmake/ runs the checkout's own rlx-compile.
+    configure = subprocess.run(
+        ["cmake", "-S", str(EXAMPLES), "-B", str(build), f"-DRlxMlir_DIR={ROOT / 'cmake'}",
+         f"-DRLX_EXAMPLE_DATA={data}", "-DRLX_EXAMPLE_STATIC=ON", f"-DPython3_EXECUTABLE={sys.executable}"],
+        capture_output=True, text=True, timeout=120)
+    assert configure.returncode == 0, configure.stdout + configure.stderr
+    assert f"PYTHONPATH={ROOT}" in (build / "CMakeCache.txt").read_text()
+    compiled = subprocess.run(["cmake", "--build", str(build)], capture_output=True, text=True, timeout=300)
+    assert compiled.returncode == 0, compiled.stdout + compiled.stderr
+    assert (build / "rlx_models" / "mlp_static_model" / "libmlp_static.a").is_file()
+    tested = subprocess.run(["ctest", "--output-on-failure"], cwd=build, capture_output=True, text=True, timeout=120)
+    assert tested.returncode == 0, tested.stdout + tested.stderr
+    assert "100% tests passed, 0 tests failed out of 3" in tested.stdout and "mlp_static" in tested.stdout

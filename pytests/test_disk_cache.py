@@ -147,3 +147,39 @@ def test_another_process_hits_the_entry_this_one_wrote(cache, tmp_path):
                           env={**__import__("os").environ, "PYTHONPATH": str(ROOT)}, timeout=300)
     assert done.returncode == 0, done.stderr
     run_mlp(tmp_path / "b.so")
+
+
+# --- the warm start: a hit needs no MLIR, and a damaged entry is compiled again ----------------
+
+
+def test_a_hit_in_a_new_process_imports_no_mlir_and_only_copies(cache, tmp_path):
+    (tmp_path / "mlp.mlir").write_text(MLP)
+    aot.export(MLP, tmp_path / "a" / "mlp.so", filename=str(tmp_path / "mlp.mlir"))  # as rlx-compile names it
+    (entry,) = entries(cache)
+    assert (entry / "model.so").is_file()  # the linked library is kept too
+    script = ("import sys\nfrom rlx_mlir.tools.compile import main\n"
+              "assert main([sys.argv[1], '-o', sys.argv[2]]) == 0\n"
+              "print('mlir imported' if 'mlir' in sys.modules else 'no mlir')\n")
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "mlp.mlir"), str(tmp_path / "b" / "mlp.so")],
+                          capture_output=True, text=True, timeout=300,
+                          env={**__import__("os").environ, "PYTHONPATH": str(ROOT), disk_cache.ENV: str(cache)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "no mlir"
+    np.testing.assert_array_equal(run_mlp(tmp_path / "a" / "mlp.so"), run_mlp(tmp_path / "b" / "mlp.so"))
+    assert (tmp_path / "b" / "mlp.h").is_file()
+
+
+@pytest.mark.parametrize("damaged", ["model.so", "model.o", "records.json"])
+def test_a_damaged_entry_is_compiled_again(cache, tmp_path, monkeypatch, damaged):
+    aot.export(MLP, tmp_path / "a.so")
+    (entry,) = entries(cache)
+    data = (entry / damaged).read_bytes()
+    (entry / damaged).write_bytes(data[: len(data) // 2])  # truncated: a linker or dlopen must never see it
+    lowerings = count_lowerings(monkeypatch)
+    aot.export(MLP, tmp_path / "b.so")
+    assert len(lowerings) == 1, "the damaged entry was used"
+    run_mlp(tmp_path / "b.so")
+    (entry,) = entries(cache)  # replaced by a whole one
+    assert disk_cache.intact(entry)
+    aot.export(MLP, tmp_path / "c.so")
+    assert len(lowerings) == 1

@@ -15,10 +15,10 @@ _EXPORTS = {
     "make_context": ".dialects.context",
     "CompileError": ".ir.diagnostics",
     "RlxError": ".errors",
-    "Executable": ".runtime.jit",
-    "clear_compile_cache": ".runtime.jit",
-    "compile": ".runtime.jit",
-    "compile_cache_info": ".runtime.jit",
+    "Executable": ".runtime.executable",
+    "clear_compile_cache": ".runtime.compiler",
+    "compile": ".runtime.compiler",
+    "compile_cache_info": ".runtime.compiler",
 }
 
 

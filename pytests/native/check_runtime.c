@@ -8,6 +8,9 @@
  *                                                    thread on its own input (x scaled by t + 1); prints
  *                                                    how many results differ from the single-threaded one
  *   check_runtime misuse LIBRARY DATA                one line per misuse: its status and message
+ *   check_runtime params LIBRARY DATA [FILE]         a context with the weights the model ships bound (or
+ *                                                    those of FILE, rlx_context_bind_params_file), run:
+ *                                                    DATA/result.bin; prints the status of each step
  *   check_runtime raw LIBRARY DIR                    any model: input i from DIR/<name>.bin (weights bound,
  *                                                    the rest passed), outputs tied to an input given as
  *                                                    NULL; writes DIR/<output>.out.bin for the others and
@@ -212,6 +215,27 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (argc < 4) return 2;
+  if (strcmp(argv[1], "params") == 0) {
+    rlx_context_t *context = rlx_context_create(model, &err);
+    if (!context) return report("create", rlx_error_code(err), err), 0;
+    if (argc > 4) {
+      rlx_status_t status = rlx_context_bind_params_file(context, argv[4], &err);
+      report("bind", status, err);
+      if (status != RLX_OK) return 0;
+    }
+    float *input = load(argv[3], "x", sizeof x), y[Y_ELEMENTS];
+    rlx_status_t status = run(context, input, y, &err);
+    report("invoke", status, err);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/result.bin", argv[3]);
+    FILE *file = fopen(path, "wb");
+    if (status != RLX_OK || !file || fwrite(y, sizeof y, 1, file) != 1) return 0;
+    fclose(file);
+    free(input);
+    rlx_context_destroy(context);
+    rlx_model_close(model);
+    return 0;
+  }
   if (strcmp(argv[1], "raw") == 0) {
     int status = run_raw(model, argv[3]);
     rlx_model_close(model);

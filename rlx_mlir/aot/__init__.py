@@ -6,14 +6,14 @@
     y = model(x)                 # the only function; or model.<name>(...) for any public function
 
 Importing this package, `load` and running a model import nothing from MLIR:
-`export` (which needs MLIR) is imported on first use.
+`export` is imported on first use (and imports MLIR on a compile-cache miss only).
 """
 
 from .loader import Function, ManifestError, Model, cuda_device_error, load, manifest_path
 
 
 def __getattr__(name: str):
-    # `export` needs MLIR: imported on first use, as the function itself (so that `help(aot.export)`
+    # `export` may need MLIR: imported on first use, as the function itself (so that `help(aot.export)`
     # shows its real signature and docstring).
     if name == "export":
         from .exporter import export

@@ -1,4 +1,4 @@
-"""Ahead-of-time compilation of RLX modules to shared objects (needs MLIR).
+"""Ahead-of-time compilation of RLX modules to shared objects (MLIR on a compile-cache miss only).
 
 `export(module, "model.so", target=...)` lowers every public function with the
 target's named pipeline (`rlx-lower-to-llvm` for "cpu", `rlx-lower-to-nvvm` for
@@ -16,6 +16,10 @@ signatures (symbols, inputs, outputs, which outputs are tied to an input, and
 the size and alignment of the arena the caller passes, where there is one)
 are also compiled into the library (`rlx_aot_signature`, JSON), so the loader
 can check a manifest against the library it describes.
+
+The lowering (`aot/lowering.py`, through the driver) is imported on a miss of the on-disk
+compile cache only: a hit copies the object file or library the first compile stored, so a
+new `rlx-compile` process loads no MLIR.
 """
 
 from __future__ import annotations
@@ -30,39 +34,35 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Optional, Sequence, Union
-
-from mlir import ir
-from mlir.dialects import func, llvm
+from typing import TYPE_CHECKING, Optional, Sequence, Union
 
 from .. import progress
-from ..dims.dynamic import DimError, function_symbols
-from ..driver import Compilation
-from ..ir.diagnostics import CompileError
-from ..pipelines.lower_to_llvm import LowerToLLVM
 from ..runtime import disk_cache
-from ..runtime.signature import arena_of, find_function, signature_of
 from ..targets import TARGETS
 from ..targets.cpu import AUTO_THREADS, MAX_THREADS, resolve_threads
 from ..targets.cuda import check_target
-from ..targets.toolchain import llvm_tool, mlir_tool
+from ..targets.toolchain import llvm_tool, mlir_library_directory, mlir_tool
 from .loader import (
-    CIFACE_PREFIX,
     MANIFEST_FORMAT,
     PACKED_PREFIX,
     SIGNATURE_SYMBOL,
-    SYMBOL_NAME,
     check_manifest,
     file_sha256,
     manifest_path,
 )
+from .params import SUFFIX as PARAMS_SUFFIX
+from .params import check_params, read_header
+from .records import descriptor_count
 
-EMIT_KINDS = ("shared", "object", "mlir-llvm")  # what `export(emit=...)` writes
+if TYPE_CHECKING:
+    from mlir import ir
+
+EMIT_KINDS = ("shared", "object", "static", "mlir-llvm")  # what `export(emit=...)` writes
 
 
 def _runtime_candidates(target: str) -> list[Path]:
     """Shared libraries that may provide the object's undefined symbols, in link order."""
-    mlir_lib = Path(ir.__file__).resolve().parent / "lib"
+    mlir_lib = mlir_library_directory()
     names = ["libmlir_c_runner_utils.so", "libmlir_runner_utils.so"]
     if target == "cuda":
         names.insert(0, "libmlir_cuda_runtime.so")
@@ -82,6 +82,22 @@ def _default_triple() -> str:
     if found is None:
         raise CompileError("llc --version names no default target triple")
     return found.group(1)
+
+
+def CompileError(message: str) -> Exception:  # noqa: N802 (raised as the class it makes)
+    """`rlx_mlir.CompileError(message)`. Its module needs the MLIR bindings, which a compile-cache
+    hit never loads: imported when an error is raised."""
+    from ..ir.diagnostics import CompileError
+
+    return CompileError(message)
+
+
+def _lower(text: str, filename: str, functions, target: str, threads: int, cpu, gpu: Sequence[str]) -> tuple[list, str]:
+    """(the function records, the module lowered to the LLVM dialect): aot/lowering.py, imported on a
+    cache miss only (it needs MLIR)."""
+    from .lowering import lower, pipeline_for
+
+    return lower(text, filename, functions, pipeline_for(target, threads, cpu, *gpu), target)
 
 
 def _run(command: Sequence[str], what: str) -> None:
@@ -151,13 +167,6 @@ def _signature_global(record: dict) -> str:
     return f'\n@{SIGNATURE_SYMBOL} = constant [{len(data)} x i8] c"{text}", align 1\n'
 
 
-def descriptor_count(record: dict) -> int:
-    """The memref descriptors the C interface of a function record takes: one per input, one for
-    the caller's arena where it has one, one per result not tied to an input."""
-    tied = sum(output["tied"] is not None for output in record["outputs"])
-    return len(record["inputs"]) + ("arena" in record) + len(record["outputs"]) - tied
-
-
 def _packed_wrappers(records: list) -> str:
     """LLVM IR: `void rlx_call_<name>(ptr args)` per function, calling `_mlir_ciface_<name>` with the
     descriptor pointers `args[0..n)`: a call of any arity from C (the C runtime's) without libffi."""
@@ -174,27 +183,8 @@ def _packed_wrappers(records: list) -> str:
     return "\n" + "\n\n".join(text) + "\n"
 
 
-def _check_calling_convention(lowered: ir.Module, records: list, target: str) -> None:
-    """Each `_mlir_ciface_<name>` takes one descriptor per input and per result not tied to an input:
-    what the loader passes (a result tied to an input must have been updated in its buffer)."""
-    arity = {}
-    for op in lowered.body.operations:
-        if isinstance(op, llvm.LLVMFuncOp) and len(op.regions[0].blocks):
-            arity[ir.StringAttr(op.attributes["sym_name"]).value] = len(op.regions[0].blocks[0].arguments)
-    for function in records:
-        tied = sum(output["tied"] is not None for output in function["outputs"])
-        expected = descriptor_count(function)
-        found = arity.get(function["symbol"])
-        if tied and found == expected + tied:
-            raise CompileError(f"@{function['name']}: target '{target}' does not update results tied to an "
-                               f"argument (rlx.tied) in place yet: its compiled function still returns them")
-        if found != expected:
-            raise CompileError(f"@{function['name']}: the compiled C interface takes {found} descriptors, not one "
-                               f"per input and per result not tied to an input ({expected})")
-
-
 def export(
-    module: Union[str, ir.Module],
+    module: Union[str, "ir.Module"],
     path: Union[str, os.PathLike],
     target: str = "cpu",
     *,
@@ -207,12 +197,18 @@ def export(
     threads: int = 1,
     emit: str = "shared",
     cpu: Optional[str] = None,
+    params: Union[None, str, os.PathLike] = None,
 ) -> dict:
     """Compiles `module` (MLIR text or ir.Module; not modified) into the shared object `path`.
 
     `emit` says what is written to `path`: "shared" (the library, its manifest and runtime
-    libraries), "object" (the position-independent object file, for static linking),
-    "mlir-llvm" (the lowered module in the LLVM dialect).  Each is a stage of the one
+    libraries), "object" (the position-independent object file), "static" (a static library
+    for a C program to link: the object with only `rlx_model_<stem>_signature` and
+    `rlx_model_<stem>_call_<function>` global, `<stem>` the library's name less `lib`; the
+    program opens it with `rlx_model_open_static`), "mlir-llvm" (the lowered module in the
+    LLVM dialect).  `params` (a safetensors file) is checked to hold every weight (`rlx.param`
+    input) of the exported functions with its dtype and shape, and copied beside a shared
+    library as `<stem>.safetensors`, which the manifest names (the C runtime and `load` bind it).  Each is a stage of the one
     compile sequence below; the function records (the manifest's `functions`) are returned
     for every form, in the manifest for "shared".  `cpu` is the CPU the code is tuned for and may
     use the instructions of (LLVM's -mcpu: "native" is this machine's, as the JIT compiles); the
@@ -242,61 +238,89 @@ def export(
                          f"machine's thread count), got {threads!r} ({type(threads).__name__})")
     if target == "cuda":
         check_target(chip, features, format)  # before anything reaches LLVM
-        pipeline = f"builtin.module(rlx-lower-to-nvvm{{chip={chip} features={features} format={format}}})"
-    else:
-        # This machine's VNNI instructions only in a library built for this machine's CPU.
-        pipeline = LowerToLLVM(threads=resolve_threads(int(threads)), host_vnni=cpu == "native")
-    text = module.operation.get_asm(enable_debug_info=True) if isinstance(module, ir.Module) else module
+    if isinstance(module, str):
+        text = module
+    else:  # an ir.Module (MLIR is loaded then)
+        text = module.operation.get_asm(enable_debug_info=True)
+    lowering = (text, filename, functions, target, threads, cpu, (chip, features, format))
     output = Path(path).resolve()
     if emit == "shared":
         _check_output_path(output, target)
     elif output.is_dir():
         raise ValueError(f"{output}: is a directory; give the path of the file to write")
+    if target == "cuda" and (emit == "static" or params is not None):
+        raise ValueError(f"{'a static library' if emit == 'static' else 'a parameter file'} is for CPU models "
+                         f"(the C runtime runs target 'cpu')")
+    if params is not None:
+        params = os.fspath(params)
+        read_header(params)  # a missing or unreadable file: before any compiling
     if emit == "mlir-llvm":
-        records, lowered = _lower(text, filename, functions, pipeline, target)
+        records, lowered = _lower(*lowering)
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(lowered)
         return {"target": target, "functions": records}
-    # The object file and its records, from the disk cache when this module was compiled with these
-    # options (and these tools) before, by any process.
+    # The object file, its records and the library linked from it, from the disk cache when this module
+    # was compiled with these options (and these tools) before, by any process: no MLIR is imported then.
     options = {"target": target, "functions": list(functions) if functions else None, "opt_level": opt_level,
                "threads": resolve_threads(int(threads)) if target == "cpu" else None, "cpu": cpu,
-               "filename": filename, "gpu": [chip, features, format] if target == "cuda" else None}
+               "filename": filename, "gpu": [chip, features, format] if target == "cuda" else None,
+               "host_cpu": disk_cache.host_cpu() if cpu == "native" else None}
     entry_name = disk_cache.key("aot-object", text, options, _tool("llc", llvm_tool))
     entry = disk_cache.lookup(entry_name)
+    if entry is not None and not disk_cache.intact(entry):  # damaged on disk: compiled again
+        disk_cache.discard(entry_name)
+        entry = None
+    compiler = _c_compiler() if emit == "shared" else None
     with tempfile.TemporaryDirectory(prefix="rlx-aot-") as scratch:
         scratch = Path(scratch)
+        stored = {}  # what a miss stores, once the shared object (when one is asked for) is linked
         if entry is not None:
             records = json.loads((entry / "records.json").read_text())
             runtime_names = json.loads((entry / "runtime.json").read_text())
             shutil.copyfile(entry / "model.o", scratch / "model.o")
         else:
-            records, lowered = _lower(text, filename, functions, pipeline, target)
+            records, lowered = _lower(*lowering)
             _compile_object(lowered, records, target, opt_level, cpu, scratch)
             needed = _undefined_symbols(scratch / "model.o")  # the runtime libraries it links with
             runtime_names = [lib.name for lib in _runtime_candidates(target) if needed & _defined_symbols(lib)]
-            disk_cache.store(entry_name, {"model.o": scratch / "model.o", "records.json": json.dumps(records),
-                                          "runtime.json": json.dumps(runtime_names)})
-        compiler = _c_compiler() if emit == "shared" else None
+            stored = {"model.o": scratch / "model.o", "records.json": json.dumps(records),
+                      "runtime.json": json.dumps(runtime_names)}
+            if emit != "shared":
+                disk_cache.store(entry_name, stored)
+        if params is not None:
+            check_params(params, records)
         if emit == "object":
             output.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(scratch / "model.o", output)
             return {"target": target, "functions": records}
         runtime = [lib for lib in _runtime_candidates(target) if lib.name in runtime_names]
         output.parent.mkdir(parents=True, exist_ok=True)
-        for library in runtime:
+        for library in runtime:  # beside the library or archive: what a program links with it
             destination = output.parent / library.name
             if not destination.exists() or destination.stat().st_size != library.stat().st_size:
                 shutil.copy2(library, destination)
-        # Only the C interfaces and the signature record are exported: the functions they call stay
-        # local, so a function named like a symbol of the process (`step`, `index`: libc's) is still ours.
-        exports = [record["symbol"] for record in records] + [PACKED_PREFIX + record["name"] for record in records]
-        exports.append(SIGNATURE_SYMBOL)
-        (scratch / "exports.map").write_text("{\n  global: " + "; ".join(exports) + ";\n  local: *;\n};\n")
-        _run([*compiler, "-shared", "-o", str(output), str(scratch / "model.o"), f"-L{output.parent}",
-              *[f"-l:{lib.name}" for lib in runtime], "-lm", "-Wl,-rpath,$ORIGIN", "-Wl,--no-undefined",
-              "-Wl,--allow-shlib-undefined", f"-Wl,--version-script={scratch / 'exports.map'}"],
-             "linking the shared object")
+        if emit == "static":
+            _write_static_library(scratch / "model.o", records, output, scratch)
+            return {"target": target, "functions": records, "runtime_libraries": runtime_names}
+        if entry is not None and (entry / "model.so").is_file():
+            # Linked by the compile that stored the entry (the library does not depend on its path):
+            # copied beside and renamed, so that a process running the old library keeps it whole.
+            partial = output.with_name(f".{output.name}.{os.getpid()}.partial")
+            shutil.copyfile(entry / "model.so", partial)
+            os.chmod(partial, 0o755)
+            os.replace(partial, output)
+        else:
+            # Only the C interfaces and the signature record are exported: the functions they call stay local,
+            # so a function named like a symbol of the process (`step`, `index`: libc's) is still ours.
+            exports = [record["symbol"] for record in records] + [PACKED_PREFIX + r["name"] for r in records]
+            exports.append(SIGNATURE_SYMBOL)
+            (scratch / "exports.map").write_text("{\n  global: " + "; ".join(exports) + ";\n  local: *;\n};\n")
+            _run([*compiler, "-shared", "-o", str(output), str(scratch / "model.o"), f"-L{output.parent}",
+                  *[f"-l:{lib.name}" for lib in runtime], "-lm", "-Wl,-rpath,$ORIGIN", "-Wl,--no-undefined",
+                  "-Wl,--allow-shlib-undefined", f"-Wl,--version-script={scratch / 'exports.map'}"],
+                 "linking the shared object")
+            if stored:
+                disk_cache.store(entry_name, {**stored, "model.so": output})
     manifest = {
         "format": MANIFEST_FORMAT,
         "target": target,
@@ -307,47 +331,40 @@ def export(
     }
     if target == "cuda":
         manifest["gpu"] = {"chip": chip, "features": features, "format": format}
+    if params is not None:
+        shipped = output.with_suffix(PARAMS_SUFFIX)
+        if Path(params).resolve() != shipped:
+            shutil.copyfile(params, shipped)
+        manifest["params"] = {"file": shipped.name, "bytes": shipped.stat().st_size}
     check_manifest(manifest)  # what the loader will accept
     Path(manifest_path(str(output))).write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest
 
 
-def _lower(text: str, filename: str, functions, pipeline, target: str) -> tuple[list, str]:
-    """Parses, checks and lowers the module: (the function records, the module in the LLVM dialect)."""
-    with Compilation(filename=filename) as job:
-        parsed = job.parse(text)
-        names = functions or [
-            ir.StringAttr(op.sym_name).value
-            for op in parsed.body.operations
-            if isinstance(op, func.FuncOp) and not op.is_external and "sym_visibility" not in op.attributes
-        ]
-        if not names:
-            raise ValueError("the module has no public function to export")
-        bad = [name for name in names if not SYMBOL_NAME.fullmatch(name)]
-        if bad:
-            raise ValueError(f"function '@{bad[0]}' cannot be exported: a C symbol is named after it, so its name "
-                             f"must be letters, digits, '_', '$' and '.', not starting with a digit")
-        for name in names:
-            try:
-                symbols = function_symbols(find_function(parsed, name).operation)
-            except DimError:  # `?` sizes without rlx.dims: signature_of below says what to do
-                symbols = []
-            if symbols:
-                raise ValueError(
-                    f"@{name} has symbolic dimensions ({', '.join(symbols)}): a library is compiled for static "
-                    "shapes; bind them first and export one library per binding (GraphModule.bind_dims({...}), "
-                    "rlx_mlir.dims.dynamic.bind_module, rlx-opt --rlx-bind-dims=...), or use compile(), which "
-                    "specialises on the sizes of each call"
-                )
-        records = [_function_record(signature_of(find_function(parsed, name))) for name in names]
-        job.run(parsed, pipeline, f"lowering for target '{target}' failed")
-        for record in records:  # the caller's arena, where the planned code takes one (rlx.arena)
-            arena = arena_of(parsed, record["name"])
-            if arena is not None:
-                record["arena"] = {"bytes": arena[0], "alignment": arena[1]}
-        _check_calling_convention(parsed, records, target)
-        lowered = parsed.operation.get_asm()
-    return records, lowered
+def static_symbol_prefix(library: Union[str, os.PathLike]) -> str:
+    """`rlx_model_<stem>_`: what a static library's global symbols start with (`libmlp.a` -> `rlx_model_mlp_`)."""
+    stem = Path(library).name.split(".", 1)[0]
+    stem = stem[3:] if stem.startswith("lib") and len(stem) > 3 else stem
+    return "rlx_model_" + re.sub(r"[^A-Za-z0-9_]", "_", stem) + "_"
+
+
+def _write_static_library(obj: Path, records: list, output: Path, scratch: Path) -> None:
+    """`output`: an archive of `obj` with only the signature record and the packed entry points global,
+    renamed `<prefix>signature` and `<prefix>call_<name>` so that two models link into one program,
+    and every other function local (a function named like a symbol of the program stays the model's)."""
+    prefix = static_symbol_prefix(output)
+    renames = {SIGNATURE_SYMBOL: prefix + "signature"}
+    renames.update({PACKED_PREFIX + record["name"]: f"{prefix}call_{record['name']}" for record in records})
+    command = [_tool("llvm-objcopy", llvm_tool)]
+    for old in renames:
+        command += ["--keep-global-symbol", old]
+    for old, new in renames.items():
+        command += ["--redefine-sym", f"{old}={new}"]
+    _run([*command, str(obj), str(scratch / "model.static.o")], "localizing the model's symbols (llvm-objcopy)")
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.unlink(missing_ok=True)  # `ar r` would add to an old archive
+    _run([_tool("llvm-ar", llvm_tool), "rcs", str(output), str(scratch / "model.static.o")],
+         "archiving the static library (llvm-ar)")
 
 
 def _compile_object(lowered: str, records: list, target: str, opt_level: int, cpu, scratch: Path) -> None:
@@ -368,15 +385,3 @@ def _compile_object(lowered: str, records: list, target: str, opt_level: int, cp
           str(scratch / "model.bc"), "-o", str(scratch / "model.o")], "code generation (llc)")
 
 
-def _function_record(signature) -> dict:
-    """One function of the manifest (and of the library's signature record)."""
-    def spec(spec, **extra) -> dict:
-        return {"name": spec.name, "shape": list(spec.shape), "dtype": spec.dtype.name, "param": spec.is_param,
-                **extra}
-
-    return {
-        "name": signature.entry,
-        "symbol": CIFACE_PREFIX + signature.entry,
-        "inputs": [spec(s) for s in signature.inputs],
-        "outputs": [spec(s, tied=s.tied_input) for s in signature.outputs],
-    }

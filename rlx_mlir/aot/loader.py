@@ -55,6 +55,7 @@ from ..ir.dtypes import NUMPY_NAMES, load_numpy_dtype
 from ..runtime.abi import IN_PLACE_LOADER, ArenaSpec, CFunction, Interface
 from ..runtime.cuda_driver import CudaRuntime, DeviceFunction, cuda_device_error
 from ..targets import TARGETS  # MLIR-free
+from .params import check_params, load_params
 
 _CUDA_MODEL_HANDLES: list = []
 
@@ -192,9 +193,14 @@ def check_manifest(manifest) -> None:
             _fail("format", f"{found!r} was written by another version of rlx_mlir (this one reads "
                             f"{MANIFEST_FORMAT!r}); export the model again")
         _fail("format", f"not an RLX AOT manifest (expected {MANIFEST_FORMAT!r}, got {found!r:.60})")
-    optional = {"gpu": dict} if manifest.get("target") == "cuda" else {}
+    optional = {"gpu": dict} if manifest.get("target") == "cuda" else {"params": dict}
     _take(manifest, "", {"format": str, "target": str, "library": str, "runtime_libraries": list,
                          "sha256": dict, "functions": list}, optional)
+    if "params" in manifest:  # the weights shipped beside the library (rlx-compile --params)
+        params = _take(manifest["params"], "params", {"file": str, "bytes": int})
+        _bare_file_name(params["file"], "params.file")
+        if params["file"] == manifest["library"] or params["file"] in manifest["runtime_libraries"]:
+            _fail("params.file", f"{params['file']!r} is named twice")
     if manifest["target"] not in TARGETS:
         _fail("target", f"unknown target {manifest['target']!r} (known: {', '.join(TARGETS)})")
     if manifest["target"] == "cuda":
@@ -278,6 +284,9 @@ class Function:
         spec = ArenaSpec(len(self.inputs), arena["bytes"], arena["alignment"]) if arena else None
         self._function = CFunction(address, self._interface.buffer_shapes, packed=False, arena=spec)
         self._device = DeviceFunction(self._interface, self._function, model.cuda) if model.target == "cuda" else None
+        # Weights a call leaves out come from the model's parameter file (rlx-compile --params).
+        self._defaults = {spec.name: model.params[spec.name] for spec in self.inputs
+                          if spec.is_param and spec.name in model.params}
 
     def __repr__(self) -> str:
         args = ", ".join(f"{s.name}: {s.describe()}" for s in self.inputs)
@@ -285,17 +294,25 @@ class Function:
         return f"<rlx function {self.name}({args}) -> ({outs}) on {self._target}>"
 
     def __call__(self, *args, **kwargs):
+        kwargs = self._with_defaults(args, kwargs)
         if self._device is not None:
             return self._device(*args, **kwargs)
         call = self._interface.prepare(args, kwargs)
         self._function.run(call.addresses)
         return call.finish()
 
+    def _with_defaults(self, args: tuple, kwargs: dict) -> dict:
+        """`kwargs` and, for each weight neither passed by position nor by name, its shipped value."""
+        if not self._defaults:
+            return kwargs
+        given = {spec.name for spec in self.inputs[:len(args)]} | set(kwargs)
+        return {**{name: value for name, value in self._defaults.items() if name not in given}, **kwargs}
+
     def context(self) -> "FunctionContext":
         """A call context of its own (its own arena): calls in different contexts run concurrently."""
         if self._device is not None:
             raise ValueError("contexts are for CPU models (a CUDA function allocates its arena per call)")
-        return FunctionContext(self._interface, self._function.context())
+        return FunctionContext(self._interface, self._function.context(), self._with_defaults)
 
     def time_on_device(self, *args, repeat: int = 10, **kwargs) -> list[float]:
         """Seconds per call with every argument already on the device ("cuda" only); see
@@ -308,12 +325,13 @@ class Function:
 class FunctionContext:
     """One caller's state of a `Function` (its arena): call it as the function itself."""
 
-    def __init__(self, interface: Interface, context):
+    def __init__(self, interface: Interface, context, with_defaults):
         self._interface = interface
         self._context = context
+        self._with_defaults = with_defaults
 
     def __call__(self, *args, **kwargs):
-        call = self._interface.prepare(args, kwargs)
+        call = self._interface.prepare(args, self._with_defaults(args, kwargs))
         self._context.run(call.addresses)
         return call.finish()
 
@@ -371,6 +389,16 @@ class Model:
             {"target": manifest["target"], "functions": manifest["functions"]}, recorded, "")
         if difference:
             raise ManifestError(f"{where}: does not describe {os.path.basename(path)}: {difference.lstrip('.')}")
+        self.params: dict[str, np.ndarray] = {}  # the weights shipped beside the library, if any
+        if "params" in manifest:
+            file = os.path.join(directory, manifest["params"]["file"])
+            if not os.path.isfile(file):
+                raise FileNotFoundError(f"{file}: no such parameter file (named by {where})")
+            if os.path.getsize(file) != manifest["params"]["bytes"]:
+                raise ManifestError(f"{file}: {os.path.getsize(file)} bytes, {where} records "
+                                    f"{manifest['params']['bytes']} (truncated, or from another compile)")
+            self.params = load_params(file)
+            check_params(file, manifest["functions"])
         self.functions: dict[str, Function] = {}
         for entry in manifest["functions"]:
             address = ctypes.cast(getattr(self._library, entry["symbol"]), ctypes.c_void_p).value

@@ -44,7 +44,7 @@ from ..ir.attrs import DIMS_ATTR, FUSION_POLICY_ATTR, NAME_ATTR, PARAM_ATTR, TIE
 from ..ir.shapes import format_shape, shape_of
 from ..ir.walk import collect_ops
 from ..pipelines.optimize_mir import OptimizeMir
-from ..runtime.jit import compile as jit_compile
+from ..runtime.compiler import compile as jit_compile
 from ..transforms.autodiff import GradError, gradients
 from ..transforms.autodiff import tangents as forward_tangents
 from ..transforms.autodiff.batching import BatchingError, vectorize

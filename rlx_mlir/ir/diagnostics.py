@@ -15,6 +15,7 @@ from typing import Callable, Optional
 from mlir import ir
 
 from ..errors import RlxError
+from .positions import SourcePosition
 
 _SEVERITY_NAMES = {
     ir.DiagnosticSeverity.ERROR: "error",
@@ -22,13 +23,6 @@ _SEVERITY_NAMES = {
     ir.DiagnosticSeverity.NOTE: "note",
     ir.DiagnosticSeverity.REMARK: "remark",
 }
-
-
-@dataclass(frozen=True)
-class SourcePosition:
-    filename: str
-    line: int
-    column: int
 
 
 @dataclass

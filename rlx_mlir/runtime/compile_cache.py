@@ -5,7 +5,8 @@ compiled the first time. The key is a SHA-256 of the module text together with
 every option that changes the generated code (entry, target, optimisation
 level, plan, thread count, matmul kernels). Executables are safe to share:
 each call runs in a call context of its own (its own arena) and outputs are fresh arrays.
-Ahead-of-time compiles are also cached on disk, across processes (`disk_cache.py`).
+CPU executables and ahead-of-time compiles are also cached on disk, across processes
+(`jit_disk_cache.py`, `disk_cache.py`).
 """
 
 from __future__ import annotations
@@ -38,6 +39,16 @@ class CompileCache:
     @staticmethod
     def fingerprint(text: str) -> str:
         return hashlib.sha256(text.encode()).hexdigest()
+
+    def get(self, text: str, options: tuple[Hashable, ...]):
+        """The executable compiled from `text` with `options` (counted as a hit), or None."""
+        key = (self.fingerprint(text), options)
+        with self._lock:
+            if key in self._entries:
+                self.hits += 1
+                self._entries.move_to_end(key)
+                return self._entries[key]
+        return None
 
     def get_or_compile(self, text: str, options: tuple[Hashable, ...], build: Callable[[], object]):
         key = (self.fingerprint(text), options)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import sys
 
+from .compiler import compile
 from .isolation import PYTHON_ERROR_EXIT
-from .jit import compile
 
 
 def main() -> int:

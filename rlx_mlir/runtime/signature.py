@@ -4,7 +4,6 @@ arguments and results, read from the `func.func` before lowering."""
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
@@ -13,47 +12,8 @@ from mlir.dialects import func
 
 from ..ir import dtypes
 from ..ir.attrs import ARENA_ATTR, NAME_ATTR, PARAM_ATTR, TIED_ATTR
-from ..ir.diagnostics import CompileError, SourcePosition, position_of
-
-
-@dataclass(frozen=True)
-class TensorSpec:
-    name: str
-    shape: tuple[int, ...]
-    dtype: np.dtype
-    mlir_type: str
-    position: Optional[SourcePosition] = field(default=None, compare=False)
-    is_param: bool = False  # a weight (`rlx.param`) rather than a runtime input
-    tied_input: Optional[int] = None  # a result that is this input, updated in place (`rlx.tied`)
-
-    def describe(self) -> str:
-        return f"{self.mlir_type} (numpy {self.dtype.name} {list(self.shape)})"
-
-    def __str__(self) -> str:
-        """`name: float32[4, 8]`, with ` (param)` for a weight and ` (= input #i, updated in place)` for a tied result."""
-        text = f"{self.name}: {self.dtype.name}{list(self.shape)}"
-        if self.is_param:
-            text += " (param)"
-        if self.tied_input is not None:
-            text += f" (= input #{self.tied_input}, updated in place)"
-        return text
-
-
-@dataclass(frozen=True)
-class Signature:
-    entry: str
-    inputs: tuple[TensorSpec, ...]
-    outputs: tuple[TensorSpec, ...]
-    named_inputs: bool  # True when every argument carries an `rlx.name`
-
-    def __str__(self) -> str:
-        """`@mlp(x: float32[4, 8], w: float32[8, 16] (param)) -> (result0: float32[4, 16])`."""
-        inputs = ", ".join(str(spec) for spec in self.inputs)
-        outputs = ", ".join(str(spec) for spec in self.outputs)
-        return f"@{self.entry}({inputs}) -> ({outputs})"
-
-    def __repr__(self) -> str:
-        return f"Signature({self})"
+from ..ir.diagnostics import CompileError, position_of
+from .specs import Signature, TensorSpec
 
 
 def numpy_dtype(element: ir.Type, where: str) -> np.dtype:

@@ -4,15 +4,31 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import importlib.util
 import os
 import shutil
 import sys
 from pathlib import Path
 from typing import Optional
 
-from mlir import ir as _ir
 
-_MLIR_PACKAGE = Path(_ir.__file__).resolve().parent
+def _package_directory(name: str) -> Optional[Path]:
+    """Where the installed package `name` lives, found without importing it (a compile-cache hit
+    finds the tools without loading the MLIR bindings)."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    return Path(locations[0]).resolve() if locations else None
+
+
+_MLIR_PACKAGE = _package_directory("mlir") or Path("/nonexistent/mlir")
+
+
+def mlir_library_directory() -> Path:
+    """The MLIR tools wheel's `lib/`: its runtime libraries (mlir_c_runner_utils, the CUDA wrappers)."""
+    return _MLIR_PACKAGE / "lib"
 
 
 def mlir_tool(name: str) -> Optional[str]:

@@ -1,7 +1,11 @@
 """rlx-compile: compile an RLX MLIR file ahead of time for a native program (iree-compile-like).
 
     rlx-compile model.mlir -o libmodel.so --target cpu        # libmodel.so, libmodel.json, libmodel.h
-    rlx-compile model.mlir -o model.o --emit object            # for static linking (+ model.h)
+    rlx-compile model.mlir -o model.o --emit object            # the object file (+ model.h)
+    rlx-compile model.mlir -o libmodel.a --emit static         # a static library (+ libmodel.h:
+                                                               #   rlx_model_open_model(&err))
+    rlx-compile model.mlir -o libmodel.so --params w.safetensors  # weights shipped beside it, bound
+                                                               #   to every context by the runtime
     rlx-compile model.mlir -o model.h --emit header            # the header alone
     rlx-compile model.mlir -o model.ll.mlir --emit mlir-llvm   # the lowered module (LLVM dialect)
     rlx-compile --cmake-dir                                    # where RlxMlirConfig.cmake is
@@ -23,10 +27,12 @@ import tempfile
 from pathlib import Path
 from typing import Optional
 
-from ..aot.exporter import EMIT_KINDS, export
+from ..aot.exporter import EMIT_KINDS, export, static_symbol_prefix
 from ..aot.header import c_header, c_identifier
 from ..aot.loader import ManifestError
-from ..ir.diagnostics import CompileError
+from ..aot.params import SUFFIX as PARAMS_SUFFIX
+from ..aot.params import ParamsError
+from ..errors import RlxError
 from ..targets import TARGETS
 from ..targets.cpu import MAX_THREADS
 from .cli import ArgumentParser, ToolError, guarded, read_source
@@ -54,6 +60,9 @@ def _parser() -> ArgumentParser:
     parser.add_argument("--cpu", metavar="NAME", help="the CPU to tune for and use the instructions of "
                         "(LLVM -mcpu: 'native' = this machine's); default: the target's baseline, any machine")
     parser.add_argument("-O", dest="opt_level", type=int, choices=range(4), default=3, help="LLVM -O level")
+    parser.add_argument("--params", metavar="FILE", help="a safetensors file with the model's weights: checked "
+                        "against them and shipped beside the library (<stem>.safetensors), which the C runtime "
+                        "binds to every context")
     parser.add_argument("--cmake-dir", action="store_true", help="print the directory of RlxMlirConfig.cmake")
     parser.add_argument("--include-dir", action="store_true", help="print the directory holding rlx/runtime.h")
     return parser
@@ -77,7 +86,7 @@ def _main(argv: list[str]) -> int:
     header = Path(args.header) if args.header else output.with_suffix(".h")
     if args.emit == "header":
         header = output
-    if args.emit in ("shared", "object") and header.resolve() == output.resolve():
+    if args.emit in ("shared", "object", "static") and header.resolve() == output.resolve():
         raise ToolError(f"the header path {header} is the output path; name the output otherwise")
     try:
         if args.emit == "header":  # the function records come from the lowering (the arena's size)
@@ -85,18 +94,26 @@ def _main(argv: list[str]) -> int:
                 records = _export(text, filename, os.path.join(scratch, "model.mlir"), args, "mlir-llvm")
         else:
             records = _export(text, filename, str(output), args, args.emit)
-    except CompileError as error:
+    except (ValueError, ManifestError, ParamsError) as error:
+        raise ToolError(str(error)) from None
+    except RlxError as error:
+        # A CompileError (its class needs MLIR, which a cache hit never imports: looked up by then).
+        from ..ir.diagnostics import CompileError
+
+        if not isinstance(error, CompileError):
+            raise
         print(error.render_diagnostics() or f"{filename}: error: {error.summary}", file=sys.stderr)
         return 1
-    except (ValueError, ManifestError) as error:
-        raise ToolError(str(error)) from None
-    if args.emit in ("shared", "object", "header"):
-        library = output.name if args.emit == "shared" else None
+    if args.emit in ("shared", "object", "static", "header"):
+        library = output.name if args.emit in ("shared", "static") else None
         guard = "RLX_MODEL_" + c_identifier(header.stem) + "_H"
         source = "<stdin>" if filename == "<stdin>" else Path(filename).name
         try:
             header.parent.mkdir(parents=True, exist_ok=True)
-            header.write_text(c_header(records["functions"], args.target, library or "", source, guard))
+            header.write_text(c_header(
+                records["functions"], args.target, library or "", source, guard,
+                static_prefix=static_symbol_prefix(output) if args.emit == "static" else "",
+                params=output.with_suffix(PARAMS_SUFFIX).name if args.params and args.emit == "shared" else ""))
         except OSError as error:
             raise ToolError(f"could not write the header '{header}': {error.strerror}") from None
     return 0
@@ -104,6 +121,6 @@ def _main(argv: list[str]) -> int:
 
 def _export(text: str, filename: str, path: str, args, emit: str) -> dict:
     return export(text, path, args.target, functions=args.entry or None, opt_level=args.opt_level,
-                  filename=filename, threads=args.threads, emit=emit, cpu=args.cpu)
+                  filename=filename, threads=args.threads, emit=emit, cpu=args.cpu, params=args.params)
 if __name__ == "__main__":
     sys.exit(main())

@@ -30,7 +30,7 @@ from ..ir import dtypes
 from ..ir.diagnostics import CompileError
 from ..passmanager.base import PassOptionError
 from ..runtime.abi import ArgumentError
-from ..runtime.jit import compile as jit_compile
+from ..runtime.compiler import compile as jit_compile
 from ..runtime.signature import TensorSpec, numpy_dtype_named
 from ..runtime.specialize import SpecializingExecutable
 from ..targets import TARGETS

@@ -28,7 +28,7 @@ from ..driver import Compilation
 from ..frontend.builder import BuildError, GraphModule
 from ..ir.attrs import NAME_ATTR
 from ..ir.walk import collect_ops
-from ..runtime.jit import compile as jit_compile
+from ..runtime.compiler import compile as jit_compile
 from ..transforms.autodiff import GradError
 from ..transforms.autodiff.emit import Emitter
 from ..transforms.mir.grad import argument_names, differentiate, parameter_positions

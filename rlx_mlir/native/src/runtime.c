@@ -7,6 +7,7 @@
 #include "rlx/runtime.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -410,7 +411,8 @@ static rlx_status_t check_digest(const char *path, const char *expected, const c
 typedef void (*packed_function)(void **descriptors);
 
 struct rlx_model {
-  void *library;
+  void *library;        /* NULL for a model linked into the program (rlx_model_open_static) */
+  rlx_params_t *params; /* the weights shipped beside the library (the manifest's params), or NULL */
   char *function;
   packed_function call;
   size_t num_inputs, num_outputs, num_runtime_inputs;
@@ -432,6 +434,7 @@ void rlx_model_close(rlx_model_t *model) {
   free_infos(model->inputs, model->num_inputs);
   free_infos(model->outputs, model->num_outputs);
   free(model->function);
+  rlx_params_close(model->params);
   if (model->library) dlclose(model->library);
   free(model);
 }
@@ -539,6 +542,206 @@ static char *manifest_path(const char *path) {
   return manifest;
 }
 
+/* --- parameter files (safetensors: an 8-byte little-endian header size, a JSON header naming each
+ * tensor's dtype, shape and [begin, end) byte offsets into the data that follows) ---------------- */
+
+#define MAX_PARAMS_HEADER_BYTES (100 << 20)
+
+static void describe(char *text, size_t size, rlx_dtype_t dtype, int32_t rank, const int64_t *shape);
+
+typedef struct {
+  char *name;
+  rlx_dtype_t dtype;
+  int32_t rank;
+  int64_t shape[MAX_RANK];
+  size_t begin, bytes;
+} param_entry;
+
+struct rlx_params {
+  char *path;
+  void *data; /* the data section, 64-byte aligned */
+  size_t data_bytes, count;
+  param_entry *entries;
+};
+
+static const struct { const char *name; rlx_dtype_t dtype; } SAFETENSORS_DTYPES[] = {
+    {"F32", RLX_DTYPE_FLOAT32}, {"F16", RLX_DTYPE_FLOAT16}, {"F64", RLX_DTYPE_FLOAT64},
+    {"BOOL", RLX_DTYPE_BOOL},   {"I8", RLX_DTYPE_INT8},     {"U8", RLX_DTYPE_UINT8},
+    {"I16", RLX_DTYPE_INT16},   {"I32", RLX_DTYPE_INT32},   {"I64", RLX_DTYPE_INT64}};
+
+void rlx_params_close(rlx_params_t *params) {
+  if (params == NULL) return;
+  for (size_t i = 0; i < params->count; ++i) free(params->entries[i].name);
+  free(params->entries);
+  free(params->data);
+  free(params->path);
+  free(params);
+}
+
+size_t rlx_params_count(const rlx_params_t *params) { return params ? params->count : 0; }
+
+static rlx_status_t read_param_entry(param_entry *entry, const char *name, const json_t *spec, size_t data_bytes,
+                                     const char *path, rlx_error_t **err) {
+  const json_t *dtype = json_get(spec, "dtype"), *shape = json_get(spec, "shape");
+  const json_t *offsets = json_get(spec, "data_offsets");
+  if (!dtype || dtype->kind != JSON_STRING || !shape || shape->kind != JSON_ARRAY || !offsets ||
+      offsets->kind != JSON_ARRAY || offsets->count != 2 || offsets->items[0].kind != JSON_INTEGER ||
+      offsets->items[1].kind != JSON_INTEGER)
+    return fail(err, RLX_ERROR_PARAMS, "%s: tensor '%s': expected dtype, shape and data_offsets [begin, end]", path,
+                name);
+  int found = -1;
+  for (size_t i = 0; i < sizeof SAFETENSORS_DTYPES / sizeof SAFETENSORS_DTYPES[0]; ++i)
+    if (strcmp(dtype->string, SAFETENSORS_DTYPES[i].name) == 0) found = (int)SAFETENSORS_DTYPES[i].dtype;
+  if (found < 0)
+    return fail(err, RLX_ERROR_PARAMS, "%s: tensor '%s': dtype %s is not one the runtime reads", path, name,
+                dtype->string);
+  if (shape->count > MAX_RANK) return fail(err, RLX_ERROR_PARAMS, "%s: tensor '%s': rank too large", path, name);
+  int64_t elements = 1;
+  for (size_t d = 0; d < shape->count; ++d) {
+    const json_t *size = &shape->items[d];
+    if (size->kind != JSON_INTEGER || size->integer < 0 || size->integer > ((int64_t)1 << 40) ||
+        (elements *= size->integer) > ((int64_t)1 << 58))
+      return fail(err, RLX_ERROR_PARAMS, "%s: tensor '%s': bad shape", path, name);
+    entry->shape[d] = size->integer;
+  }
+  int64_t begin = offsets->items[0].integer, end = offsets->items[1].integer;
+  size_t width = DTYPE_SIZES[found];
+  if (begin < 0 || end < begin || (uint64_t)end > data_bytes)
+    return fail(err, RLX_ERROR_PARAMS, "%s: tensor '%s': data_offsets [%lld, %lld] outside the %zu bytes of data (a "
+                "truncated file?)", path, name, (long long)begin, (long long)end, data_bytes);
+  if ((uint64_t)(end - begin) != (uint64_t)elements * width || begin % (int64_t)width != 0)
+    return fail(err, RLX_ERROR_PARAMS, "%s: tensor '%s': data_offsets [%lld, %lld] do not hold %lld aligned elements "
+                "of %s", path, name, (long long)begin, (long long)end, (long long)elements, dtype->string);
+  entry->name = strdup(name);
+  if (!entry->name) return fail(err, RLX_ERROR_OUT_OF_MEMORY, "out of memory");
+  entry->dtype = (rlx_dtype_t)found;
+  entry->rank = (int32_t)shape->count;
+  entry->begin = (size_t)begin;
+  entry->bytes = (size_t)(end - begin);
+  return RLX_OK;
+}
+
+static rlx_status_t read_params(rlx_params_t *params, FILE *file, const char *path, rlx_error_t **err) {
+  unsigned char size_bytes[8];
+  if (fseek(file, 0, SEEK_END) != 0) return fail(err, RLX_ERROR_IO, "%s: cannot seek", path);
+  long file_size = ftell(file);
+  rewind(file);
+  if (file_size < 8 || fread(size_bytes, 1, 8, file) != 8)
+    return fail(err, RLX_ERROR_PARAMS, "%s: not a safetensors file (shorter than its header size)", path);
+  uint64_t header_bytes = 0;
+  for (int i = 7; i >= 0; --i) header_bytes = header_bytes << 8 | size_bytes[i];
+  if (header_bytes > MAX_PARAMS_HEADER_BYTES || header_bytes > (uint64_t)file_size - 8)
+    return fail(err, RLX_ERROR_PARAMS, "%s: not a safetensors file (a header of %llu bytes in a file of %ld)", path,
+                (unsigned long long)header_bytes, file_size);
+  char *header = malloc(header_bytes + 1);
+  if (!header) return fail(err, RLX_ERROR_OUT_OF_MEMORY, "out of memory");
+  if (fread(header, 1, header_bytes, file) != header_bytes) {
+    free(header);
+    return fail(err, RLX_ERROR_IO, "%s: read error", path);
+  }
+  json_t root;
+  const char *why;
+  int parsed = json_read(header, header_bytes, &root, &why);
+  free(header);
+  if (!parsed) return fail(err, RLX_ERROR_PARAMS, "%s: its header is not valid JSON: %s", path, why);
+  rlx_status_t status = RLX_OK;
+  params->data_bytes = (size_t)file_size - 8 - header_bytes;
+  if (root.kind != JSON_OBJECT) {
+    status = fail(err, RLX_ERROR_PARAMS, "%s: its header is not a JSON object", path);
+  } else if (!(params->entries = calloc(root.count + 1, sizeof *params->entries))) {
+    status = fail(err, RLX_ERROR_OUT_OF_MEMORY, "out of memory");
+  }
+  for (size_t i = 0; status == RLX_OK && i < root.count; ++i) {
+    if (strcmp(root.keys[i], "__metadata__") == 0) continue;
+    status = read_param_entry(&params->entries[params->count], root.keys[i], &root.items[i], params->data_bytes,
+                              path, err);
+    if (status == RLX_OK) ++params->count;
+  }
+  json_free(&root);
+  if (status != RLX_OK) return status;
+  if (posix_memalign(&params->data, 64, params->data_bytes ? params->data_bytes : 1) != 0) {
+    params->data = NULL;
+    return fail(err, RLX_ERROR_OUT_OF_MEMORY, "out of memory (%zu bytes of weights)", params->data_bytes);
+  }
+  if (fread(params->data, 1, params->data_bytes, file) != params->data_bytes)
+    return fail(err, RLX_ERROR_IO, "%s: read error", path);
+  return RLX_OK;
+}
+
+rlx_params_t *rlx_params_open(const char *path, rlx_error_t **err) {
+  if (err) *err = NULL;
+  if (path == NULL) return fail(err, RLX_ERROR_INVALID_ARGUMENT, "rlx_params_open: path is NULL"), NULL;
+  FILE *file = fopen(path, "rb");
+  if (!file) return fail(err, RLX_ERROR_IO, "%s: cannot open the parameter file: %s", path, strerror(errno)), NULL;
+  rlx_params_t *params = calloc(1, sizeof *params);
+  rlx_status_t status = params && (params->path = strdup(path)) ? read_params(params, file, path, err)
+                                                                  : fail(err, RLX_ERROR_OUT_OF_MEMORY, "out of memory");
+  fclose(file);
+  if (status != RLX_OK) {
+    rlx_params_close(params);
+    return NULL;
+  }
+  return params;
+}
+
+static const param_entry *find_param(const rlx_params_t *params, const char *name) {
+  for (size_t i = 0; i < params->count; ++i)
+    if (strcmp(params->entries[i].name, name) == 0) return &params->entries[i];
+  return NULL;
+}
+
+/* RLX_OK when `params` holds every weight of the model with its dtype and shape. */
+static rlx_status_t check_params(const rlx_model_t *model, const rlx_params_t *params, rlx_error_t **err) {
+  for (size_t i = 0; i < model->num_inputs; ++i) {
+    const rlx_tensor_info_t *info = &model->inputs[i];
+    if (!info->is_param) continue;
+    const param_entry *entry = find_param(params, info->name);
+    if (!entry)
+      return fail(err, RLX_ERROR_MISSING_PARAM, "weight '%s' of @%s is not in %s", info->name, model->function,
+                  params->path);
+    char expected[256], got[256];
+    describe(expected, sizeof expected, info->dtype, info->rank, info->shape);
+    describe(got, sizeof got, entry->dtype, entry->rank, entry->shape);
+    int same = entry->rank == info->rank;
+    for (int32_t d = 0; same && d < info->rank; ++d) same = entry->shape[d] == info->shape[d];
+    if (entry->dtype != info->dtype || !same)
+      return fail(err, entry->dtype != info->dtype ? RLX_ERROR_DTYPE : RLX_ERROR_SHAPE,
+                  "weight '%s' of @%s is %s, %s holds %s", info->name, model->function, expected, params->path, got);
+  }
+  return RLX_OK;
+}
+
+static rlx_status_t read_function(rlx_model_t *model, const json_t *functions, const char *entry, const char *path,
+                                  const char *where, rlx_error_t **err);
+
+/* The manifest's params ({"file": bare name, "bytes": its size}): read from the model's directory. */
+static rlx_status_t open_shipped_params(rlx_model_t *model, const json_t *params, const char *path, size_t directory,
+                                        const char *where, rlx_error_t **err) {
+  const json_t *name = json_get(params, "file"), *bytes = json_get(params, "bytes");
+  if (!name || name->kind != JSON_STRING || !name->string[0] || strchr(name->string, '/') ||
+      strcmp(name->string, "..") == 0 || !bytes || bytes->kind != JSON_INTEGER)
+    return fail(err, RLX_ERROR_MANIFEST, "%s: params: expected a bare file name and its size in bytes", where);
+  char *file = malloc(directory + strlen(name->string) + 1);
+  if (!file) return fail(err, RLX_ERROR_OUT_OF_MEMORY, "out of memory");
+  memcpy(file, path, directory);
+  strcpy(file + directory, name->string);
+  FILE *probe = fopen(file, "rb");
+  long size = -1;
+  if (probe && fseek(probe, 0, SEEK_END) == 0) size = ftell(probe);
+  if (probe) fclose(probe);
+  rlx_status_t status = RLX_OK;
+  if (size < 0)
+    status = fail(err, RLX_ERROR_IO, "%s: cannot open the model's parameter file (named by %s)", file, where);
+  else if (size != bytes->integer)
+    status = fail(err, RLX_ERROR_MANIFEST, "%s: %ld bytes, %s records %lld (truncated, or from another compile)",
+                  file, size, where, (long long)bytes->integer);
+  else
+    model->params = rlx_params_open(file, err);
+  free(file);
+  if (status != RLX_OK) return status;
+  return model->params ? RLX_OK : rlx_error_code(err ? *err : NULL) ? rlx_error_code(*err) : RLX_ERROR_PARAMS;
+}
+
 static rlx_status_t open_model(rlx_model_t *model, const char *path, const char *entry, const char *where,
                                json_t *manifest, json_t *record, rlx_error_t **err) {
   size_t length;
@@ -601,6 +804,24 @@ static rlx_status_t open_model(rlx_model_t *model, const char *path, const char 
     return fail(err, RLX_ERROR_MANIFEST, "%s: does not describe %s (its functions differ from the signature "
                 "compiled into the library; export the model again)", where, base);
 
+  const json_t *params = json_get(manifest, "params");
+  if (params) {
+    rlx_status_t status = open_shipped_params(model, params, path, (size_t)(base - path), where, err);
+    if (status != RLX_OK) return status;
+  }
+  rlx_status_t status = read_function(model, functions, entry, path, where, err);
+  if (status != RLX_OK) return status;
+  char symbol[256];
+  snprintf(symbol, sizeof symbol, PACKED_PREFIX "%s", model->function);
+  model->call = (packed_function)dlsym(model->library, symbol);
+  if (!model->call)
+    return fail(err, RLX_ERROR_LOAD, "%s: has no %s; compile the model again with rlx-compile", path, symbol);
+  return model->params ? check_params(model, model->params, err) : RLX_OK;
+}
+
+/* Reads the function `entry` (NULL: the only one) of the `functions` list into the model. */
+static rlx_status_t read_function(rlx_model_t *model, const json_t *functions, const char *entry, const char *path,
+                                  const char *where, rlx_error_t **err) {
   const json_t *function = NULL;
   if (entry == NULL) {
     if (functions->count != 1)
@@ -644,11 +865,6 @@ static rlx_status_t open_model(rlx_model_t *model, const char *path, const char 
     model->arena_bytes = (size_t)bytes->integer;
     model->arena_alignment = (size_t)alignment->integer;
   }
-  char symbol[256];
-  snprintf(symbol, sizeof symbol, PACKED_PREFIX "%s", model->function);
-  model->call = (packed_function)dlsym(model->library, symbol);
-  if (!model->call)
-    return fail(err, RLX_ERROR_LOAD, "%s: has no %s; compile the model again with rlx-compile", path, symbol);
   return RLX_OK;
 }
 
@@ -677,6 +893,39 @@ rlx_model_t *rlx_model_open_entry(const char *path, const char *entry, rlx_error
 }
 
 rlx_model_t *rlx_model_open(const char *path, rlx_error_t **err) { return rlx_model_open_entry(path, NULL, err); }
+
+rlx_model_t *rlx_model_open_static(const char *signature, const rlx_static_function_t *functions, size_t count,
+                                   const char *entry, rlx_error_t **err) {
+  if (err) *err = NULL;
+  if (!signature || (count && !functions))
+    return fail(err, RLX_ERROR_INVALID_ARGUMENT, "rlx_model_open_static: %s is NULL",
+                !signature ? "the signature" : "the function table"), NULL;
+  rlx_model_t *model = calloc(1, sizeof *model);
+  if (!model) return fail(err, RLX_ERROR_OUT_OF_MEMORY, "out of memory"), NULL;
+  json_t record;
+  const char *why;
+  rlx_status_t status = RLX_OK;
+  if (!json_read(signature, strnlen(signature, MAX_MANIFEST_BYTES), &record, &why)) {
+    status = fail(err, RLX_ERROR_MANIFEST, "a static model's signature record is not valid JSON: %s", why);
+  } else {
+    const json_t *target = json_get(&record, "target"), *list = json_get(&record, "functions");
+    if (!target || target->kind != JSON_STRING || strcmp(target->string, "cpu") != 0 || !list ||
+        list->kind != JSON_ARRAY)
+      status = fail(err, RLX_ERROR_MANIFEST, "a static model's signature record names no cpu functions");
+    else
+      status = read_function(model, list, entry, "the static model", "its signature record", err);
+    json_free(&record);
+  }
+  for (size_t i = 0; status == RLX_OK && i < count && !model->call; ++i)
+    if (functions[i].name && strcmp(functions[i].name, model->function) == 0) model->call = functions[i].call;
+  if (status == RLX_OK && !model->call)
+    status = fail(err, RLX_ERROR_LOAD, "the static model's function table has no @%s", model->function);
+  if (status != RLX_OK) {
+    rlx_model_close(model);
+    return NULL;
+  }
+  return model;
+}
 
 const char *rlx_model_function(const rlx_model_t *model) { return model ? model->function : NULL; }
 size_t rlx_model_num_inputs(const rlx_model_t *model) { return model ? model->num_inputs : 0; }
@@ -714,6 +963,7 @@ struct rlx_context {
   int64_t **descriptors; /* MLIR ranked memref descriptors: ptr, ptr, offset, sizes[rank], strides[rank] */
   void **pointers;       /* what rlx_call_<name> takes */
   int64_t *input_slot, *output_slot; /* the descriptor of each input / output (-1: a tied output) */
+  rlx_params_t *owned_params;        /* opened by rlx_context_bind_params_file */
 };
 
 static int64_t *new_descriptor(const int64_t *shape, int32_t rank) {
@@ -742,6 +992,7 @@ void rlx_context_destroy(rlx_context_t *context) {
   free(context->input_slot);
   free(context->output_slot);
   free(context->arena);
+  rlx_params_close(context->owned_params);
   free(context);
 }
 
@@ -787,6 +1038,10 @@ rlx_context_t *rlx_context_create(const rlx_model_t *model, rlx_error_t **err) {
       goto out_of_memory;
   }
   for (size_t i = 0; i < context->num_descriptors; ++i) context->pointers[i] = context->descriptors[i];
+  if (model->params && rlx_context_bind_params(context, model->params, err) != RLX_OK) {
+    rlx_context_destroy(context);
+    return NULL;
+  }
   return context;
 out_of_memory:
   rlx_context_destroy(context);
@@ -811,6 +1066,35 @@ rlx_status_t rlx_context_bind_param(rlx_context_t *context, const char *name, co
     return fail(err, RLX_ERROR_SHAPE, "weight '%s' of @%s is %s with %lld elements (%zu bytes), got %zu bytes", name,
                 model->function, rlx_dtype_name(info->dtype), (long long)info->elements, info->bytes, bytes);
   context->params[index] = data;
+  return RLX_OK;
+}
+
+rlx_status_t rlx_context_bind_params(rlx_context_t *context, const rlx_params_t *params, rlx_error_t **err) {
+  if (err) *err = NULL;
+  if (!context || !params)
+    return fail(err, RLX_ERROR_INVALID_ARGUMENT, "rlx_context_bind_params: %s is NULL",
+                !context ? "the context" : "the parameters");
+  rlx_status_t status = check_params(context->model, params, err); /* all or nothing */
+  if (status != RLX_OK) return status;
+  const rlx_model_t *model = context->model;
+  for (size_t i = 0; i < model->num_inputs; ++i)
+    if (model->inputs[i].is_param)
+      context->params[i] = (const char *)params->data + find_param(params, model->inputs[i].name)->begin;
+  return RLX_OK;
+}
+
+rlx_status_t rlx_context_bind_params_file(rlx_context_t *context, const char *path, rlx_error_t **err) {
+  if (err) *err = NULL;
+  if (!context) return fail(err, RLX_ERROR_INVALID_ARGUMENT, "rlx_context_bind_params_file: the context is NULL");
+  rlx_params_t *params = rlx_params_open(path, err);
+  if (!params) return rlx_error_code(err ? *err : NULL) ? rlx_error_code(*err) : RLX_ERROR_PARAMS;
+  rlx_status_t status = rlx_context_bind_params(context, params, err);
+  if (status != RLX_OK) {
+    rlx_params_close(params);
+    return status;
+  }
+  rlx_params_close(context->owned_params);
+  context->owned_params = params;
   return RLX_OK;
 }
 

@@ -4,6 +4,7 @@
  *   rlx_model_t *model = rlx_model_open("libmlp.so", &err);          // + libmlp.json, the manifest
  *   rlx_context_t *ctx = rlx_context_create(model, &err);            // owns the arena
  *   rlx_context_bind_param(ctx, "w", w, sizeof w, &err);              // weights (rlx.param), once
+ *   // or all of them from a file: rlx_context_bind_params_file(ctx, "weights.safetensors", &err)
  *   rlx_tensor_t in[] = {{x, sizeof x, RLX_DTYPE_FLOAT32, 2, x_shape}};
  *   rlx_tensor_t out[] = {{y, sizeof y, RLX_DTYPE_FLOAT32, 2, y_shape}};
  *   if (rlx_invoke(ctx, in, 1, out, 1, &err) != RLX_OK) puts(rlx_error_message(err));
@@ -33,7 +34,8 @@ typedef enum rlx_status {
   RLX_ERROR_DTYPE = 6,            /* a tensor's dtype is not the model's */
   RLX_ERROR_MISSING_PARAM = 7,    /* a weight (rlx.param) was not bound to the context */
   RLX_ERROR_OUT_OF_MEMORY = 8,
-  RLX_ERROR_UNSUPPORTED = 9       /* e.g. a CUDA model */
+  RLX_ERROR_UNSUPPORTED = 9,      /* e.g. a CUDA model */
+  RLX_ERROR_PARAMS = 10           /* a parameter file is not a readable safetensors file */
 } rlx_status_t;
 
 /* The dtypes of rlx_mlir.ir.dtypes.NUMPY_NAMES (bool is one byte per element). */
@@ -52,6 +54,7 @@ typedef enum rlx_dtype {
 typedef struct rlx_error rlx_error_t;
 typedef struct rlx_model rlx_model_t;
 typedef struct rlx_context rlx_context_t;
+typedef struct rlx_params rlx_params_t;
 
 /* One input or output of the model's function. */
 typedef struct rlx_tensor_info {
@@ -88,6 +91,16 @@ rlx_model_t *rlx_model_open(const char *path, rlx_error_t **err);
 rlx_model_t *rlx_model_open_entry(const char *path, const char *entry, rlx_error_t **err);
 void rlx_model_close(rlx_model_t *model); /* after every context of it is destroyed */
 
+/* A model linked into the program (rlx-compile --emit static, rlx_add_model(... STATIC)): its
+ * signature record and its functions' packed entry points, as the generated header's
+ * rlx_model_open_<stem>() passes them. */
+typedef struct rlx_static_function {
+  const char *name;
+  void (*call)(void **descriptors);
+} rlx_static_function_t;
+rlx_model_t *rlx_model_open_static(const char *signature, const rlx_static_function_t *functions, size_t count,
+                                   const char *entry, rlx_error_t **err);
+
 const char *rlx_model_function(const rlx_model_t *model);
 size_t rlx_model_num_inputs(const rlx_model_t *model);
 size_t rlx_model_num_outputs(const rlx_model_t *model);
@@ -109,6 +122,19 @@ void rlx_context_destroy(rlx_context_t *context);
  * valid while the context runs. */
 rlx_status_t rlx_context_bind_param(rlx_context_t *context, const char *name, const void *data, size_t bytes,
                                     rlx_error_t **err);
+
+/* Weights from a safetensors file (an 8-byte header size, a JSON header, the data), read into
+ * memory once: bind them to any number of contexts; close after every context bound to them is
+ * destroyed. A model compiled with `rlx-compile --params` opens the file shipped beside it and
+ * binds it to each of its contexts itself. */
+rlx_params_t *rlx_params_open(const char *path, rlx_error_t **err);
+void rlx_params_close(rlx_params_t *params);
+size_t rlx_params_count(const rlx_params_t *params); /* the tensors in the file */
+/* Binds every weight of the model from `params` (by name): RLX_ERROR_MISSING_PARAM when the file
+ * lacks one, RLX_ERROR_DTYPE / RLX_ERROR_SHAPE when its tensor differs; nothing is bound then. */
+rlx_status_t rlx_context_bind_params(rlx_context_t *context, const rlx_params_t *params, rlx_error_t **err);
+/* rlx_params_open + rlx_context_bind_params; the context owns the weights read. */
+rlx_status_t rlx_context_bind_params_file(rlx_context_t *context, const char *path, rlx_error_t **err);
 
 /* Runs the function: `inputs` holds one tensor per runtime input (rlx_model_num_runtime_inputs,
  * in order), `outputs` one per output. An output tied to an input (a KV cache) is updated in

@@ -1,0 +1,1 @@
+rlx_mlir/native/cmake

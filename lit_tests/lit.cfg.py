@@ -1,6 +1,7 @@
 # lit configuration for rlx-mlir.  Run with:  lit lit_tests
 import os
 import sys
+import tempfile
 
 import lit.formats
 
@@ -22,6 +23,9 @@ config.environment["PATH"] = os.pathsep.join(tool_dirs + [os.environ.get("PATH",
 for name in ("HOME", "TMPDIR", "PYTHONPATH"):
     if name in os.environ:
         config.environment[name] = os.environ[name]
+# The tools' on-disk compile cache (rlx_mlir/runtime/disk_cache.py): one fresh directory per lit run,
+# so tests neither read nor fill the user's cache (unless RLX_CACHE_DIR is set).
+config.environment["RLX_CACHE_DIR"] = os.environ.get("RLX_CACHE_DIR") or tempfile.mkdtemp(prefix="rlx-lit-cache-")
 
 repo_root = os.path.dirname(config.test_source_root)
 config.substitutions.append(("%python", f'"{sys.executable}"'))

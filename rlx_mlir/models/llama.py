@@ -136,6 +136,15 @@ def rope_tables(seq: int, head_dim: int, theta: float) -> tuple[np.ndarray, np.n
     return np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
 
 
+def rope_inputs(g: GraphModule, c, dynamic: bool) -> tuple[Tensor, Tensor]:
+    """The cos and sin tables a whole-sequence model reads: `c.seq` rows, or with `dynamic` the first
+    `SEQ` rows of a `c.max_seq`-row table (`c`: a config with seq, max_seq, head_dim, rope_theta)."""
+    if dynamic:
+        tables = (g.constant(t) for t in rope_tables(c.max_seq, c.head_dim, c.rope_theta))
+        return tuple(g.named("rope", lambda t=t: g.op(rlx.NarrowOp, t, axis=0, start=0, len="SEQ")) for t in tables)
+    return tuple(g.constant(t) for t in rope_tables(c.seq, c.head_dim, c.rope_theta))
+
+
 def weight_shapes(c: LlamaConfig) -> dict[str, tuple[int, ...]]:
     shapes = {"embed": (c.vocab, c.hidden)}
     for i in range(c.layers):
@@ -253,11 +262,7 @@ def build_llama(c: LlamaConfig, name: str = "llama", *, dynamic: bool = False) -
         tokens = g.input("tokens", (c.batch, c.seq), "i64")
     params = {n: g.param(n, shape, dtype) for n, (shape, dtype) in param_types(c).items()}
     schemes = quant_schemes(c)
-    if dynamic:
-        tables = (g.constant(t) for t in rope_tables(c.max_seq, c.head_dim, c.rope_theta))
-        cos, sin = (g.named("rope", lambda t=t: g.op(rlx.NarrowOp, t, axis=0, start=0, len="SEQ")) for t in tables)
-    else:
-        cos, sin = (g.constant(t) for t in rope_tables(c.seq, c.head_dim, c.rope_theta))
+    cos, sin = rope_inputs(g, c, dynamic)
     zeros = g.constant(np.zeros(c.hidden, np.float32))  # RLX norms carry a beta
     x = g.named("embed", lambda: embed(g, params["embed"], tokens, schemes.get("embed")))
     for i in range(c.layers):
@@ -292,6 +297,7 @@ __all__ = [
     "projection_names",
     "quant_schemes",
     "random_weights",
+    "rope_inputs",
     "rope_tables",
     "swiglu",
     "to_packed_matrix",

@@ -42,7 +42,7 @@ from .. import quant as quantisers
 from ..dialects import rlx
 from ..frontend.builder import GraphModule, Tensor
 from .generate import CachedLlama
-from .llama import DEQUANT_SCHEMES, LlamaConfig, lm_head, project, rope_tables, swiglu
+from .llama import DEQUANT_SCHEMES, LlamaConfig, lm_head, project, rope_inputs, rope_tables, swiglu
 from .llama_cached import cache_names, cache_shape
 
 # The weights of a layer that are projections (`x @ w`), the ones that may be kept quantised.
@@ -235,11 +235,7 @@ def build_moe(c: MoeConfig, name: str = "moe", *, dynamic: bool = False) -> Grap
     tokens = g.input("tokens", ("BATCH", "SEQ") if dynamic else (c.batch, c.seq), "i64")
     params = {n: g.param(n, shape, dtype) for n, (shape, dtype) in param_types(c).items()}
     schemes = quant_schemes(c)
-    if dynamic:
-        tables = (g.constant(t) for t in rope_tables(c.max_seq, c.head_dim, c.rope_theta))
-        cos, sin = (g.named("rope", lambda t=t: g.op(rlx.NarrowOp, t, axis=0, start=0, len="SEQ")) for t in tables)
-    else:
-        cos, sin = (g.constant(t) for t in rope_tables(c.seq, c.head_dim, c.rope_theta))
+    cos, sin = rope_inputs(g, c, dynamic)
     zeros = g.constant(np.zeros(c.hidden, np.float32))  # RLX norms carry a beta
     x = g.named("embed", lambda: g.op(rlx.GatherOp, params["embed"], tokens, axis=0))
     for i in range(c.layers):

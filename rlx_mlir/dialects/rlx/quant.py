@@ -232,14 +232,21 @@ class DequantGatherOp(Rlx.Operation, name="dequant_gather", traits=[Pure]):
             raise VerifyError(f"requires table of rank 2, [rows, bytes per row], got {format_shape(ts)}")
         if ts[0] == 0:
             raise VerifyError("cannot gather from a table with no rows")
-        blocks = GGUF_SCHEMES[scheme]
-        if ts[1] != DYNAMIC and ts[1] % blocks.block_bytes:
-            raise VerifyError(
-                f"scheme '{scheme}' packs blocks of {blocks.block_bytes} bytes, but a row of table has {ts[1]} bytes, "
-                f"not a whole number of blocks"
-            )
-        k = DYNAMIC if ts[1] == DYNAMIC else ts[1] // blocks.block_bytes * blocks.block
-        return ir.RankedTensorType.get([*shape_of(indices), k], ir.F32Type.get())
+        return ir.RankedTensorType.get([*shape_of(indices), packed_row_weights(scheme, ts[1], "table")], ir.F32Type.get())
+
+
+def packed_row_weights(scheme_name: str, row_bytes: int, operand: str) -> int:
+    """K, the weights in a packed GGUF row of `row_bytes` bytes (DYNAMIC stays DYNAMIC); VerifyError
+    naming `operand` unless the row is a whole number of the scheme's blocks."""
+    blocks = GGUF_SCHEMES[scheme_name]
+    if row_bytes == DYNAMIC:
+        return DYNAMIC
+    if row_bytes % blocks.block_bytes:
+        raise VerifyError(
+            f"scheme '{scheme_name}' packs blocks of {blocks.block_bytes} bytes, but a row of {operand} has "
+            f"{row_bytes} bytes, not a whole number of blocks"
+        )
+    return row_bytes // blocks.block_bytes * blocks.block
 
 
 def weight_columns(scheme_name: str, k: int, w: ir.Type, side, types: bool = True) -> int:
@@ -281,4 +288,5 @@ def check_weight_bytes(scheme_name: str, k: int, given: int) -> None:
 
 
 __all__ = ["ACTIVATION_MODES", "BlockScheme", "DequantGatherOp", "DequantMatmulOp", "GGUF_SCHEMES", "Q8_ACTIVATION_SCHEMES",
-           "check_activations", "check_weight_bytes", "weight_columns"]
+           "check_activations", "check_weight_bytes", "packed_row_weights",
+           "weight_columns"]

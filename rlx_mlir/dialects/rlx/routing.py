@@ -9,7 +9,7 @@ from mlir import ir
 from ...dsl import ByteTensor, I64Attr, Pure, StrEnumAttr, TensorOf, VerifyError, attribute, operand, result
 from ...ir.shapes import DYNAMIC, format_shape, shape_of
 from .dialect import Rlx, same_element_type
-from .quant import GGUF_SCHEMES, check_weight_bytes
+from .quant import GGUF_SCHEMES, check_weight_bytes, packed_row_weights
 
 __all__ = ["ScatterAddOp", "GroupedMatmulOp", "DequantGroupedMatmulOp", "DequantMoeWeightsOp"]
 
@@ -177,11 +177,4 @@ class DequantMoeWeightsOp(Rlx.Operation, name="dequant_moe_weights", traits=[Pur
         ws = shape_of(w)
         if len(ws) != 3:
             raise VerifyError(f"requires w of rank 3, [E, N, bytes per row], got {format_shape(ws)}")
-        blocks = GGUF_SCHEMES[scheme]
-        if ws[2] != DYNAMIC and ws[2] % blocks.block_bytes:
-            raise VerifyError(
-                f"scheme '{scheme}' packs blocks of {blocks.block_bytes} bytes, but a row of w has {ws[2]} bytes, "
-                f"not a whole number of blocks"
-            )
-        k = DYNAMIC if ws[2] == DYNAMIC else ws[2] // blocks.block_bytes * blocks.block
-        return ir.RankedTensorType.get([ws[0], k, ws[1]], ir.F32Type.get())
+        return ir.RankedTensorType.get([ws[0], packed_row_weights(scheme, ws[2], "w"), ws[1]], ir.F32Type.get())

@@ -89,12 +89,10 @@ def _gradients(ops, loss, wrt, ip, names) -> list[ir.Value]:
     return grads
 
 
-def reverse(emit: Emitter, ops: Sequence[ir.Operation], seeds: dict, wrt: Sequence[ir.Value],
-            names: Sequence[str]) -> list[ir.Value]:
-    """The reverse sweep: the cotangents of `wrt` given the cotangents `seeds` of some values
-    computed by `ops` (in program order), built with `emit`.  Also what the rules of ops with
-    bodies (custom_fn, if) call on the ops they inline (`Emitter.reverse`)."""
-    depends: dict = {}  # value -> bit mask of the wrt values it depends on
+def dependency_masks(ops: Sequence[ir.Operation], wrt: Sequence[ir.Value]) -> dict:
+    """Each value computed by `ops` (program order) or in `wrt` -> the bit mask of the `wrt` values
+    it depends on (bit i: `wrt[i]`); values depending on none are absent."""
+    depends: dict = {}
     for index, value in enumerate(wrt):
         depends[value] = depends.get(value, 0) | (1 << index)
     for op in ops:
@@ -104,6 +102,15 @@ def reverse(emit: Emitter, ops: Sequence[ir.Operation], seeds: dict, wrt: Sequen
         if mask:
             for result in op.results:
                 depends[result] = mask
+    return depends
+
+
+def reverse(emit: Emitter, ops: Sequence[ir.Operation], seeds: dict, wrt: Sequence[ir.Value],
+            names: Sequence[str]) -> list[ir.Value]:
+    """The reverse sweep: the cotangents of `wrt` given the cotangents `seeds` of some values
+    computed by `ops` (in program order), built with `emit`.  Also what the rules of ops with
+    bodies (custom_fn, if) call on the ops they inline (`Emitter.reverse`)."""
+    depends = dependency_masks(ops, wrt)
     live = set(seeds)
     for op in reversed(ops):
         if any(r in live for r in op.results):

@@ -24,7 +24,7 @@ from typing import Sequence
 from mlir import ir
 
 from ...ir.shapes import element_of
-from .driver import GradError, erase_unused, first_cut, is_float, names_of, reverse
+from .driver import GradError, dependency_masks, erase_unused, first_cut, is_float, names_of, reverse
 from .emit import Emitter, accumulate
 from .jvp_rules import jvp_rule_for
 from .registry import index_operands, rule_for
@@ -65,16 +65,7 @@ def forward(emit: Emitter, ops, outputs, wrt, seeds, names=None) -> list[ir.Valu
     """The forward sweep: the tangents of `outputs` given tangents `seeds` of the values `wrt`,
     through `ops` (program order), built with `emit`."""
     names = names or [f"argument #{i}" for i in range(len(wrt))]
-    depends: dict = {}
-    for index, value in enumerate(wrt):
-        depends[value] = depends.get(value, 0) | (1 << index)
-    for op in ops:
-        mask = 0
-        for operand in op.operands:
-            mask |= depends.get(operand, 0)
-        if mask:
-            for result in op.results:
-                depends[result] = mask
+    depends = dependency_masks(ops, wrt)
     # values an output depends on through operands with a derivative (not a selector's)
     needed = set(outputs)
     live = set(outputs)  # through any operand (to tell "no derivative on every path")

@@ -270,3 +270,42 @@ def test_pass_breaking_an_rlx_free_module_is_caught_by_mlir_verifier():
         with pytest.raises(ir.MLIRError):
             manager.run(module.operation)
         assert any("terminator" in str(error) for error in diagnostics.errors), diagnostics.errors
+
+
+def test_lowering_passes_with_nothing_to_do_are_not_followed_by_a_verify(monkeypatch):
+    """On a chain without matmuls or reductions the passes that would rewrite those say they changed
+    nothing, and the module they received (verified) is not verified again; on a matmul they change
+    it, and it is verified after them."""
+    from rlx_mlir.conversion.mir_to_linalg.mir_to_linalg import MirToLinalg
+    from rlx_mlir.passmanager import pipeline
+    from rlx_mlir.transforms.linalg.pack_matmul import PackMatmul
+    from rlx_mlir.transforms.linalg.reassociate_reductions import ReassociateReductions
+    from rlx_mlir.transforms.linalg.tile_gemv import TileGemv
+
+    checks = []
+    structure, rlx = pipeline._verify_structure, verifier.verify_and_find_rlx
+
+    def counting_structure(op, pass_):
+        checks.append("mlir")
+        structure(op, pass_)
+
+    def counting_rlx(op):
+        checks.append("rlx")
+        return rlx(op)
+
+    monkeypatch.setattr(pipeline, "_verify_structure", counting_structure)
+    monkeypatch.setattr(verifier, "verify_and_find_rlx", counting_rlx)
+    matmul = ("func.func @f(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {\n"
+              '  %0 = "rlx.matmul"(%a, %b) : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>\n'
+              "  return %0 : tensor<64x64xf32>\n}\n")
+    counts = {}
+    for name, text in (("chain", chain(8)), ("matmul", matmul)):
+        context = make_context()
+        with context, DiagnosticCollector(context) as diagnostics:
+            module = driver.parse_verified(text, "<test>", context, diagnostics)
+            pipeline.build_pass_manager([MirToLinalg()], context).run(module.operation)
+            checks.clear()
+            elements = [ReassociateReductions(), TileGemv(), PackMatmul()]
+            pipeline.build_pass_manager(elements, context, input_verified=True).run(module.operation)
+        counts[name] = len(checks)
+    assert counts["chain"] == 0 and counts["matmul"] >= 1, counts

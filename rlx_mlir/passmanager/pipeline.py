@@ -233,11 +233,13 @@ def _python_pass(instance: RlxPass, state: VerificationState, first: bool, recei
                 changed = instance.run(op)
             if instance.name == "rlx-verify":
                 return
+            if changed is False and receives_verified:
+                # e.g. rlx-hir-to-mir on a module without HIR, rlx-pack-matmul on one without
+                # matmuls: the module is the verified one it received, verifying it again finds nothing new
+                return
             if state.rlx_free and not instance.creates_rlx_ops:
                 _verify_structure(op, pass_)  # nothing for the RLX checks: MLIR's own verifier only
                 return
-            if changed is False and receives_verified:
-                return  # e.g. rlx-hir-to-mir on a module without HIR: verifying it again finds nothing new
             ok, holds_rlx = verifier.verify_and_find_rlx(op)
             state.rlx_free = ok and not holds_rlx
             if not ok:

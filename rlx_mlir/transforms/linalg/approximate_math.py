@@ -313,9 +313,12 @@ class ApproximateMath(RlxPass):
     summary = "Replace f32 math.exp/log/tanh/erf by inline polynomial code (arith + math.fma) that vectorizes"
     creates_rlx_ops = False
 
-    def run(self, module: ir.Operation) -> None:
+    def run(self, module: ir.Operation) -> bool:
         constants: dict = {}
-        for op in collect_ops(module, _approximable):
+        approximable = collect_ops(module, _approximable)
+        if not approximable:
+            return False  # nothing changed: the pass manager need not verify the module again
+        for op in approximable:
             view = op.opview
             approximation = next(f for op_class, f in APPROXIMATIONS.items() if isinstance(view, op_class))
             function = _function_of(op)

@@ -157,9 +157,12 @@ class Bf16AsI16(RlxPass):
     summary = "LLVM dialect: load/store bf16 as i16 and convert f32<->bf16 with integer ops (no bf16 vectors for LLVM)"
     creates_rlx_ops = False
 
-    def run(self, module: ir.Operation) -> None:
+    def run(self, module: ir.Operation) -> bool:
         rewriter = _Rewriter()
-        for op in collect_ops(module, lambda o: _handler(o) is not None):
+        handled = collect_ops(module, lambda o: _handler(o) is not None)
+        if not handled:
+            return False  # nothing changed: the pass manager need not verify the module again
+        for op in handled:
             with ir.InsertionPoint(op), op.location:
                 _handler(op)(rewriter, op)
         rewriter.erase_dead_bitcasts()

@@ -45,7 +45,8 @@ class MemrefCopyToLinalg(RlxPass):
     creates_rlx_ops = False
     only_strided: bool = option(False, "leave copies between two contiguous buffers (memcpy) alone")
 
-    def run(self, module: ir.Operation) -> None:
+    def run(self, module: ir.Operation) -> bool:
+        changed = False
         for op in collect_ops(module, memref.CopyOp):
             source, target = op.operands
             if self.only_strided and _contiguous(source.type) and _contiguous(target.type):
@@ -53,3 +54,5 @@ class MemrefCopyToLinalg(RlxPass):
             with ir.InsertionPoint(op), op.location:
                 linalg.copy(source, outs=[target])
             op.erase()
+            changed = True
+        return changed

@@ -134,7 +134,8 @@ class PackMatmul(RlxPass):
     pack_rows: int = option(256, "pack B into panels when A has at least this many rows (else read B in place)", minimum=0)
     min_flops: int = option(32 * 32 * 32, "leave matmuls with fewer multiply-adds (M·N·K) to the scalar loops", minimum=0)
 
-    def run(self, module: ir.Operation) -> None:
+    def run(self, module: ir.Operation) -> bool:
+        changed = False
         for op in collect_ops(module, linalg.MatmulOp):
             operands = matmul_operands(op)
             if operands is None:
@@ -162,3 +163,5 @@ class PackMatmul(RlxPass):
                     )
             op.results[0].replace_all_uses_with(product)
             op.erase()
+            changed = True
+        return changed

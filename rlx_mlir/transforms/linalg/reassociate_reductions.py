@@ -43,9 +43,11 @@ class ReassociateReductions(RlxPass):
     summary = "Mark float arithmetic in linalg reduction bodies fastmath<reassoc,contract> (vectorizable sums)"
     creates_rlx_ops = False
 
-    def run(self, module: ir.Operation) -> None:
+    def run(self, module: ir.Operation) -> bool:
         flags = ir.Attribute.parse("#arith.fastmath<reassoc,contract>")
         reducing = [op for op in collect_ops(module, (linalg.GenericOp, linalg.ReduceOp)) if _innermost_loop_reduces(op)]
+        if not reducing:
+            return False  # nothing changed: the pass manager need not verify the module again
         for op in reducing:
             for region in op.regions:
                 for block in region.blocks:

@@ -154,7 +154,7 @@ class TileGemv(RlxPass):
     max_rows: int = option(8, "largest M taken (more rows: the GEMM kernel of rlx-pack-matmul)", minimum=0)
     min_flops: int = option(32 * 32 * 32, "leave matmuls with fewer multiply-adds (M·N·K) alone", minimum=0)
 
-    def run(self, module: ir.Operation) -> None:
+    def run(self, module: ir.Operation) -> bool:
         plans = []  # (location, plan) of the matmul tagged with its index
         for op in collect_ops(module, linalg.MatmulOp):
             operands = matmul_operands(op)
@@ -170,6 +170,6 @@ class TileGemv(RlxPass):
             # Inside an scf.forall the matmul is already one thread's share of a parallel loop: serial.
             plans.append((op.location, GemvPlan(m, n, k, 1 if inside_forall(op) else self.threads)))
         if not plans:
-            return
+            return False  # nothing changed: the pass manager need not verify the module again
         body = [line for index, (_, plan) in enumerate(plans) for line in _script(index, plan)]
         apply_script(module, "\n".join(body) + _LOWER, plans[0][0], "tiling the GEMV kernels")

@@ -192,10 +192,10 @@ class TileMatmul(RlxPass):
     creates_rlx_ops = False
     threads: int = option(1, "threads to split each kernel across (scf.forall; 1 = serial)", minimum=1, maximum=MAX_THREADS)
 
-    def run(self, module: ir.Operation) -> None:
+    def run(self, module: ir.Operation) -> bool:
         kernels = [op for op in collect_ops(module, linalg.GenericOp) if KERNEL_ATTR in op.attributes]
         if not kernels:
-            return
+            return False  # nothing changed: the pass manager need not verify the module again
         plans = []
         for index, op in enumerate(kernels):
             packed = PACKED_ATTR not in op.attributes or ir.BoolAttr(op.attributes[PACKED_ATTR]).value

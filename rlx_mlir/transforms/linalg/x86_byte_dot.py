@@ -97,13 +97,15 @@ class X86ByteDot(RlxPass):
     creates_rlx_ops = False
     host: bool = option(True, "rewrite only where this machine's CPU has AVX-512 VNNI (false: always, for a VNNI target)")
 
-    def run(self, module: ir.Operation) -> None:
+    def run(self, module: ir.Operation) -> bool:
         if self.host and not host_has_vnni():
-            return
+            return False
+        changed = False
         for mul in collect_ops(module, lambda op: is_op(op, llvm.MulOp)):
             found = _match(mul)
             if found is None:
                 continue
+            changed = True
             unsigned, signed, shuffles = found
             type_ = shuffles[0].results[0].type
             with ir.InsertionPoint(shuffles[0]), shuffles[0].location:
@@ -116,3 +118,4 @@ class X86ByteDot(RlxPass):
             for op in (*shuffles, mul, *extensions):
                 if next(iter(op.results[0].uses), None) is None:
                     op.erase()
+        return changed

@@ -21,13 +21,14 @@ PyTorch is optional: `pip install torch==2.13.0` (a CPU build).
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import platform
-import subprocess
 import sys
 import time
+
+import child_rows  # benchmarks/child_rows.py: the script's directory is on sys.path
+from child_rows import emit
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -50,10 +51,6 @@ def timed(function, repeat: int) -> tuple[float, float]:
 
 def pause() -> None:
     time.sleep(0.3)  # let the other library's worker threads go to sleep
-
-
-def emit(**row) -> None:
-    print("ROW " + json.dumps(row), flush=True)
 
 
 # --- sections, run inside a child process with a fixed thread setting -------------------------
@@ -328,16 +325,8 @@ def child(args) -> None:
 
 
 def run_child(threads: int, args) -> list[dict]:
-    env = dict(os.environ)
-    if threads == 1:
-        env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    command = [sys.executable, __file__, "--child", "--threads", str(threads), "--repeat", str(args.repeat),
-               "--sections", args.sections] + (["--quick"] if args.quick else [])
-    result = subprocess.run(command, env=env, capture_output=True, text=True)
-    if result.returncode != 0:
-        sys.stderr.write(result.stdout + result.stderr)
-        raise SystemExit(f"benchmark child with {threads} thread(s) failed")
-    return [json.loads(line[4:]) for line in result.stdout.splitlines() if line.startswith("ROW ")]
+    return child_rows.run_child(__file__, threads, ["--repeat", str(args.repeat), "--sections", args.sections]
+                                + (["--quick"] if args.quick else []))
 
 
 def rate(row: dict, which: str) -> tuple[str, str]:

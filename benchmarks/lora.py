@@ -25,12 +25,13 @@ core for both.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
-import subprocess
 import sys
 import time
+
+import child_rows  # benchmarks/child_rows.py: the script's directory is on sys.path
+from child_rows import emit
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -41,10 +42,6 @@ CONTENDERS = ("numpy base", "numpy lora", "rlx base", "rlx lora")
 
 def pause() -> None:
     time.sleep(0.05)  # let the previous contender's worker threads go to sleep
-
-
-def emit(**row) -> None:
-    print("ROW " + json.dumps(row), flush=True)
 
 
 def _tensor(*shape) -> str:
@@ -123,15 +120,7 @@ def bench(threads: int, repeat: int) -> None:
 
 
 def run_child(threads: int, args) -> list[dict]:
-    env = dict(os.environ)
-    if threads == 1:
-        env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    command = [sys.executable, __file__, "--child", "--threads", str(threads), "--repeat", str(args.repeat)]
-    result = subprocess.run(command, env=env, capture_output=True, text=True)
-    if result.returncode != 0:
-        sys.stderr.write(result.stdout + result.stderr)
-        raise SystemExit(f"benchmark child with {threads} thread(s) failed")
-    return [json.loads(line[4:]) for line in result.stdout.splitlines() if line.startswith("ROW ")]
+    return child_rows.run_child(__file__, threads, ["--repeat", str(args.repeat)])
 
 
 def table(rows: list[dict]) -> str:

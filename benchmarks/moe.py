@@ -26,14 +26,14 @@ hold the core) is the steadier measure; its ratios are in the last column.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
-import subprocess
 import sys
 import time
 
+import child_rows  # benchmarks/child_rows.py: the script's directory is on sys.path
 import numpy as np
+from child_rows import emit
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -44,10 +44,6 @@ QUANT = "q8_0"  # the packed experts of the quantised decode rows
 
 def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
-
-
-def emit(**row) -> None:
-    print("ROW " + json.dumps(row), flush=True)
 
 
 def weights(rng) -> dict:
@@ -182,15 +178,7 @@ def bench(threads: int, repeat: int) -> None:
 
 
 def run_child(threads: int, args) -> list[dict]:
-    env = dict(os.environ)
-    if threads == 1:
-        env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    command = [sys.executable, __file__, "--child", "--threads", str(threads), "--repeat", str(args.repeat)]
-    result = subprocess.run(command, env=env, capture_output=True, text=True)
-    if result.returncode != 0:
-        sys.stderr.write(result.stdout + result.stderr)
-        raise SystemExit(f"benchmark child with {threads} thread(s) failed")
-    return [json.loads(line[4:]) for line in result.stdout.splitlines() if line.startswith("ROW ")]
+    return child_rows.run_child(__file__, threads, ["--repeat", str(args.repeat)])
 
 
 def table(rows: list[dict]) -> str:

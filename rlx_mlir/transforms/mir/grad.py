@@ -51,12 +51,18 @@ def parameter_positions(function) -> list[int]:
 
 def resolve_wrt(function, spelled: str) -> list[int]:
     """Argument positions for `wrt` (names or positions, comma-separated); GradError if one is no argument."""
-    names = argument_names(function)
     if not spelled.strip():
         positions = parameter_positions(function)
         if not positions:
             raise GradError(f"@{function.sym_name.value} has no argument marked rlx.param: name the arguments in wrt=")
         return positions
+    return named_positions(function, spelled, "wrt", GradError)
+
+
+def named_positions(function, spelled: str, option: str, error: type) -> list[int]:
+    """The argument positions a pass option spells (names or positions, comma-separated, in the
+    order given); `error` naming `option` for an item that is no argument."""
+    names = argument_names(function)
     positions = []
     for item in (part.strip() for part in spelled.split(",")):
         if item in names:
@@ -64,8 +70,8 @@ def resolve_wrt(function, spelled: str) -> list[int]:
         elif item.isdigit() and int(item) < len(names):
             positions.append(int(item))
         else:
-            raise GradError(
-                f"wrt '{item}' is not an argument of @{function.sym_name.value} (arguments: {', '.join(names)})"
+            raise error(
+                f"{option} '{item}' is not an argument of @{function.sym_name.value} (arguments: {', '.join(names)})"
             )
     return positions
 

@@ -24,7 +24,7 @@ from mlir.dialects import func
 from ...ir.walk import collect_ops
 from ...passmanager.base import RlxPass, fail, option
 from ..autodiff.batching import BatchingError, vectorize
-from .grad import argument_names, parameter_positions, select_function
+from .grad import argument_names, named_positions, parameter_positions, select_function
 
 
 def batched_positions(function, spelled: str) -> list[int]:
@@ -34,17 +34,7 @@ def batched_positions(function, spelled: str) -> list[int]:
     if not spelled.strip():
         params = set(parameter_positions(function))
         return [i for i in range(len(names)) if i not in params]
-    positions = []
-    for item in (part.strip() for part in spelled.split(",")):
-        if item in names:
-            positions.append(names.index(item))
-        elif item.isdigit() and int(item) < len(names):
-            positions.append(int(item))
-        else:
-            raise BatchingError(
-                f"batched '{item}' is not an argument of @{function.sym_name.value} (arguments: {', '.join(names)})"
-            )
-    return sorted(set(positions))
+    return sorted(set(named_positions(function, spelled, "batched", BatchingError)))
 
 
 def batch_function(function, positions: list[int], size: int, name: str):

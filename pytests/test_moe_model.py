@@ -121,13 +121,17 @@ def test_config_rejects_bad_routing():
 QUANT_MIXTRAL = dataclasses.replace(MIXTRAL, expert_ffn=64, quant="q8_0")
 QUANT_QWEN2 = dataclasses.replace(QWEN2_MOE, expert_ffn=32, shared_ffn=64, quant={
     "layers.0.q": "q4_0", "layers.0.experts.gate": "q8_0", "layers.0.experts.down": "q4_0",
-    "layers.1.experts.up": "q4_0", "layers.1.shared.up": "q8_0", "layers.1.o": "q8_0", "lm_head": "q4_0"})
+    "layers.1.experts.up": "q4_0", "layers.1.shared.up": "q8_0", "layers.1.o": "q8_0", "lm_head": "q4_0",
+    "embed": "q8_0"})
 
 
-def dequantized(packed, scheme, shape):
-    """Written plainly: each expert's (or the matrix's) GGUF rows `W [out, in]` decoded, transposed to `[in, out]`."""
+def dequantized(packed, scheme, shape, name=""):
+    """Written plainly: each expert's (or the matrix's) GGUF rows `W [out, in]` decoded, transposed to
+    `[in, out]`; the embedding's rows are the table's rows."""
     from rlx_mlir import quant
 
+    if name == "embed":
+        return quant.dequantize(packed, scheme, shape)
     if len(shape) == 3:
         return np.stack([quant.dequantize(packed[e], scheme, (shape[2], shape[1])).T for e in range(shape[0])])
     return quant.dequantize(packed, scheme, (shape[1], shape[0])).T
@@ -141,10 +145,11 @@ def test_quantized_moe_model_matches_numpy_on_the_decoded_weights(config, policy
     config = dataclasses.replace(config, policy=policy)
     weights = random_weights(config, seed=4)
     schemes, shapes = quant_schemes(config), weight_shapes(config)
-    for name, scheme in schemes.items():  # packed as the module doc says: u8 [(E,) out, row bytes]
-        row_bytes = {"q4_0": 18, "q8_0": 34}[scheme] * shapes[name][-2] // 32
-        assert weights[name].dtype == np.uint8 and weights[name].shape[-2:] == (shapes[name][-1], row_bytes), name
-    decoded = {n: dequantized(w, schemes[n], shapes[n]) if n in schemes else w for n, w in weights.items()}
+    for name, scheme in schemes.items():  # packed as the module doc says: u8 [(E,) out, row bytes], embed's rows as is
+        rows, k = shapes[name] if name == "embed" else (shapes[name][-1], shapes[name][-2])
+        row_bytes = {"q4_0": 18, "q8_0": 34}[scheme] * k // 32
+        assert weights[name].dtype == np.uint8 and weights[name].shape[-2:] == (rows, row_bytes), name
+    decoded = {n: dequantized(w, schemes[n], shapes[n], n) if n in schemes else w for n, w in weights.items()}
     tokens = np.random.default_rng(5).integers(0, config.vocab, (config.batch, config.seq)).astype(np.int64)
     got = build_moe(config).compile()(tokens=tokens, **weights)
     want = reference_forward(tokens, decoded, config)
@@ -152,9 +157,11 @@ def test_quantized_moe_model_matches_numpy_on_the_decoded_weights(config, policy
 
 
 def test_quantized_moe_generation_matches_the_float_model_on_the_decoded_weights():
-    from rlx_mlir.models.moe import dequantize_weights
+    from rlx_mlir.models.moe import dequantize_weights, projection_names
 
-    config = dataclasses.replace(QUANT_QWEN2, quant="q8_0")
+    # Every projection and the embedding packed (the step's lookup is rlx.dequant_gather).
+    config = dataclasses.replace(QUANT_QWEN2, quant={**dict.fromkeys(projection_names(QUANT_QWEN2), "q8_0"),
+                                                     "embed": "q8_0"})
     weights = random_weights(config, seed=6)
     prompt = np.array([[3, 11, 60, 2]], np.int64)
     ids = generate(CachedMoe(config, weights, capacity=16), prompt, max_new_tokens=4)

@@ -23,12 +23,14 @@ Weights, `[in, out]` per expert as in the Llama model (layer prefix `layers.{i}.
 Quantised weights: `MoeConfig(quant=...)` as `LlamaConfig`'s, one GGUF scheme for every projection
 (`quant="q8_0"`) or a mapping from weight name to scheme; the projections are each layer's `q`,
 `k`, `v`, `o`, `experts.gate`, `experts.up`, `experts.down` (and `shared.gate`, `shared.up`,
-`shared.down`) and `lm_head` (the router, the shared expert's gate, the embedding and the norms stay
-float32).  A quantised matrix `w [in, out]` is `u8 [out, row_bytes]` (`quant.quantize(w.T,
-scheme)`), run by `rlx.dequant_matmul`; a quantised expert stack `[E, in, out]` is `u8 [E, out,
-row_bytes]` (each expert's `quant.quantize(w[e].T, scheme)`), run by `rlx_hir.moe_ffn`'s
-quantised form: under `direct`, `rlx.dequant_grouped_matmul`, which decodes only the chosen
-experts' blocks inside the products (no float32 copy of an expert).
+`shared.down`) and `lm_head`; a mapping may also name `"embed"` (the router, the shared expert's
+gate and the norms stay float32).  A quantised matrix `w [in, out]` is `u8 [out, row_bytes]`
+(`quant.quantize(w.T, scheme)`), run by `rlx.dequant_matmul`; a quantised embedding
+`[vocab, hidden]` is `u8 [vocab, row_bytes]` (`quant.quantize(embed, scheme)`, rows as they are),
+looked up by `rlx.dequant_gather`, which decodes only the rows of the tokens asked for; a quantised
+expert stack `[E, in, out]` is `u8 [E, out, row_bytes]` (each expert's `quant.quantize(w[e].T,
+scheme)`), run by `rlx_hir.moe_ffn`'s quantised form: under `direct`, `rlx.dequant_grouped_matmul`,
+which decodes only the chosen experts' blocks inside the products (no float32 copy of an expert).
 """
 
 from __future__ import annotations
@@ -42,7 +44,8 @@ from .. import quant as quantisers
 from ..dialects import rlx
 from ..frontend.builder import GraphModule, Tensor
 from .generate import CachedLlama
-from .llama import DEQUANT_SCHEMES, LlamaConfig, lm_head, project, rope_inputs, rope_tables, swiglu
+from .llama import (DEQUANT_SCHEMES, LlamaConfig, embed, lm_head, packed_matrix_shape, project, rope_inputs,
+                    rope_tables, swiglu, to_packed_matrix)
 from .llama_cached import cache_names, cache_shape
 
 # The weights of a layer that are projections (`x @ w`), the ones that may be kept quantised.
@@ -86,6 +89,7 @@ def quant_schemes(c: MoeConfig) -> dict[str, str]:
     if c.quant is None:
         return {}
     names = projection_names(c)
+    quantisable = set(names) | {"embed"}
     if isinstance(c.quant, str):
         schemes = dict.fromkeys(names, c.quant)
     else:
@@ -96,18 +100,24 @@ def quant_schemes(c: MoeConfig) -> dict[str, str]:
                              f"got {c.quant!r}") from None
     shapes = weight_shapes(c)
     for name, scheme in schemes.items():
-        if name not in names:
-            raise ValueError(f"quant names '{name}', which is not a projection of this model (layers.{{i}}.q/k/v/o, "
-                             "layers.{i}.experts.gate/up/down, layers.{i}.shared.gate/up/down with a shared expert, "
-                             "or lm_head)")
+        if name not in quantisable:
+            raise ValueError(f"quant names '{name}', which is not a projection or the embedding of this model "
+                             "(layers.{i}.q/k/v/o, layers.{i}.experts.gate/up/down, layers.{i}.shared.gate/up/down "
+                             "with a shared expert, lm_head or embed)")
         if scheme not in DEQUANT_SCHEMES:
             raise ValueError(f"quant: '{name}' has scheme {scheme!r}; the quantised MoE model decodes "
                              f"{', '.join(DEQUANT_SCHEMES)}")
-        k, block = shapes[name][-2], DEQUANT_SCHEMES[scheme].block
+        k, block = _packed_k(name, shapes[name]), DEQUANT_SCHEMES[scheme].block
         if k % block:
             raise ValueError(f"quant: '{name}' has {k} inputs, not a multiple of the {block}-weight blocks "
                              f"of {scheme}")
     return schemes
+
+
+def _packed_k(name: str, shape: tuple[int, ...]) -> int:
+    """The length of the rows a quantised weight packs: the input size of a projection or expert
+    stack (`[(E,) in, out]`), the hidden size of the embedding table."""
+    return packed_matrix_shape(name, shape)[1] if len(shape) == 2 else shape[-2]
 
 
 def weight_shapes(c: MoeConfig) -> dict[str, tuple[int, ...]]:
@@ -138,38 +148,43 @@ def weight_shapes(c: MoeConfig) -> dict[str, tuple[int, ...]]:
 
 def param_types(c: MoeConfig) -> dict[str, tuple[tuple[int, ...], str]]:
     """Each parameter's (shape, dtype) as the model takes it: `weight_shapes` in f32, except the
-    quantised projections, `u8 [out, row_bytes]`, and quantised expert stacks, `u8 [E, out, row_bytes]`."""
+    quantised projections, `u8 [out, row_bytes]`, quantised expert stacks, `u8 [E, out, row_bytes]`,
+    and a quantised embedding, `u8 [vocab, row_bytes]`."""
     schemes = quant_schemes(c)
     types = {}
     for name, shape in weight_shapes(c).items():
         if name in schemes:
-            *stack, k, n = shape
-            types[name] = ((*stack, n, DEQUANT_SCHEMES[schemes[name]].row_bytes(k)), "u8")
+            row_bytes = DEQUANT_SCHEMES[schemes[name]].row_bytes(_packed_k(name, shape))
+            rows = (*shape[:-2], shape[-1]) if len(shape) == 3 else (packed_matrix_shape(name, shape)[0],)
+            types[name] = ((*rows, row_bytes), "u8")
         else:
             types[name] = (shape, "f32")
     return types
 
 
-def quantize_weight(w: np.ndarray, scheme: str) -> np.ndarray:
+def quantize_weight(w: np.ndarray, scheme: str, name: str = "") -> np.ndarray:
     """A builder weight `[in, out]` (or a stack `[E, in, out]`) packed as the model takes it:
-    `u8 [out, row_bytes]` (or `[E, out, row_bytes]`), GGUF's `W [out, in]` blocks."""
+    `u8 [out, row_bytes]` (or `[E, out, row_bytes]`), GGUF's `W [out, in]` blocks; the weight
+    named `"embed"` (`[vocab, hidden]`) packs its rows as they are."""
     if w.ndim == 3:
         return np.stack([quantisers.quantize(np.ascontiguousarray(expert.T), scheme) for expert in w])
-    return quantisers.quantize(np.ascontiguousarray(w.T), scheme)
+    return quantisers.quantize(np.ascontiguousarray(to_packed_matrix(name, w)), scheme)
 
 
-def dequantize_weight(packed: np.ndarray, scheme: str, shape: tuple[int, ...]) -> np.ndarray:
-    """The float32 builder weight of `shape` (`[in, out]` or `[E, in, out]`) that `packed` holds."""
+def dequantize_weight(packed: np.ndarray, scheme: str, shape: tuple[int, ...], name: str = "") -> np.ndarray:
+    """The float32 builder weight of `shape` (`[in, out]` or `[E, in, out]`; the embedding's
+    `[vocab, hidden]` with `name="embed"`) that `packed` holds."""
     if len(shape) == 3:
         return np.stack([quantisers.dequantize(slab, scheme, shape[:0:-1]).T for slab in packed])
-    return np.ascontiguousarray(quantisers.dequantize(packed, scheme, shape[::-1]).T)
+    matrix = quantisers.dequantize(packed, scheme, packed_matrix_shape(name, shape))
+    return np.ascontiguousarray(to_packed_matrix(name, matrix))
 
 
 def dequantize_weights(c: MoeConfig, weights: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The float32 weights of the f32 model (`quant=None`) that computes what `c`'s quantised one does."""
     schemes, shapes = quant_schemes(c), weight_shapes(c)
-    return {name: dequantize_weight(w, schemes[name], shapes[name]) if name in schemes else np.asarray(w, np.float32)
-            for name, w in weights.items()}
+    return {name: dequantize_weight(w, schemes[name], shapes[name], name) if name in schemes
+            else np.asarray(w, np.float32) for name, w in weights.items()}
 
 
 def random_weights(c: MoeConfig, seed: int = 0) -> dict[str, np.ndarray]:
@@ -183,7 +198,7 @@ def random_weights(c: MoeConfig, seed: int = 0) -> dict[str, np.ndarray]:
         else:
             weights[name] = (rng.standard_normal(shape) / np.sqrt(shape[-2])).astype(np.float32)
     for name, scheme in quant_schemes(c).items():
-        weights[name] = quantize_weight(weights[name], scheme)
+        weights[name] = quantize_weight(weights[name], scheme, name)
     return weights
 
 
@@ -237,7 +252,7 @@ def build_moe(c: MoeConfig, name: str = "moe", *, dynamic: bool = False) -> Grap
     schemes = quant_schemes(c)
     cos, sin = rope_inputs(g, c, dynamic)
     zeros = g.constant(np.zeros(c.hidden, np.float32))  # RLX norms carry a beta
-    x = g.named("embed", lambda: g.op(rlx.GatherOp, params["embed"], tokens, axis=0))
+    x = g.named("embed", lambda: embed(g, params["embed"], tokens, schemes.get("embed")))
     for i in range(c.layers):
         x = g.named(f"layers.{i}", lambda x=x, p=f"layers.{i}.": moe_decoder_block(g, c, x, params, p, zeros, cos, sin))
     x = g.named("norm", lambda: g.rms_norm(x, params["norm"], zeros, eps=c.eps))
@@ -258,7 +273,7 @@ def build_moe_step(c: MoeConfig, seq: int | str, capacity: int, name: str = "moe
     schemes = quant_schemes(c)
     cos, sin = (g.constant(t) for t in rope_tables(capacity, c.head_dim, c.rope_theta))
     zeros = g.constant(np.zeros(c.hidden, np.float32))
-    x = g.named("embed", lambda: g.op(rlx.GatherOp, params["embed"], tokens, axis=0))
+    x = g.named("embed", lambda: embed(g, params["embed"], tokens, schemes.get("embed")))
     updated = []
     for i in range(c.layers):
         p = f"layers.{i}."

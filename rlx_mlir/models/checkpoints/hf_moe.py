@@ -102,8 +102,8 @@ def load_hf_moe(path, *, quantize: str | None = None, keep_quantized: bool = Fal
         raise CheckpointError(f"{source}: cannot quantise to {quantize}: {error}") from None
     shapes = weight_shapes(config)
     for name in quant_schemes(quantized):
-        packed = quantize_weight(weights[name], quantize)
-        weights[name] = packed if keep_quantized else dequantize_weight(packed, quantize, shapes[name])
+        packed = quantize_weight(weights[name], quantize, name)
+        weights[name] = packed if keep_quantized else dequantize_weight(packed, quantize, shapes[name], name)
     return (quantized if keep_quantized else config), weights
 
 

@@ -44,8 +44,18 @@ from .. import quant as quantisers
 from ..dialects import rlx
 from ..frontend.builder import GraphModule, Tensor
 from .generate import CachedLlama
-from .llama import (DEQUANT_SCHEMES, LlamaConfig, embed, lm_head, packed_matrix_shape, project, rope_inputs,
-                    rope_tables, swiglu, to_packed_matrix)
+from .llama import (
+    DEQUANT_SCHEMES,
+    LlamaConfig,
+    embed,
+    lm_head,
+    packed_matrix_shape,
+    project,
+    rope_inputs,
+    rope_tables,
+    swiglu,
+    to_packed_matrix,
+)
 from .llama_cached import cache_names, cache_shape
 
 # The weights of a layer that are projections (`x @ w`), the ones that may be kept quantised.

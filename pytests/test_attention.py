@@ -168,6 +168,13 @@ ATTENTION_CASES = [
     ("custom-gqa", 3, 4, 5, 2, 1, 8, "custom", {}),
     ("bias-gqa-decode3", 2, 3, 7, 4, 2, 4, "bias", {}),
     ("bias-softcap-scale", 1, 4, 6, 2, 2, 4, "bias", {"softcap": 5.0, "scale": 0.25}),
+    # Larger scores: the CPU pipeline's tiled loop nest (key blocks of 40 to 64, an online softmax).
+    ("tiled-causal-gqa", 1, 80, 96, 4, 2, 16, "causal", {}),
+    ("tiled-causal-more-queries-than-keys", 1, 96, 64, 2, 1, 8, "causal", {}),
+    ("tiled-window37", 1, 128, 128, 2, 1, 8, "sliding_window", {"window": 37}),
+    ("tiled-none-softcap", 2, 48, 112, 2, 2, 8, "none", {"softcap": 2.0, "scale": 1.5}),
+    ("tiled-custom", 3, 40, 128, 2, 1, 8, "custom", {}),
+    ("tiled-bias", 2, 64, 80, 2, 1, 8, "bias", {}),
 ]
 
 

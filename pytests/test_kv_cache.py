@@ -199,6 +199,14 @@ ATTENTION_CASES = [  # (B, S, H, Hkv, D, C, pos)
     (1, 1, 4, 2, 4, 12, 7),  # decode, grouped-query heads
     (2, 3, 2, 2, 8, 10, 4),  # a chunk of 3 queries (causal among them), multi-head, batch 2
     (1, 2, 4, 1, 4, 6, 11),  # multi-query, pos clamped to C - S = 4 (the full cache)
+    (1, 1, 4, 2, 16, 64, 37),  # decode over a larger cache
+    # Query and key blocks of 16 or more: the CPU pipeline's tiled loop nest.
+    (1, 16, 4, 2, 16, 64, 21),  # 37 keys: the one block, holding the filled length, is partial
+    (1, 20, 4, 2, 16, 96, 27),  # 47 keys in blocks of 48: one partial block
+    (2, 16, 2, 1, 16, 64, 48),  # 64 keys: every block full
+    (1, 32, 2, 1, 16, 128, 70),  # 102 keys: one full block, one partial
+    (1, 64, 2, 2, 8, 128, 0),  # a prompt of 64 from position 0: causal blocks skipped
+    (1, 16, 2, 2, 16, 48, 60),  # pos clamped to C - S = 32: the whole cache
 ]
 
 

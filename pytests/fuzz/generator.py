@@ -428,10 +428,39 @@ class Generator:
         cos, sin = (self.operand((shape[1], n_rot // 2), dtype) for _ in range(2))
         return self.emit("rope", [x, cos, sin], {"head_dim": head_dim, "n_rot": n_rot}, shape, dtype)
 
+    def attention(self):
+        """rlx.attention with grouped-query heads and every mask kind: a few queries and keys (the
+        plain chain), or enough of both for the CPU pipeline's tiled loop nest (blocks of 16 to 64).
+        q, k, v and the mask are values made so far where one fits, else new arguments."""
+        head_dim, kv_heads, group = (int(self.rng.choice(c)) for c in ([4, 8, 16], [1, 2], [1, 2]))
+        heads = kv_heads * group
+        if self.rng.random() < 0.5:
+            sq, sk = self.size(), self.size()
+        else:
+            sq, sk = (int(self.rng.choice([16, 32, 48, 64, 80, 96, 128])) for _ in range(2))
+        batch = int(self.rng.choice([1, 1, 2]))
+        dtype = str(self.rng.choice(["f32", "f32", "f32", "f16", "bf16"]))
+        q = self.operand((batch, sq, heads * head_dim), dtype)
+        k, v = (self.operand((batch, sk, kv_heads * head_dim), dtype) for _ in range(2))
+        kind = str(self.rng.choice(["none", "causal", "causal", "sliding_window", "custom", "bias"]))
+        attrs = {"num_heads": heads, "head_dim": head_dim, "mask_kind": kind}
+        operands = [q, k, v]
+        if kind == "sliding_window":
+            attrs["window"] = int(self.rng.integers(1, sk + 3))
+        if kind == "custom":
+            operands.append(self.operand((batch, sk), dtype))
+        if kind == "bias":
+            operands.append(self.operand((batch, heads, sq, sk), dtype))
+        if self.rng.random() < 0.2:
+            attrs["score_scale"] = float(self.rng.choice([0.125, 0.5, 1.0]))
+        if self.rng.random() < 0.15:
+            attrs["softcap"] = float(self.rng.choice([1.0, 5.0]))
+        return self.emit("attention", operands, attrs, (batch, sq, heads * head_dim), dtype)
+
     FAMILIES = {
         "unary": 12, "binary": 16, "compare_where": 6, "cast": 9, "narrow": 8, "expand": 5, "transpose": 6,
         "reshape": 5, "concat": 5, "gather": 5, "reduce": 7, "softmax": 3, "cumsum": 3, "argmax": 3,
-        "norm": 4, "matmul": 5, "low_precision_view": 3, "rope": 3,
+        "norm": 4, "matmul": 5, "low_precision_view": 3, "rope": 3, "attention": 3,
     }
 
     # ------------------------------------------------------------------------------------ driver

@@ -358,6 +358,59 @@ def rope(head_dim, n_rot, x: RefValue, cos: RefValue, sin: RefValue) -> RefValue
     return _finish(exact.reshape(shape), propagated.reshape(shape), x.dtype, absolute=rounding.reshape(shape))
 
 
+# --------------------------------------------------------------------------------------- attention
+
+def attention(attrs, q: RefValue, k: RefValue, v: RefValue, mask: RefValue = None) -> RefValue:
+    """softmax(q . k * scale [soft-capped] + mask) . v per head (dialect/rlx.md), kv head h // (H / Hkv);
+    a row that sees no key is exactly 0.  Bound: the logits' error (the inputs' errors through the
+    dot products, D + 4 f32 roundings) moves each probability by at most expm1(2 w) relatively (w
+    the row's worst logit error), plus the values' errors and the f32 roundings of the sums."""
+    heads, d, kind = attrs["num_heads"], attrs["head_dim"], attrs["mask_kind"]
+    scale = attrs.get("score_scale", 1.0 / math.sqrt(d))
+    cap = attrs.get("softcap")
+    batch, sq, _ = q.value.shape
+    sk = k.value.shape[1]
+    group = heads // (k.value.shape[2] // d)
+    out, err = np.zeros((batch, sq, heads * d)), np.zeros((batch, sq, heads * d))
+    query_pos, key_pos = np.arange(sq)[:, None] + (sk - sq), np.arange(sk)[None, :]
+    for b in range(batch):
+        for h in range(heads):
+            own, kv = slice(h * d, (h + 1) * d), slice((h // group) * d, (h // group + 1) * d)
+            qv, qe = q.value[b, :, own], q.err[b, :, own]
+            kv_, ke = k.value[b, :, kv], k.err[b, :, kv]
+            vv, ve = v.value[b, :, kv], v.err[b, :, kv]
+            scores = qv @ kv_.T * scale
+            logit_err = abs(scale) * (np.abs(qv) @ ke.T + qe @ np.abs(kv_).T + qe @ ke.T
+                                      + (d + 2) * F32_ROUNDING * (np.abs(qv) @ np.abs(kv_).T))
+            if cap is not None:
+                scores = cap * np.tanh(scores / cap)  # 1-Lipschitz: errors do not grow
+            logit_err = logit_err + 4 * F32_ROUNDING * np.abs(scores)
+            visible = np.ones((sq, sk), bool)
+            if kind in ("causal", "sliding_window"):
+                visible = key_pos <= query_pos
+            if kind == "sliding_window":
+                visible &= key_pos > query_pos - attrs["window"]
+            if kind == "custom":
+                if np.any(np.abs(mask.value[b]) <= mask.err[b]) and np.any(mask.err[b]):
+                    raise OutOfDomain("a custom mask entry could round to zero")
+                visible = np.broadcast_to(mask.value[b] != 0, (sq, sk))
+            if kind == "bias":
+                scores = scores + mask.value[b, h]
+                logit_err = logit_err + mask.err[b, h] + 2 * F32_ROUNDING * np.abs(scores)
+            for i in range(sq):
+                keys = visible[i]
+                if not keys.any():
+                    continue
+                s = scores[i, keys]
+                p = np.exp(s - s.max())
+                p /= p.sum()
+                out[b, i, own] = p @ vv[keys]
+                spread = np.expm1(2 * logit_err[i, keys].max())
+                rounding = (2 * int(keys.sum()) + 16) * F32_ROUNDING
+                err[b, i, own] = (spread + rounding) * (p @ np.abs(vv[keys])) + (1 + spread) * (p @ ve[keys])
+    return _finish(out, err, q.dtype, absolute=1e-7)
+
+
 # ----------------------------------------------------------------------------------------- driver
 
 def evaluate_op(op, operands: list[RefValue]) -> RefValue:
@@ -402,6 +455,8 @@ def _evaluate_op(op, operands: list[RefValue]) -> RefValue:
         return matmul(*operands)
     if kind == "rope":
         return rope(attrs["head_dim"], attrs["n_rot"], *operands)
+    if kind == "attention":
+        return attention(attrs, *operands)
     raise KeyError(f"no reference for rlx.{kind}")
 
 

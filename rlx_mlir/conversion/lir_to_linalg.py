@@ -61,6 +61,7 @@ class LirToLinalg(RlxPass):
     summary = "Lower LIR to linalg, each intermediate computed into its arena slot (memref.view of the arena)"
     creates_rlx_ops = False
     caller_arena: bool = option(False, "the arena is an argument the caller passes (re-entrant), not a global")
+    tiled_attention: bool = option(False, "attention as a tiled loop nest (see rlx-mir-to-linalg{tiled-attention})")
 
     def run(self, module: ir.Operation) -> None:
         module_block = module.regions[0].blocks[0]
@@ -94,7 +95,7 @@ class LirToLinalg(RlxPass):
             for op, result in returned:
                 _compute_into_own_buffer(op, result)
             plan.operation.erase()
-        MirToLinalg().run(module)
+        MirToLinalg(tiled_attention=self.tiled_attention).run(module)
         if self.caller_arena:  # after MirToLinalg, which calls the bodies of scan / if / while
             _pass_arenas_to_callees(module, own)
         for op in collect_ops(module):  # plan attributes left on ops that were not rlx ops

@@ -97,6 +97,9 @@ class LowerToLLVM(RlxPipeline):
     fuse_elementwise: bool = option(True, "fuse elementwise chains into one loop nest (rlx-fuse-elementwise)")
     reassociate: bool = option(True, "let float sums in reductions be reordered, so they vectorize")
     matmul_kernels: bool = option(True, "pack, tile and vectorize f32 matmuls (false: scalar loops)")
+    tiled_attention: bool = option(
+        True, "attention as tiles with an online softmax (no [Sq, Sk] scores in memory, causal blocks skipped)"
+    )
     vectorize_elementwise: bool = option(
         True, "small static elementwise loop nests as vector code in MLIR (rlx-vectorize-elementwise), not by LLVM"
     )
@@ -115,7 +118,9 @@ class LowerToLLVM(RlxPipeline):
 
     def elements(self):
         planning = MirToLir(fuse_elementwise=self.fuse_elementwise)
-        lowering = [planning, LirToLinalg(caller_arena=True)] if self.plan else [MirToLinalg()]
+        tiled = self.tiled_attention
+        lowering = ([planning, LirToLinalg(caller_arena=True, tiled_attention=tiled)] if self.plan
+                    else [MirToLinalg(tiled_attention=tiled)])
         steps = [OutlineBlocks()] if self.outline_blocks else []
         steps.append(HirToMir())
         if self.split_weight_concat:

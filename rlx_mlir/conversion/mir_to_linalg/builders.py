@@ -5,7 +5,7 @@ All functions build at the current insertion point and location.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable, Optional, Sequence, Union
 
 from mlir import ir
 from mlir.dialects import arith, linalg, scf, tensor
@@ -124,6 +124,26 @@ def for_loop(lower, upper, carried: Sequence[ir.Value], body: Callable) -> list[
     with ir.InsertionPoint(loop.body):
         scf.YieldOp(list(body(loop.induction_variable, *loop.inner_iter_args)))
     return list(loop.results)
+
+
+Offset = Union[int, ir.Value]  # a static offset, or an index value computed at run time
+_DYNAMIC = ir.ShapedType.get_dynamic_size()
+
+
+def index_value(value: Offset) -> ir.Value:
+    """An index value: `value` itself, or a constant."""
+    return index_constant(value) if isinstance(value, int) else value
+
+
+def extract_slice(source: ir.Value, offsets: Sequence[Offset], sizes: Sequence[int],
+                  shape: Optional[Sequence[int]] = None) -> ir.Value:
+    """`source[offsets : offsets + sizes]` with unit strides (tensor.extract_slice; a view after
+    bufferization); `shape` drops unit dimensions (rank-reduced)."""
+    element = ir.RankedTensorType(source.type).element_type
+    result = ir.RankedTensorType.get(list(sizes if shape is None else shape), element)
+    dynamic = [o for o in offsets if isinstance(o, ir.Value)]
+    static = [_DYNAMIC if isinstance(o, ir.Value) else o for o in offsets]
+    return tensor.ExtractSliceOp(result, source, dynamic, [], [], static, list(sizes), [1] * len(sizes)).result
 
 
 def reshape(value: ir.Value, result_type: ir.Type) -> ir.Value:

@@ -29,6 +29,7 @@ from . import (
     routing,
     selection,
     shape,
+    tiled_attention,
 )
 from .builders import empty
 
@@ -47,3 +48,8 @@ def _empty_if_no_elements(lowering: Callable) -> Callable:
 LOWERINGS: dict[type, Callable] = {}
 for _family in (data, elementwise, linalg, quant, routing, norm, attention, shape, reduction, selection, recurrent, control, cache):
     LOWERINGS.update({op_class: _empty_if_no_elements(f) for op_class, f in _family.LOWERINGS.items()})
+
+# The tiled attention lowerings (`rlx-mir-to-linalg{tiled-attention}`), in place of the plain ones.
+TILED_LOWERINGS: dict[type, Callable] = {
+    op_class: _empty_if_no_elements(f) for op_class, f in tiled_attention.LOWERINGS.items()
+}

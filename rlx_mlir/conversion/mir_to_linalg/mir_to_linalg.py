@@ -20,8 +20,8 @@ from ...dialects import rlx
 from ...dialects.rlx_lir.dialect import PlanOp
 from ...ir.shapes import is_static, num_elements, shape_of
 from ...ir.walk import collect_ops, ops_in_dialect
-from ...passmanager.base import PassFailure, RlxPass, fail
-from .lowerings import LOWERINGS
+from ...passmanager.base import PassFailure, RlxPass, fail, option
+from .lowerings import LOWERINGS, TILED_LOWERINGS
 from .unsigned import is_unsigned, retype_unsigned_as_signless
 
 
@@ -39,6 +39,10 @@ class MirToLinalg(RlxPass):
     name = "rlx-mir-to-linalg"
     summary = "Lower MIR ops (dialect rlx) to linalg, tensor, arith and math on tensors"
     creates_rlx_ops = False
+    tiled_attention: bool = option(
+        False, "attention as a tiled loop nest with an online softmax (FlashAttention's form: no [Sq, Sk] scores "
+        "in memory, causal blocks skipped); for CPU code, where the tiles run as GEMM kernels"
+    )
 
     def run(self, module: ir.Operation) -> None:
         _check_input_level(module)
@@ -46,7 +50,8 @@ class MirToLinalg(RlxPass):
         _check_constant_sizes(module)
         has_unsigned = _has_unsigned_values(module)
         patterns = RewritePatternSet()
-        for op_class, lowering in LOWERINGS.items():
+        lowerings = {**LOWERINGS, **(TILED_LOWERINGS if self.tiled_attention else {})}
+        for op_class, lowering in lowerings.items():
             patterns.add(op_class, _as_pattern(lowering))
         walk_and_apply_patterns(module, patterns.freeze())
         _check_fully_lowered(module)

@@ -1,0 +1,68 @@
+// rlx-mir-to-linalg{tiled-attention} (the CPU pipeline's choice): attention as a loop nest over
+// [Bq, Bk] tiles with an online softmax.  One scf.forall over (batch, head, query block); per query
+// block an scf.for over the key blocks it can see, carrying the running max, sum and output
+// accumulator; both products are linalg.matmul on tiles (the GEMM kernels); no [B, H, Sq, Sk] score
+// tensor exists.  Small score matrices keep the plain lowering.
+// RUN: rlx-opt %s --pass-pipeline='builtin.module(rlx-mir-to-linalg{tiled-attention=true})' | FileCheck %s
+// RUN: rlx-opt %s --rlx-mir-to-linalg | FileCheck %s --check-prefix=PLAIN
+
+// CHECK-LABEL: func.func @causal
+// CHECK-NOT: tensor<1x2x128x128xf32>
+// CHECK: scf.forall (%[[B:.*]], %[[H:.*]], %[[QB:.*]]) in (1, 2, 2) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<1x128x2x16xf32>)
+// CHECK: %[[Q0:.*]] = arith.muli %[[QB]], %{{.*}} : index
+// CHECK: tensor.extract_slice %{{.*}}[%[[B]], %[[Q0]], %[[H]], 0] [1, 64, 1, 16] [1, 1, 1, 1] : tensor<1x128x2x16xf32> to tensor<64x16xf32>
+// Grouped-query heads: kv head h floordiv 2.
+// CHECK: %[[KVH:.*]] = arith.floordivsi %[[H]], %{{.*}} : index
+// Causal: the key blocks end after the block of the query block's last query.
+// CHECK: %[[END:.*]] = arith.minsi
+// CHECK: scf.for %[[KB:.*]] = %{{.*}} to %[[END]] step %{{.*}} iter_args({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x16xf32>)
+// CHECK: tensor.extract_slice %{{.*}}[%[[B]], %{{.*}}, %[[KVH]], 0] [1, 64, 1, 16] [1, 1, 1, 1] : tensor<1x128x1x16xf32> to tensor<64x16xf32>
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<64x16xf32>, tensor<16x64xf32>) outs(%{{.*}} : tensor<64x64xf32>)
+// CHECK: arith.cmpi sle
+// CHECK: linalg.reduce
+// CHECK: math.exp
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<64x64xf32>, tensor<64x16xf32>) outs(%{{.*}} : tensor<64x16xf32>)
+// CHECK: scf.yield
+// CHECK: tensor.parallel_insert_slice %{{.*}} into %{{.*}}[%[[B]], %[[Q0]], %[[H]], 0] [1, 64, 1, 16] [1, 1, 1, 1] : tensor<64x16xf32> into tensor<1x128x2x16xf32>
+// PLAIN-LABEL: func.func @causal
+// PLAIN: tensor<1x2x128x128xf32>
+func.func @causal(%q: tensor<1x128x32xf32>, %k: tensor<1x128x16xf32>, %v: tensor<1x128x16xf32>) -> tensor<1x128x32xf32> {
+  %0 = "rlx.attention"(%q, %k, %v) {num_heads = 2 : i64, head_dim = 16 : i64, mask_kind = "causal"} : (tensor<1x128x32xf32>, tensor<1x128x16xf32>, tensor<1x128x16xf32>) -> tensor<1x128x32xf32>
+  return %0 : tensor<1x128x32xf32>
+}
+
+// A score matrix of one tile: the plain chain.
+// CHECK-LABEL: func.func @small
+// CHECK-NOT: scf.forall
+// CHECK: tensor<1x2x8x8xf32>
+func.func @small(%q: tensor<1x8x32xf32>, %k: tensor<1x8x32xf32>, %v: tensor<1x8x32xf32>) -> tensor<1x8x32xf32> {
+  %0 = "rlx.attention"(%q, %k, %v) {num_heads = 2 : i64, head_dim = 16 : i64, mask_kind = "none"} : (tensor<1x8x32xf32>, tensor<1x8x32xf32>, tensor<1x8x32xf32>) -> tensor<1x8x32xf32>
+  return %0 : tensor<1x8x32xf32>
+}
+
+// Over a cache of 64 positions (key blocks of 64) the filled length L = p + 16 is a runtime value:
+// full blocks first, then (scf.if) the block holding L, whose value rows at or past L are zeroed
+// (the cache may hold anything there).
+// CHECK-LABEL: func.func @prefill_cached
+// CHECK: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 4, 1)
+// CHECK: arith.ceildivsi %[[LEN:.*]], %{{.*}} : index
+// CHECK-NEXT: arith.floordivsi %[[LEN]], %{{.*}} : index
+// CHECK: scf.for
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<16x16xf32>, tensor<16x64xf32>) outs(%{{.*}} : tensor<16x64xf32>)
+// CHECK: scf.if
+// CHECK: arith.cmpi slt, %{{.*}}, %[[LEN]] : index
+// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<16x64xf32>, tensor<64x16xf32>) outs(%{{.*}} : tensor<16x16xf32>)
+func.func @prefill_cached(%q: tensor<1x16x64xf32>, %k: tensor<1x64x32xf32>, %v: tensor<1x64x32xf32>, %pos: tensor<i64>) -> tensor<1x16x64xf32> {
+  %0 = "rlx.cached_attention"(%q, %k, %v, %pos) {num_heads = 4 : i64, head_dim = 16 : i64} : (tensor<1x16x64xf32>, tensor<1x64x32xf32>, tensor<1x64x32xf32>, tensor<i64>) -> tensor<1x16x64xf32>
+  return %0 : tensor<1x16x64xf32>
+}
+
+// A decode step (one query per head): the plain chain, which reads the filled keys once.
+// CHECK-LABEL: func.func @decode
+// CHECK-NOT: scf.forall
+// CHECK: return
+func.func @decode(%q: tensor<1x1x64xf32>, %k: tensor<1x64x32xf32>, %v: tensor<1x64x32xf32>, %pos: tensor<i64>) -> tensor<1x1x64xf32> {
+  %0 = "rlx.cached_attention"(%q, %k, %v, %pos) {num_heads = 4 : i64, head_dim = 16 : i64} : (tensor<1x1x64xf32>, tensor<1x64x32xf32>, tensor<1x64x32xf32>, tensor<i64>) -> tensor<1x1x64xf32>
+  return %0 : tensor<1x1x64xf32>
+}

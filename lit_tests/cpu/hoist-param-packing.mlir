@@ -77,3 +77,21 @@ func.func @mixed(%x: tensor<16x64xf32> {rlx.name = "x"}, %v: tensor<64x64xf32> {
   %b = call @layer(%a, %v) : (tensor<16x64xf32>, tensor<64x64xf32>) -> tensor<16x64xf32>
   return %b : tensor<16x64xf32>
 }
+
+// -----
+
+// A public function another one calls keeps its signature, so its packing stays inside it.
+// CHECK-LABEL: func.func @inner(
+// CHECK-SAME: %{{.*}}: tensor<16x64xf32> {rlx.name = "x"}, %[[W:.*]]: tensor<64x64xf32> {rlx.name = "w", rlx.param}) -> tensor<16x64xf32> {
+// CHECK: linalg.pack %[[W]]
+// CHECK-LABEL: func.func @outer(
+// CHECK: call @inner(%{{.*}}, %{{.*}}) : (tensor<16x64xf32>, tensor<64x64xf32>) -> tensor<16x64xf32>
+// CHECK-NOT: func.func @inner__pack
+func.func @inner(%x: tensor<16x64xf32> {rlx.name = "x"}, %w: tensor<64x64xf32> {rlx.name = "w", rlx.param}) -> tensor<16x64xf32> {
+  %y = "rlx.matmul"(%x, %w) : (tensor<16x64xf32>, tensor<64x64xf32>) -> tensor<16x64xf32>
+  return %y : tensor<16x64xf32>
+}
+func.func @outer(%x: tensor<16x64xf32> {rlx.name = "x"}, %w: tensor<64x64xf32> {rlx.name = "w", rlx.param}) -> tensor<16x64xf32> {
+  %y = call @inner(%x, %w) : (tensor<16x64xf32>, tensor<64x64xf32>) -> tensor<16x64xf32>
+  return %y : tensor<16x64xf32>
+}

@@ -24,7 +24,8 @@ uses), so an unbound call only adds the packing calls in front.
 In a private function (a decoder layer `rlx-outline-blocks` outlined) whose argument is a parameter
 at every call (transforms/linalg/param_arguments.py), the packing moves to the callers first: the
 function takes the panels as a new last argument and each call packs what it passes there, which is
-then hoisted out of the public caller as above.
+then hoisted out of the public caller as above.  A public function that another function calls
+keeps its signature, and so its packing.
 """
 
 from __future__ import annotations
@@ -197,7 +198,9 @@ class HoistParamPacking(RlxPass):
             for name in private:
                 _move_to_callers(functions[name], found[name], calls.get(name, []))
             changed = True
+        called = {ir.FlatSymbolRefAttr(call.attributes["callee"]).value for call in collect_ops(module, func.CallOp)}
         for name, groups in found.items():
-            _hoist(module, functions[name], groups)
-            changed = True
+            if name not in called:  # a public function another calls keeps its signature, and its packing
+                _hoist(module, functions[name], groups)
+                changed = True
         return changed

@@ -123,10 +123,10 @@ def pack_panels(b: ir.Value, kp: int, np_: int, tag: bool = False) -> ir.Value:
     """B [k, n] as NR-wide column panels [np_/NR, kp, NR]: K zero-padded to kp rows, the last panel
     zero-padded; with `tag`, the packing op is tagged `rlx.b_panels`."""
     f32 = ir.F32Type.get()
-    n = shape_of(b.type)[1]
+    padded = _pad(b, [kp, shape_of(b.type)[1]])
     packed = tensor.empty([np_ // NR, kp, NR], f32)
     result = linalg.pack(
-        _pad(b, [kp, n]),
+        padded,
         packed,
         inner_dims_pos=[1],
         inner_tiles=[NR],

@@ -14,7 +14,9 @@ the "all" rows use every core for both.
 Sections (issue 6): f32 matmul; bias + GELU(tanh) against numpy op by op, in place;
 softmax and RMSNorm rows; the 12-layer Llama-style model (hidden 512, 8 heads,
 SwiGLU 1408, vocab 1000) prefill at sequence 128 against a plain numpy forward and
-PyTorch eager; compile time of that model and of a compile-cache hit.
+PyTorch eager, weights passed per call and bound once (`exe.bind_params`, panels packed at bind
+time; the two measured interleaved); compile time of that model, of a compile-cache hit and of
+binding.
 PyTorch is optional: `pip install torch==2.13.0` (a CPU build).
 """
 
@@ -262,6 +264,18 @@ def torch_llama(tokens, w, c):
     return forward
 
 
+def interleaved(functions, repeat: int) -> list[tuple[float, float]]:
+    """(best, median) seconds of each function, called in turn `repeat` times after one warm-up round."""
+    times = [[] for _ in functions]
+    for round_ in range(repeat + 1):
+        for function, spent in zip(functions, times):
+            start = time.perf_counter()
+            function()
+            if round_:
+                spent.append(time.perf_counter() - start)
+    return [(sorted(t)[0], sorted(t)[len(t) // 2]) for t in times]
+
+
 def bench_model(threads: int, repeat: int, layers: int) -> None:
     import numpy as np
 
@@ -285,10 +299,15 @@ def bench_model(threads: int, repeat: int, layers: int) -> None:
 
     expected = numpy_llama(tokens, weights, c)
     assert np.allclose(logits, expected, rtol=1e-3, atol=1e-3 * np.abs(expected).max()), "rlx model is wrong"
+    start = time.perf_counter()
+    bound = exe.bind_params(**weights)  # compiles the prepacked variant, packs the weights' panels
+    bind_time = time.perf_counter() - start
+    assert np.array_equal(bound(tokens), logits), "bound and unbound logits differ"
     out = np.empty_like(logits)
     numpy_time = timed(lambda: numpy_llama(tokens, weights, c), repeat)
     pause()
-    rlx_time = timed(lambda: exe(tokens=tokens, **weights, out=out), repeat)
+    rlx_time, bound_time = interleaved([lambda: exe(tokens=tokens, **weights, out=out),
+                                        lambda: bound(tokens, out=out)], repeat)
     pause()
     row = dict(section="model", case=f"llama {layers} layers, prefill 128", threads=threads, unit="tok/s",
                numpy=numpy_time, rlx=rlx_time, work=float(c.seq))
@@ -301,10 +320,13 @@ def bench_model(threads: int, repeat: int, layers: int) -> None:
         row["torch"] = timed(forward, repeat)
         row["torch_version"] = torch.__version__
     emit(**row)
+    emit(**{**row, "case": f"llama {layers} layers, prefill 128, params bound", "rlx": bound_time})
     emit(section="compile", case=f"llama {layers} layers: builder to first result", threads=threads,
          unit="s", rlx=(first_result, first_result))
     emit(section="compile", case=f"llama {layers} layers: compile-cache hit (build + compile)", threads=threads,
          unit="s", rlx=(cache_hit, cache_hit))
+    emit(section="compile", case=f"llama {layers} layers: bind_params (compile prepacked, pack)", threads=threads,
+         unit="s", rlx=(bind_time, bind_time))
 
 
 def child(args) -> None:

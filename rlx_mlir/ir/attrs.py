@@ -31,6 +31,11 @@ ARENA_ATTR = "rlx.arena"
 # --- linalg CPU codegen ----------------------------------------------------------------------
 KERNEL_ATTR = "rlx.microkernel"  # linalg.generic: a packed GEMM for rlx-tile-matmul (then its index)
 PACKED_ATTR = "rlx.microkernel_packed"  # linalg.generic: whether its B operand was packed (bool)
+PANELS_ATTR = "rlx.b_panels"  # linalg.pack: B of a GEMM kernel packed into column panels (unit, rlx-pack-matmul)
+# function: the B panels of its parameters it takes, packed once by companion functions
+# (rlx-hoist-param-packing): [{param = "w", function = "f__pack0", type = tensor<...>}, ...], one per
+# argument after the source's arguments
+PACKED_PARAMS_ATTR = "rlx.packed_params"
 # function: LLVM argument positions (aligned pointers of memref arguments) that get llvm.noalias
 NOALIAS_POINTERS_ATTR = "rlx.noalias_pointers"
 GEMV_ATTR = "rlx.gemv"  # linalg.matmul: transient tag (its index) while rlx-tile-gemv tiles it

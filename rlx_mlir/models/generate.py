@@ -18,8 +18,10 @@ bucket serves every prompt length up to the largest bucket; the cost is the
 padding's compute (below 4x the prompt with buckets a factor 4 apart).  The
 padding's keys and values land in cache positions past the prompt, which the
 next step overwrites before any query can attend to them (attention reads
-positions up to the query's own only).  Sampling runs in numpy on the last position's
-logits.  A config with `quant` (`rlx_mlir.models.llama`) takes its quantised
+positions up to the query's own only).  The weights are bound to each static step when it is
+compiled (`Executable.bind_params`, `bind_params=True`): those the GEMM kernels read are packed
+into their panel layout then, once, and a step is called with the tokens, the position and the
+caches only.  Sampling runs in numpy on the last position's logits.  A config with `quant` (`rlx_mlir.models.llama`) takes its quantised
 projections as packed `uint8` weights, as `load_gguf(path, keep_quantized=True)`
 returns them.
 """
@@ -47,11 +49,15 @@ class CachedLlama:
     several tokens to the smallest bucket it fits (see the module doc); a run
     longer than every bucket, or whose bucket would pass the capacity, runs at
     its own length.  `build_step` builds a step, `build_llama_step`'s
-    signature (another model with the same caches: `rlx_mlir.models.moe`).
+    signature (another model with the same caches: `rlx_mlir.models.moe`).  With `bind_params`
+    (the default) each static step is compiled with `prepack_params` and the weights are bound
+    to it once (the module doc); the weights must then stay unchanged (make a new model for
+    others).  A dynamic step takes them at every call.
     """
 
     def __init__(self, config: LlamaConfig, weights: dict[str, np.ndarray], capacity: int, *,
-                 dynamic: bool = False, prefill_buckets=None, build_step=build_llama_step, **compile_options):
+                 dynamic: bool = False, prefill_buckets=None, build_step=build_llama_step, bind_params: bool = True,
+                 **compile_options):
         if capacity <= 0:
             raise ValueError(f"capacity must be positive, got {capacity}")
         self.prefill_buckets = _check_buckets(prefill_buckets)
@@ -61,17 +67,23 @@ class CachedLlama:
         self.dynamic = dynamic
         self.compile_options = compile_options
         self.build_step = build_step
+        self.binds_params = bool(bind_params) and not dynamic
         self.caches = {name: np.zeros(cache_shape(config, capacity), np.float32) for name in cache_names(config)}
         self.position = 0
         self._steps: dict = {}  # compiled step by number of new tokens ("SEQ" when dynamic)
 
     def step(self, seq: int):
-        """The compiled step for `seq` new tokens (compiled on first use; one for all when dynamic)."""
+        """The compiled step for `seq` new tokens (compiled on first use; one for all when dynamic), with
+        the weights bound when `binds_params`."""
         key = "SEQ" if self.dynamic else seq
         if key not in self._steps:
             name = "llama_step" if self.dynamic else f"llama_step{seq}"
             graph = self.build_step(self.config, key, self.capacity, name=name)
-            self._steps[key] = graph.compile(**self.compile_options)
+            if self.binds_params:
+                compiled = graph.compile(**{"prepack_params": True, **self.compile_options})
+                self._steps[key] = compiled.bind_params(**self.weights)
+            else:
+                self._steps[key] = graph.compile(**self.compile_options)
         return self._steps[key]
 
     @property
@@ -99,7 +111,8 @@ class CachedLlama:
         run = self._bucket(seq)
         if run > seq:  # pad with the last token; its keys and values go past the prompt, its logits are dropped
             tokens = np.concatenate([tokens, np.repeat(tokens[:, -1:], run - seq, axis=1)], axis=1)
-        outputs = self.step(run)(tokens=tokens, pos=np.array(self.position, np.int64), **self.caches, **self.weights)
+        weights = {} if self.binds_params else self.weights
+        outputs = self.step(run)(tokens=tokens, pos=np.array(self.position, np.int64), **self.caches, **weights)
         self.position += seq
         return outputs[0][:, :seq] if run > seq else outputs[0]
 

@@ -67,6 +67,7 @@ PASSES = LazyTable({
     "rlx-fuse-elementwise": "transforms.linalg.fuse_elementwise:FuseElementwise",
     "rlx-reassociate-reductions": "transforms.linalg.reassociate_reductions:ReassociateReductions",
     "rlx-pack-matmul": "transforms.linalg.pack_matmul:PackMatmul",
+    "rlx-hoist-param-packing": "transforms.linalg.hoist_param_packing:HoistParamPacking",
     "rlx-tile-matmul": "transforms.linalg.tile_matmul:TileMatmul",
     "rlx-tile-gemv": "transforms.linalg.tile_gemv:TileGemv",
     "rlx-parallelize-linalg": "transforms.linalg.parallelize_linalg:ParallelizeLinalg",

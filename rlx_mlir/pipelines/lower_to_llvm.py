@@ -33,6 +33,7 @@ from ..transforms.linalg.approximate_math import ApproximateMath
 from ..transforms.linalg.bf16_as_i16 import Bf16AsI16
 from ..transforms.linalg.bool_tensors_to_i8 import BoolTensorsToI8
 from ..transforms.linalg.fuse_elementwise import FuseElementwise
+from ..transforms.linalg.hoist_param_packing import HoistParamPacking
 from ..transforms.linalg.memref_copy_to_linalg import MemrefCopyToLinalg
 from ..transforms.linalg.pack_matmul import PackMatmul
 from ..transforms.linalg.parallelize_linalg import ParallelizeLinalg
@@ -100,6 +101,10 @@ class LowerToLLVM(RlxPipeline):
     tiled_attention: bool = option(
         True, "attention as tiles with an online softmax (no [Sq, Sk] scores in memory, causal blocks skipped)"
     )
+    prepack_params: bool = option(
+        False, "GEMM B panels of parameters packed by companion functions, once, and passed as arguments "
+        "(rlx-hoist-param-packing; what Executable.bind_params runs)",
+    )
     vectorize_elementwise: bool = option(
         True, "small static elementwise loop nests as vector code in MLIR (rlx-vectorize-elementwise), not by LLVM"
     )
@@ -141,7 +146,10 @@ class LowerToLLVM(RlxPipeline):
             raise PassOptionError(str(error)) from None
         if self.matmul_kernels:
             gemm = TileMatmul(threads=threads)  # built first: a bad thread count is reported by it, as before
-            steps += [TileGemv(threads=threads), PackMatmul(), "canonicalize", gemm]
+            steps += [TileGemv(threads=threads), PackMatmul(pack_params=self.prepack_params)]
+            if self.prepack_params:
+                steps.append(HoistParamPacking())
+            steps += ["canonicalize", gemm]
         if threads > 1:
             steps.append(ParallelizeLinalg(threads=threads))
         steps += ["eliminate-empty-tensors", "canonicalize", DistinctResults(), ReadonlyArguments(), BUFFERIZE]

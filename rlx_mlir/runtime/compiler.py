@@ -36,6 +36,7 @@ def compile(
     isolate: bool = False,
     max_variants: int = DEFAULT_MAX_VARIANTS,
     progress: bool = False,
+    prepack_params: bool = False,
 ) -> Executable:
     """Compiles `entry` of an MLIR module (text or ir.Module) and returns a callable.
 
@@ -62,6 +63,11 @@ def compile(
     gives a `SpecializingExecutable` that compiles each binding on first use and
     keeps the `max_variants` most recently used of them.
 
+    With `prepack_params`, the GEMM kernels read the B operands that are parameters (`rlx.param`)
+    from panels packed by companion functions of the same code, which `exe.bind_params(**weights)`
+    runs once (unbound calls pack per call).  `bind_params` on an executable compiled without it
+    compiles this variant first; ask for it here to compile only once.
+
     With `progress`, each compile stage and its time is printed on stderr as it runs
     (`RLX_VERBOSE=1` does the same for every compile; rlx_mlir/progress.py).
 
@@ -70,11 +76,12 @@ def compile(
     """
     with progress_log.reporting(options.check_flag("progress", progress)):
         return _compile(module, entry, target, opt_level=opt_level, filename=filename, plan=plan, threads=threads,
-                        matmul_kernels=matmul_kernels, cache=cache, isolate=isolate, max_variants=max_variants)
+                        matmul_kernels=matmul_kernels, cache=cache, isolate=isolate, max_variants=max_variants,
+                        prepack_params=prepack_params)
 
 
 def _compile(module, entry, target, *, opt_level, filename, plan, threads, matmul_kernels, cache, isolate,
-             max_variants) -> Executable:
+             max_variants, prepack_params) -> Executable:
     if target not in TARGETS:
         raise ValueError(f"unknown target '{target}'; available: {', '.join(TARGETS)}")
     if isinstance(module, str):
@@ -95,12 +102,15 @@ def _compile(module, entry, target, *, opt_level, filename, plan, threads, matmu
     cache = options.check_flag("cache", cache)
     isolate = options.check_flag("isolate", isolate)
     max_variants = options.check_count("max_variants", max_variants, 1)
+    prepack_params = options.check_flag("prepack_params", prepack_params)
     if threads is not None:
         threads = options.check_threads(threads)
     elif target == "cpu":
         threads = options.check_threads(resolve_threads(threads), default=True)
     settings = dict(entry=entry, target=target, opt_level=opt_level, filename=filename, plan=plan, threads=threads,
                     matmul_kernels=matmul_kernels)
+    if prepack_params:  # only then: the keys of every other compile stay as they were
+        settings["prepack_params"] = True
     if target == "cuda":  # the GPU path: its own pipeline and runtime (runtime/cuda.py)
         from . import isolation
         from .cuda import compile_cuda
@@ -110,39 +120,51 @@ def _compile(module, entry, target, *, opt_level, filename, plan, threads, matmu
         return compile_cuda(text, entry, opt_level=opt_level, filename=filename, plan=plan)
 
     key = tuple(settings.values())
+
+    def prepacked_variant() -> Executable:  # what `bind_params` binds: this module with `prepack_params`
+        return compile(text, entry, target, opt_level=opt_level, filename=filename, plan=plan, threads=threads,
+                       matmul_kernels=matmul_kernels, cache=cache, isolate=isolate, prepack_params=True)
+
+    def bindable(executable: Executable) -> Executable:
+        if not prepack_params and matmul_kernels and executable.prepacked_variant is None:
+            executable.prepacked_variant = prepacked_variant
+        return executable
+
     if cache:
         found = COMPILE_CACHE.get(text, key)  # compiled by this process before
         if found is not None:
-            return found
+            return bindable(found)
     stored = jit_disk_cache.entry_name(text, settings) if cache else None
     if stored is not None:  # compiled by any process before: loaded without MLIR
 
         def lower_again() -> str:  # the `llvm_ir` of an executable loaded from disk, on demand
             from . import jit
 
-            return jit.lower_to_llvm_text(text, entry, filename, plan, threads, matmul_kernels)
+            return jit.lower_to_llvm_text(text, entry, filename, plan, threads, matmul_kernels, prepack_params)
 
         loaded = jit_disk_cache.load(stored, lower_again)
         if loaded is not None:
-            return COMPILE_CACHE.get_or_compile(text, key, lambda: loaded)
+            return bindable(COMPILE_CACHE.get_or_compile(text, key, lambda: loaded))
     from . import isolation, jit, specialize  # a miss: the compiler, and MLIR with it
 
     if specialize.is_dynamic_source(text, entry, filename):
         # Symbolic dimensions: each binding of them is bound, planned and compiled on first use.
         def compile_static(static_text: str, name: str) -> Executable:
             return compile(static_text, name, target, opt_level=opt_level, filename=filename, plan=plan,
-                           threads=threads, matmul_kernels=matmul_kernels, cache=cache, isolate=isolate)
+                           threads=threads, matmul_kernels=matmul_kernels, cache=cache, isolate=isolate,
+                           prepack_params=prepack_params)
 
         return specialize.SpecializingExecutable(text, entry, compile_static, filename, capacity=max_variants)
 
     def build() -> Executable:
         if isolate:
             isolation.compile_in_child(text, settings)
-        return jit.compile_text(text, entry, opt_level, filename, plan, threads, matmul_kernels, stored)
+        return jit.compile_text(text, entry, opt_level, filename, plan, threads, matmul_kernels, stored,
+                                prepack_params)
 
     if not cache:
-        return build()
-    return COMPILE_CACHE.get_or_compile(text, key, build)
+        return bindable(build())
+    return bindable(COMPILE_CACHE.get_or_compile(text, key, build))
 
 
 def compile_cache_info() -> CacheInfo:

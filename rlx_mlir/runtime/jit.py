@@ -25,18 +25,19 @@ from ..targets.toolchain import openmp_library, runtime_library
 from . import jit_disk_cache
 from .abi import ArgumentError  # noqa: F401 (re-exported)
 from .executable import Executable, ExecutionContext  # noqa: F401 (re-exported)
-from .signature import arena_of, find_function, signature_of
+from .signature import arena_of, find_function, packed_params_of, signature_of
 
 
 def compile_text(text: str, entry: Optional[str], opt_level: int, filename: str, plan: bool, threads: int,
-                 matmul_kernels: bool, stored: Optional[str] = None) -> Executable:
+                 matmul_kernels: bool, stored: Optional[str] = None, prepack_params: bool = False) -> Executable:
     """`entry` of the module `text` compiled by the JIT; with `stored` (a jit_disk_cache entry name),
-    its code is also stored on disk under that name."""
+    its code is also stored on disk under that name.  With `prepack_params`, the GEMM B panels of
+    its parameters are arguments, computed by companion functions (rlx-hoist-param-packing)."""
     with Compilation(filename=filename) as job:
         parsed = job.parse(text)
         signature = signature_of(find_function(parsed, entry))
-        job.run(parsed, LowerToLLVM(plan=plan, threads=threads, matmul_kernels=matmul_kernels),
-                "lowering to LLVM failed")
+        job.run(parsed, LowerToLLVM(plan=plan, threads=threads, matmul_kernels=matmul_kernels,
+                                    prepack_params=prepack_params), "lowering to LLVM failed")
         leftover = _first_non_llvm_op(parsed.operation)
         if leftover is not None:
             leftover.location.emit_error(f"'{leftover.name}' was not lowered to the LLVM dialect")
@@ -58,20 +59,25 @@ def compile_text(text: str, entry: Optional[str], opt_level: int, filename: str,
         if not address:
             raise CompileError(f"compiled module has no C interface for '@{signature.entry}'")
         arena = arena_of(parsed, signature.entry)
+        packed = packed_params_of(parsed, signature.entry)
+        pack_addresses = [engine.raw_lookup("_mlir_ciface_" + p.function) for p in packed]
+        if not all(pack_addresses):
+            raise CompileError(f"compiled module lacks a C interface of the packing functions of '@{signature.entry}'")
         if stored:
             with progress_log.stage("storing the code in the disk cache"):
-                jit_disk_cache.store(stored, engine.dump_to_object_file, signature, arena, libraries)
-        return Executable(address, signature, arena, keep_alive=(engine, job.context), llvm_ir=lambda: str(parsed))
+                jit_disk_cache.store(stored, engine.dump_to_object_file, signature, arena, libraries, packed)
+        return Executable(address, signature, arena, keep_alive=(engine, job.context), llvm_ir=lambda: str(parsed),
+                          packed_params=packed, pack_addresses=pack_addresses)
 
 
 def lower_to_llvm_text(text: str, entry: Optional[str], filename: str, plan: bool, threads: int,
-                       matmul_kernels: bool) -> str:
+                       matmul_kernels: bool, prepack_params: bool = False) -> str:
     """The module `text` lowered to the LLVM dialect as `compile_text` lowers it, printed."""
     with Compilation(filename=filename) as job:
         parsed = job.parse(text)
         find_function(parsed, entry)
-        job.run(parsed, LowerToLLVM(plan=plan, threads=threads, matmul_kernels=matmul_kernels),
-                "lowering to LLVM failed")
+        job.run(parsed, LowerToLLVM(plan=plan, threads=threads, matmul_kernels=matmul_kernels,
+                                    prepack_params=prepack_params), "lowering to LLVM failed")
         return str(parsed)
 
 

@@ -5,7 +5,8 @@ generated; it is linked into a shared object that exports only the entry's packe
 (`_mlir__mlir_ciface_<entry>`: the other functions stay local, so a function named like a symbol
 of the process is still ours) and names the runtime libraries it calls into (the OpenMP runtime of
 threaded code) as dependencies by absolute path; it is stored with a JSON record of the signature
-and the arena.  A later `compile()` of the same module with the same options, by this process or
+and the arena (and, compiled with `prepack_params`, of the parameter panels it takes and the exported
+companion functions that pack them).  A later `compile()` of the same module with the same options, by this process or
 another, loads that shared object with ctypes and imports no MLIR: no parsing, no passes, no LLVM.
 
 The entry's key is the module text's SHA-256, every option of the compile, the tools' versions
@@ -31,7 +32,7 @@ from typing import Callable, Mapping, Optional, Sequence
 
 from . import disk_cache
 from .executable import PACKED_PREFIX, Executable
-from .specs import Signature
+from .specs import PackedParam, Signature
 
 KIND = "jit-shared-object"
 LIBRARY = "jit.so"
@@ -62,16 +63,19 @@ def load(name: str, llvm_ir: Callable[[], str]) -> Optional[Executable]:
         signature = Signature.from_json(record["signature"])
         arena = record["arena"]
         arena = None if arena is None else (int(arena[0]), int(arena[1]))
+        packed = [PackedParam.from_json(p) for p in record.get("packed_params", [])]
         handle = ctypes.CDLL(str(library))  # and the runtime libraries it needs
-        address = ctypes.cast(getattr(handle, PACKED_PREFIX + signature.entry), ctypes.c_void_p).value
+        address, *pack_addresses = [ctypes.cast(getattr(handle, PACKED_PREFIX + function), ctypes.c_void_p).value
+                                    for function in [signature.entry, *[p.function for p in packed]]]
     except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError):
         disk_cache.discard(name)
         return None
-    return Executable(address, signature, arena, keep_alive=handle, llvm_ir=llvm_ir)
+    return Executable(address, signature, arena, keep_alive=handle, llvm_ir=llvm_ir, packed_params=packed,
+                      pack_addresses=pack_addresses)
 
 
 def store(name: str, dump_object: Callable[[str], None], signature: Signature, arena: Optional[tuple[int, int]],
-          runtime_libraries: Sequence[str]) -> None:
+          runtime_libraries: Sequence[str], packed: Sequence[PackedParam] = ()) -> None:
     """Stores entry `name`: the object `dump_object(path)` writes, linked into a shared object, and
     its record. Quietly does nothing when the cache cannot be written or nothing can link."""
     compiler = _c_compiler()
@@ -81,7 +85,9 @@ def store(name: str, dump_object: Callable[[str], None], signature: Signature, a
         scratch = Path(scratch)
         try:
             dump_object(str(scratch / "jit.o"))
-            (scratch / "exports.map").write_text(f"{{\n  global: {PACKED_PREFIX}{signature.entry};\n  local: *;\n}};\n")
+            exported = "".join(f"{PACKED_PREFIX}{function}; "
+                               for function in [signature.entry, *[p.function for p in packed]])
+            (scratch / "exports.map").write_text(f"{{\n  global: {exported}\n  local: *;\n}};\n")
             # The runtime libraries the code calls into become its dependencies (found by their absolute
             # directories); --as-needed drops the others (MLIR's runner utilities load all of LLVM).
             directories = sorted({str(Path(library).parent) for library in runtime_libraries})
@@ -94,6 +100,8 @@ def store(name: str, dump_object: Callable[[str], None], signature: Signature, a
         if done.returncode != 0:
             return
         record = {"format": FORMAT, "signature": signature.to_json(), "arena": list(arena) if arena else None}
+        if packed:
+            record["packed_params"] = [p.to_json() for p in packed]
         disk_cache.store(name, {LIBRARY: scratch / LIBRARY, RECORD: json.dumps(record)})
 
 

@@ -11,9 +11,9 @@ from mlir import ir
 from mlir.dialects import func
 
 from ..ir import dtypes
-from ..ir.attrs import ARENA_ATTR, NAME_ATTR, PARAM_ATTR, TIED_ATTR
+from ..ir.attrs import ARENA_ATTR, NAME_ATTR, PACKED_PARAMS_ATTR, PARAM_ATTR, TIED_ATTR
 from ..ir.diagnostics import CompileError, position_of
-from .specs import Signature, TensorSpec
+from .specs import PackedParam, Signature, TensorSpec
 
 
 def numpy_dtype(element: ir.Type, where: str) -> np.dtype:
@@ -125,3 +125,21 @@ def arena_of(lowered: ir.Module, entry: str) -> Optional[tuple[int, int]]:
                 size, alignment = list(ir.DenseI64ArrayAttr(op.attributes[ARENA_ATTR]))
                 return size, alignment
     return None
+
+
+def packed_params_of(lowered: ir.Module, entry: str) -> list[PackedParam]:
+    """The parameter panels the lowered function `entry` takes after its source's arguments
+    (`rlx.packed_params`, written by rlx-hoist-param-packing), in order."""
+    for op in lowered.body.operations:
+        if "sym_name" in op.attributes and ir.StringAttr(op.attributes["sym_name"]).value == entry:
+            if PACKED_PARAMS_ATTR not in op.attributes:
+                return []
+            packed = []
+            for index, attr in enumerate(ir.ArrayAttr(op.attributes[PACKED_PARAMS_ATTR])):
+                entry_attrs = ir.DictAttr(attr)
+                param = ir.StringAttr(entry_attrs["param"]).value
+                panels = ir.RankedTensorType(ir.TypeAttr(entry_attrs["type"]).value)
+                spec = _spec(panels, f"{param}:panels{index}", f"@{entry} panels of '{param}'")
+                packed.append(PackedParam(param, ir.StringAttr(entry_attrs["function"]).value, spec))
+            return packed
+    return []

@@ -57,23 +57,41 @@ class Signature:
 
     def to_json(self) -> dict:
         """The signature as JSON values (`from_json` reads it back)."""
-        def spec(s: TensorSpec) -> dict:
-            position = s.position and [s.position.filename, s.position.line, s.position.column]
-            return {"name": s.name, "shape": list(s.shape), "dtype": s.dtype.name, "mlir_type": s.mlir_type,
-                    "param": s.is_param, "tied": s.tied_input, "position": position}
-
-        return {"entry": self.entry, "inputs": [spec(s) for s in self.inputs],
-                "outputs": [spec(s) for s in self.outputs], "named_inputs": self.named_inputs}
+        return {"entry": self.entry, "inputs": [spec_to_json(s) for s in self.inputs],
+                "outputs": [spec_to_json(s) for s in self.outputs], "named_inputs": self.named_inputs}
 
     @staticmethod
     def from_json(record: dict) -> "Signature":
         """The signature `to_json` wrote; KeyError / TypeError / ValueError for a malformed record."""
-        def spec(s: dict) -> TensorSpec:
-            position = s["position"] and SourcePosition(str(s["position"][0]), int(s["position"][1]),
-                                                        int(s["position"][2]))
-            return TensorSpec(str(s["name"]), tuple(int(n) for n in s["shape"]),
-                              np.dtype(load_numpy_dtype(s["dtype"], "a cached executable")), str(s["mlir_type"]),
-                              position, bool(s["param"]), None if s["tied"] is None else int(s["tied"]))
+        return Signature(str(record["entry"]), tuple(spec_from_json(s) for s in record["inputs"]),
+                         tuple(spec_from_json(s) for s in record["outputs"]), bool(record["named_inputs"]))
 
-        return Signature(str(record["entry"]), tuple(spec(s) for s in record["inputs"]),
-                         tuple(spec(s) for s in record["outputs"]), bool(record["named_inputs"]))
+
+@dataclass(frozen=True)
+class PackedParam:
+    """An argument a compiled function takes after its source's (`rlx.packed_params`): the GEMM B
+    panels of parameter `param`, which the public function `function` computes from it."""
+    param: str
+    function: str
+    spec: TensorSpec  # the panels: a name of their own ("w:panels0"), shape and dtype
+
+    def to_json(self) -> dict:
+        return {"param": self.param, "function": self.function, "spec": spec_to_json(self.spec)}
+
+    @staticmethod
+    def from_json(record: dict) -> "PackedParam":
+        return PackedParam(str(record["param"]), str(record["function"]), spec_from_json(record["spec"]))
+
+
+def spec_to_json(s: TensorSpec) -> dict:
+    position = s.position and [s.position.filename, s.position.line, s.position.column]
+    return {"name": s.name, "shape": list(s.shape), "dtype": s.dtype.name, "mlir_type": s.mlir_type,
+            "param": s.is_param, "tied": s.tied_input, "position": position}
+
+
+def spec_from_json(s: dict) -> TensorSpec:
+    position = s["position"] and SourcePosition(str(s["position"][0]), int(s["position"][1]),
+                                                int(s["position"][2]))
+    return TensorSpec(str(s["name"]), tuple(int(n) for n in s["shape"]),
+                      np.dtype(load_numpy_dtype(s["dtype"], "a cached executable")), str(s["mlir_type"]),
+                      position, bool(s["param"]), None if s["tied"] is None else int(s["tied"]))

@@ -20,6 +20,12 @@ Padding copies O(MK + KN + MN) elements, against the O(MNK) multiply-adds; shape
 divide are not padded.
 
 Matmuls below `min-flops` multiply-adds, or not in f32, are left to the scalar loops.
+
+With `pack-params`, a B that is a parameter (`rlx.param`, followed into the layers it is passed to:
+transforms/linalg/param_arguments.py) is always packed, whatever the rows of A: the packing op is
+tagged `rlx.b_panels`, and `rlx-hoist-param-packing` moves it out of the function, into a companion
+function run once when the weights are bound (`Executable.bind_params`).  Packed once, the
+contiguous panels cost nothing per call.
 """
 
 from __future__ import annotations
@@ -29,10 +35,11 @@ import dataclasses
 from mlir import ir
 from mlir.dialects import arith, linalg, tensor
 
-from ...ir.attrs import KERNEL_ATTR, PACKED_ATTR
+from ...ir.attrs import KERNEL_ATTR, PACKED_ATTR, PANELS_ATTR
 from ...ir.shapes import shape_of
 from ...ir.walk import collect_ops
 from ...passmanager.base import RlxPass, option
+from .param_arguments import param_argument_of, param_arguments
 
 MR, NR, KR = 8, 32, 4
 
@@ -112,18 +119,23 @@ def _kernel(a: ir.Value, panels: ir.Value, c: ir.Value, m: int, n: int, k: int, 
     return tensor.collapse_shape(ir.RankedTensorType.get([m, n], f32), generic.result, [[0, 1], [2, 3]])
 
 
-def _pack_columns(b: ir.Value, k: int, n: int) -> ir.Value:
-    """B [k, n'] (n' ≤ n) as NR-wide column panels [n/NR, k, NR], zero-padding the last panel."""
+def pack_panels(b: ir.Value, kp: int, np_: int, tag: bool = False) -> ir.Value:
+    """B [k, n] as NR-wide column panels [np_/NR, kp, NR]: K zero-padded to kp rows, the last panel
+    zero-padded; with `tag`, the packing op is tagged `rlx.b_panels`."""
     f32 = ir.F32Type.get()
-    packed = tensor.empty([n // NR, k, NR], f32)
-    return linalg.pack(
-        b,
+    padded = _pad(b, [kp, shape_of(b.type)[1]])
+    packed = tensor.empty([np_ // NR, kp, NR], f32)
+    result = linalg.pack(
+        padded,
         packed,
         inner_dims_pos=[1],
         inner_tiles=[NR],
         padding_value=arith.constant(f32, 0.0),
         outer_dims_perm=[1, 0],
     )
+    if tag:
+        result.owner.attributes[PANELS_ATTR] = ir.UnitAttr.get()
+    return result
 
 
 @dataclasses.dataclass(frozen=True)
@@ -133,9 +145,11 @@ class PackMatmul(RlxPass):
     creates_rlx_ops = False
     pack_rows: int = option(256, "pack B into panels when A has at least this many rows (else read B in place)", minimum=0)
     min_flops: int = option(32 * 32 * 32, "leave matmuls with fewer multiply-adds (M·N·K) to the scalar loops", minimum=0)
+    pack_params: bool = option(False, "always pack a B that is a parameter (for rlx-hoist-param-packing to pack once)")
 
     def run(self, module: ir.Operation) -> bool:
         changed = False
+        params = param_arguments(module) if self.pack_params else set()
         for op in collect_ops(module, linalg.MatmulOp):
             operands = matmul_operands(op)
             if operands is None:
@@ -147,10 +161,11 @@ class PackMatmul(RlxPass):
             mp, np_, kp = _round_up(m, MR), _round_up(n, NR), _round_up(k, KR)
             # Packing B pays off when its panels are reused by many row blocks; a B that needs
             # no padding is otherwise read in place, as a view.
-            packed = m >= self.pack_rows or (np_, kp) != (n, k)
+            param = param_argument_of(b, params) is not None
+            packed = m >= self.pack_rows or (np_, kp) != (n, k) or param
             with ir.InsertionPoint(op), op.location:
                 if packed:
-                    panels = _pack_columns(_pad(b, [kp, n]), kp, np_)
+                    panels = pack_panels(b, kp, np_, tag=param)
                 else:
                     f32 = ir.F32Type.get()
                     panels = tensor.expand_shape(

@@ -5,7 +5,8 @@ produced (iteration space (M/MR, N/NR, K, MR, NR)):
 
 1. with `threads` > 1, `tile_using_forall` splits the N panels (or, when there are too few, the
    M blocks) into one chunk per thread and fuses B's packing into the forall, so each thread packs
-   the panels it multiplies (`convert-scf-to-openmp` later runs the forall on OpenMP threads);
+   the panels it multiplies (panels the function is given, packed once: rlx-hoist-param-packing,
+   have no packing to fuse) (`convert-scf-to-openmp` later runs the forall on OpenMP threads);
 2. cache blocks: up to MC = 256 rows, NC = 256 columns and KC = 1024 of K, loop order N, K, M
    (BLIS's jc, pc, ic), then one MR×NR register tile per iteration, then K in steps of KR;
 3. unit dims folded away inside each K loop (which replaces the generic: the step is found
@@ -54,6 +55,7 @@ class KernelPlan:
     depth: int
     threads: int
     packed: bool = True
+    packed_here: bool = True  # B is packed in this function (not panels it is given: rlx-hoist-param-packing)
 
     def forall(self):
         """(dim, chunk) to split across threads, or None to run serially."""
@@ -105,7 +107,7 @@ def _tile_kernel(index: int, plan: KernelPlan) -> list[str]:
         dim, chunk = split
         sizes = [0] * 5
         sizes[dim] = chunk
-        fuse_pack = dim == 1 and plan.packed  # each thread packs the B panels it multiplies
+        fuse_pack = dim == 1 and plan.packed and plan.packed_here  # each thread packs the B panels it multiplies
         if fuse_pack:
             lines.append(
                 f"{k}_packed = transform.get_producer_of_operand {kernel}[1] : (!transform.any_op) -> !transform.any_op"
@@ -203,6 +205,7 @@ class TileMatmul(RlxPass):
             panels_n, depth = (b_shape[0], b_shape[1]) if packed else (b_shape[1], b_shape[0])
             # A kernel inside an scf.forall is already one thread's share of a parallel loop: serial.
             threads = 1 if inside_forall(op) else self.threads
-            plans.append(KernelPlan(shape_of(op.operands[0].type)[0], panels_n, depth, threads, packed))
+            packed_here = not isinstance(op.operands[1], ir.BlockArgument)
+            plans.append(KernelPlan(shape_of(op.operands[0].type)[0], panels_n, depth, threads, packed, packed_here))
             op.attributes[KERNEL_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), index)
         apply_script(module, transform_script(plans), kernels[0].location, "tiling the matmul kernels")

@@ -1,0 +1,179 @@
+"""Parameters bound once: `Executable.bind_params` (rlx_mlir/runtime/bound_params.py) and the
+companion packing functions of `compile(..., prepack_params=True)` (rlx-hoist-param-packing).
+
+A bound executable is called with the runtime inputs only; the weights the GEMM kernels read as
+B are packed into the kernels' column panels at bind time.  Its outputs are bit-identical to the
+unbound executable's: the panels hold the same values, and each kernel sums the same products in
+the same order, whether it reads B packed or in place.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import rlx_mlir
+from rlx_mlir.models.generate import CachedLlama, generate
+from rlx_mlir.models.llama import LlamaConfig, build_llama, random_weights
+from rlx_mlir.runtime import disk_cache, executable, jit
+
+NR = 32  # the kernels' panel width (rlx-pack-matmul)
+
+
+def matmul_module(m: int, k: int, n: int) -> str:
+    return f"""
+func.func @mm(%x: tensor<{m}x{k}xf32> {{rlx.name = "x"}}, %w: tensor<{k}x{n}xf32> {{rlx.name = "w", rlx.param}})
+    -> tensor<{m}x{n}xf32> {{
+  %y = "rlx.matmul"(%x, %w) : (tensor<{m}x{k}xf32>, tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32>
+  return %y : tensor<{m}x{n}xf32>
+}}
+"""
+
+
+MLP = """
+func.func @mlp(%x: tensor<300x40xf32> {rlx.name = "x"}, %w1: tensor<40x96xf32> {rlx.name = "w1", rlx.param},
+               %b1: tensor<96xf32> {rlx.name = "b1", rlx.param},
+               %w2: tensor<96x50xf32> {rlx.name = "w2", rlx.param}) -> tensor<300x50xf32> {
+  %0 = "rlx.matmul"(%x, %w1) : (tensor<300x40xf32>, tensor<40x96xf32>) -> tensor<300x96xf32>
+  %1 = "rlx.add"(%0, %b1) : (tensor<300x96xf32>, tensor<96xf32>) -> tensor<300x96xf32>
+  %2 = "rlx.relu"(%1) : (tensor<300x96xf32>) -> tensor<300x96xf32>
+  %3 = "rlx.matmul"(%2, %w2) : (tensor<300x96xf32>, tensor<96x50xf32>) -> tensor<300x50xf32>
+  return %3 : tensor<300x50xf32>
+}
+"""
+
+
+def arrays(*shapes, seed=0):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(shape).astype(np.float32) for shape in shapes]
+
+
+def panels(w: np.ndarray) -> np.ndarray:
+    """The kernels' layout, from its definition: panel p holds columns p*NR .. p*NR+NR-1 of B, row
+    by row over K (K zero-padded to a multiple of 4, N to a multiple of NR)."""
+    k, n = w.shape
+    kp, np_ = -(-k // 4) * 4, -(-n // NR) * NR
+    padded = np.zeros((kp, np_), w.dtype)
+    padded[:k, :n] = w
+    out = np.empty((np_ // NR, kp, NR), w.dtype)
+    for p in range(np_ // NR):
+        for row in range(kp):
+            out[p, row] = padded[row, p * NR:(p + 1) * NR]
+    return out
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("shape", [(16, 60, 70), (64, 64, 128), (300, 64, 96)])
+def test_bound_matmul_equals_unbound_bit_for_bit(shape, threads):
+    m, k, n = shape
+    exe = rlx_mlir.compile(matmul_module(m, k, n), threads=threads)
+    x, w = arrays((m, k), (k, n))
+    bound = exe.bind_params(w=w)
+    assert bound.input_names == ["x"] and bound.bound_names == ["w"]
+    np.testing.assert_array_equal(bound(x), exe(x, w))
+    np.testing.assert_allclose(bound(x=x), x.astype(np.float64) @ w, rtol=1e-4, atol=1e-4)
+    # The panels the companion function packs, against the layout's definition.
+    prepacked = bound.executable
+    assert [p.param for p in prepacked.packed_params] == ["w"]
+    np.testing.assert_array_equal(prepacked.pack_param(0, w), panels(w))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_bound_mlp_equals_unbound_and_calls_pack_nothing(monkeypatch, threads):
+    exe = rlx_mlir.compile(MLP, threads=threads)
+    x, w1, b1, w2 = arrays((300, 40), (40, 96), (96,), (96, 50), seed=1)
+    expected = exe(x, w1, b1, w2)
+    bound = exe.bind_params(w1=w1, b1=b1, w2=w2)
+    assert [p.param for p in bound.executable.packed_params] == ["w1", "w2"]
+    packs = []
+    real = executable._Packer.__call__
+    monkeypatch.setattr(executable._Packer, "__call__", lambda self, a: packs.append(a) or real(self, a))
+    out = np.empty_like(expected)
+    assert bound(x, out=out) is out
+    np.testing.assert_array_equal(out, expected)
+    assert packs == []  # every panel was packed at bind time
+    np.testing.assert_allclose(out, np.maximum(x.astype(np.float64) @ w1 + b1, 0) @ w2, rtol=1e-4, atol=1e-4)
+    # A context of its own (its own arena) gives the same.
+    np.testing.assert_array_equal(bound.context()(x=x), expected)
+
+
+def test_partial_binding_takes_the_rest_per_call_and_rebinding_replaces():
+    exe = rlx_mlir.compile(MLP, threads=1)
+    x, w1, b1, w2, other = arrays((300, 40), (40, 96), (96,), (96, 50), (96, 50), seed=2)
+    partly = exe.bind_params(w1=w1)
+    assert partly.input_names == ["x", "b1", "w2"]
+    np.testing.assert_array_equal(partly(x, b1, w2), exe(x, w1, b1, w2))
+    full = partly.bind_params(b1=b1, w2=w2)
+    np.testing.assert_array_equal(full(x), exe(x, w1, b1, w2))
+    replaced = full.bind_params(w2=other)
+    np.testing.assert_array_equal(replaced(x), exe(x, w1, b1, other))
+    np.testing.assert_array_equal(full(x), exe(x, w1, b1, w2))  # binding returned a new one
+    # The executable compile() returned stays unbound (its compile cache may hand it to others).
+    np.testing.assert_array_equal(exe(x, w1, b1, w2), full(x))
+    # The prepacked variant called unbound packs per call, with the same results.
+    np.testing.assert_array_equal(full.executable(x, w1, b1, w2), exe(x, w1, b1, w2))
+
+
+def test_bad_bindings_and_calls_are_clear_errors():
+    exe = rlx_mlir.compile(MLP, threads=1)
+    x, w1, b1, w2 = arrays((300, 40), (40, 96), (96,), (96, 50))
+    with pytest.raises(ValueError, match=r"bind_params: @mlp has no parameter named 'w3' \(parameters: w1, b1, w2\)"):
+        exe.bind_params(w3=w1)
+    with pytest.raises(ValueError, match=r"bind_params: 'x' is a runtime input of @mlp, not a parameter"):
+        exe.bind_params(x=x)
+    with pytest.raises(ValueError, match=r"argument 'w1' of bind_params: @mlp: expected tensor<40x96xf32> "
+                                         r"\(numpy float32 \[40, 96\]\), got numpy float32 \[96, 50\]"):
+        exe.bind_params(w1=w2)
+    with pytest.raises(ValueError, match=r"argument 'w1' .*expected tensor<40x96xf32>.*got numpy float64"):
+        exe.bind_params(w1=w1.astype(np.float64))
+    bound = exe.bind_params(w1=w1, b1=b1)
+    with pytest.raises(TypeError, match=r"@mlp with 2 bound parameters is missing arguments: w2"):
+        bound(x)
+    with pytest.raises(TypeError, match=r"@mlp with 2 bound parameters has no argument named 'w1'"):
+        bound(x, w2=w2, w1=w1)
+
+
+def test_llama_bound_equals_unbound_bit_for_bit():
+    config = LlamaConfig(layers=2, hidden=64, heads=2, kv_heads=2, head_dim=32, ffn=96, vocab=100, seq=24)
+    weights = random_weights(config, seed=0)
+    tokens = np.random.default_rng(1).integers(0, config.vocab, (1, config.seq)).astype(np.int64)
+    exe = build_llama(config).compile(threads=1)
+    bound = exe.bind_params(**weights)
+    assert bound.input_names == ["tokens"]
+    # Every projection (2 layers x q, k, v, o, gate, up, down) and the LM head read bound panels.
+    assert len(bound.executable.packed_params) == 2 * 7 + 1
+    np.testing.assert_array_equal(bound(tokens), exe(tokens=tokens, **weights))
+
+
+def test_cached_llama_binds_its_weights_once():
+    config = LlamaConfig(layers=2, hidden=64, heads=4, kv_heads=2, head_dim=16, ffn=128, vocab=97)
+    weights = random_weights(config, seed=3)
+    prompt = np.random.default_rng(4).integers(0, config.vocab, 20)
+    bound = CachedLlama(config, weights, capacity=40)
+    plain = CachedLlama(config, weights, capacity=40, bind_params=False)
+    assert bound.binds_params and not plain.binds_params
+    np.testing.assert_array_equal(bound.forward(prompt[None, :]), plain.forward(prompt[None, :]))
+    prefill = bound.step(20)
+    assert prefill.input_names == ["tokens", "pos"] + [f"layers.{i}.{c}_cache" for i in range(2) for c in "kv"]
+    assert len(prefill.executable.packed_params) == 2 * 7 + 1  # the prefill's GEMMs read bound panels
+    bound.reset()
+    plain.reset()
+    np.testing.assert_array_equal(generate(bound, prompt, 8), generate(plain, prompt, 8))
+
+
+def test_the_prepacked_executable_comes_back_from_the_disk_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv(disk_cache.ENV, str(tmp_path / "cache"))
+    rlx_mlir.clear_compile_cache()
+    x, w1, b1, w2 = arrays((300, 40), (40, 96), (96,), (96, 50))
+    compiled = rlx_mlir.compile(MLP, threads=1, prepack_params=True)
+    expected = compiled.bind_params(w1=w1, b1=b1, w2=w2)(x)
+    rlx_mlir.clear_compile_cache()
+    compiles = []
+    real = jit.compile_text
+    monkeypatch.setattr(jit, "compile_text", lambda *a, **k: compiles.append(a) or real(*a, **k))
+    loaded = rlx_mlir.compile(MLP, threads=1, prepack_params=True)
+    assert compiles == [] and loaded is not compiled
+    assert loaded.packed_params == compiled.packed_params
+    np.testing.assert_array_equal(loaded.bind_params(w1=w1, b1=b1, w2=w2)(x), expected)
+    np.testing.assert_array_equal(loaded(x, w1, b1, w2), expected)
+    rlx_mlir.clear_compile_cache()

@@ -149,7 +149,7 @@ def test_cached_llama_binds_its_weights_once():
     config = LlamaConfig(layers=2, hidden=64, heads=4, kv_heads=2, head_dim=16, ffn=128, vocab=97)
     weights = random_weights(config, seed=3)
     prompt = np.random.default_rng(4).integers(0, config.vocab, 20)
-    bound = CachedLlama(config, weights, capacity=40)
+    bound = CachedLlama(config, weights, capacity=40, bind_params=True)
     plain = CachedLlama(config, weights, capacity=40, bind_params=False)
     assert bound.binds_params and not plain.binds_params
     np.testing.assert_array_equal(bound.forward(prompt[None, :]), plain.forward(prompt[None, :]))
@@ -177,3 +177,22 @@ def test_the_prepacked_executable_comes_back_from_the_disk_cache(tmp_path, monke
     np.testing.assert_array_equal(loaded.bind_params(w1=w1, b1=b1, w2=w2)(x), expected)
     np.testing.assert_array_equal(loaded(x, w1, b1, w2), expected)
     rlx_mlir.clear_compile_cache()
+
+
+def test_cached_llama_binds_only_steps_with_enough_tokens():
+    """By default a step binds from BIND_MIN_TOKENS new tokens on (where an unbound step packs per
+    call); `bind_params=N` moves the threshold; the other steps take the weights per call."""
+    from rlx_mlir.models.generate import BIND_MIN_TOKENS
+
+    config = LlamaConfig(layers=1, hidden=32, heads=2, kv_heads=2, head_dim=16, ffn=64, vocab=50)
+    weights = random_weights(config, seed=5)
+    prompt = np.random.default_rng(6).integers(0, config.vocab, 6)
+    default = CachedLlama(config, weights, capacity=16)
+    assert default.bind_min_tokens == BIND_MIN_TOKENS == 256
+    from_six = CachedLlama(config, weights, capacity=16, bind_params=6)
+    np.testing.assert_array_equal(generate(default, prompt, 3), generate(from_six, prompt, 3))
+    assert "layers.0.q" in default.step(6).input_names  # unbound: weights per call
+    assert from_six.step(6).input_names[:2] == ["tokens", "pos"] and "layers.0.q" not in from_six.step(6).input_names
+    assert "layers.0.q" in from_six.step(1).input_names  # the decode step stays unbound
+    with pytest.raises(ValueError, match="bind_params must be True, False or a positive number of tokens, got 0"):
+        CachedLlama(config, weights, capacity=16, bind_params=0)

@@ -18,23 +18,43 @@ bucket serves every prompt length up to the largest bucket; the cost is the
 padding's compute (below 4x the prompt with buckets a factor 4 apart).  The
 padding's keys and values land in cache positions past the prompt, which the
 next step overwrites before any query can attend to them (attention reads
-positions up to the query's own only).  The weights are bound to each static step when it is
-compiled (`Executable.bind_params`, `bind_params=True`): those the GEMM kernels read are packed
-into their panel layout then, once, and a step is called with the tokens, the position and the
-caches only.  Sampling runs in numpy on the last position's logits.  A config with `quant` (`rlx_mlir.models.llama`) takes its quantised
+positions up to the query's own only).  The weights are bound to each static step of at least
+`BIND_MIN_TOKENS` (256) new tokens when it is compiled (`Executable.bind_params`; the
+`bind_params` argument moves the threshold): those the GEMM kernels read are packed into their
+panel layout then, once, and such a step is called with the tokens, the position and the caches
+only.  Sampling runs in numpy on the last position's logits.  A config with `quant` (`rlx_mlir.models.llama`) takes its quantised
 projections as packed `uint8` weights, as `load_gguf(path, keep_quantized=True)`
 returns them.
 """
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Union
 
 import numpy as np
 
 from .. import progress as progress_log
 from .llama import LlamaConfig
 from .llama_cached import build_llama_step, cache_names, cache_shape
+
+# Binding prepacks the weights' GEMM panels once, and compiling the prepacked form costs more (its
+# packing functions; about 2.5 to 3 s more CPU for the 12-layer benchmark model's step).  It pays
+# where an unbound step would pack the weights on every call, from rlx-pack-matmul's `pack-rows`
+# (256) rows on: prefill 512, 11% less CPU per call; at 128 rows (where B is read in place) 3%,
+# and a decode step's GEMV kernels read B as it is (measured in the fix-bindparams work, 1 thread).
+BIND_MIN_TOKENS = 256
+
+
+def _bind_min_tokens(bind_params) -> Optional[int]:
+    """`bind_params` as the fewest new tokens of a step that binds (None: no step binds)."""
+    if bind_params is True:
+        return 1
+    if bind_params is False or bind_params is None:
+        return None
+    if not isinstance(bind_params, int) or bind_params < 1:
+        raise ValueError(f"bind_params must be True, False or a positive number of tokens, got {bind_params!r}")
+    return bind_params
+
 
 
 class CachedLlama:
@@ -49,15 +69,16 @@ class CachedLlama:
     several tokens to the smallest bucket it fits (see the module doc); a run
     longer than every bucket, or whose bucket would pass the capacity, runs at
     its own length.  `build_step` builds a step, `build_llama_step`'s
-    signature (another model with the same caches: `rlx_mlir.models.moe`).  With `bind_params`
-    (the default) each static step is compiled with `prepack_params` and the weights are bound
-    to it once (the module doc); the weights must then stay unchanged (make a new model for
-    others).  A dynamic step takes them at every call.
+    signature (another model with the same caches: `rlx_mlir.models.moe`).  A static step of at
+    least `bind_params` new tokens (default `BIND_MIN_TOKENS`; `True`: every static step, `False`:
+    none) is compiled with `prepack_params` and the weights are bound to it once (the module doc);
+    the weights must then stay unchanged (make a new model for others).  Other steps, and a
+    dynamic one, take them at every call.
     """
 
     def __init__(self, config: LlamaConfig, weights: dict[str, np.ndarray], capacity: int, *,
-                 dynamic: bool = False, prefill_buckets=None, build_step=build_llama_step, bind_params: bool = True,
-                 **compile_options):
+                 dynamic: bool = False, prefill_buckets=None, build_step=build_llama_step,
+                 bind_params: Union[bool, int] = BIND_MIN_TOKENS, **compile_options):
         if capacity <= 0:
             raise ValueError(f"capacity must be positive, got {capacity}")
         self.prefill_buckets = _check_buckets(prefill_buckets)
@@ -67,19 +88,27 @@ class CachedLlama:
         self.dynamic = dynamic
         self.compile_options = compile_options
         self.build_step = build_step
-        self.binds_params = bool(bind_params) and not dynamic
+        self.bind_min_tokens = None if dynamic else _bind_min_tokens(bind_params)
         self.caches = {name: np.zeros(cache_shape(config, capacity), np.float32) for name in cache_names(config)}
         self.position = 0
         self._steps: dict = {}  # compiled step by number of new tokens ("SEQ" when dynamic)
 
+    @property
+    def binds_params(self) -> bool:
+        """Whether some static step gets the weights bound (see the class doc)."""
+        return self.bind_min_tokens is not None
+
+    def _binds(self, seq: int) -> bool:
+        return self.bind_min_tokens is not None and seq >= self.bind_min_tokens
+
     def step(self, seq: int):
         """The compiled step for `seq` new tokens (compiled on first use; one for all when dynamic), with
-        the weights bound when `binds_params`."""
+        the weights bound when it has at least `bind_min_tokens`."""
         key = "SEQ" if self.dynamic else seq
         if key not in self._steps:
             name = "llama_step" if self.dynamic else f"llama_step{seq}"
             graph = self.build_step(self.config, key, self.capacity, name=name)
-            if self.binds_params:
+            if self._binds(seq):
                 compiled = graph.compile(**{"prepack_params": True, **self.compile_options})
                 self._steps[key] = compiled.bind_params(**self.weights)
             else:
@@ -111,7 +140,7 @@ class CachedLlama:
         run = self._bucket(seq)
         if run > seq:  # pad with the last token; its keys and values go past the prompt, its logits are dropped
             tokens = np.concatenate([tokens, np.repeat(tokens[:, -1:], run - seq, axis=1)], axis=1)
-        weights = {} if self.binds_params else self.weights
+        weights = {} if self._binds(run) else self.weights
         outputs = self.step(run)(tokens=tokens, pos=np.array(self.position, np.int64), **self.caches, **weights)
         self.position += seq
         return outputs[0][:, :seq] if run > seq else outputs[0]

@@ -168,10 +168,9 @@ def _fused_ops(ops: list, returned: set, fuse_elementwise: Optional[bool]) -> di
             continue
         result = op.results[0]
         if fuse_elementwise:
-            chosen = fuses_into_consumer(op, result, types)
+            consumer = _fusing_consumer(op, result, types)
         else:
-            chosen = FUSED_ATTR in op.attributes
-        consumer = _only_user(result) if chosen else None
+            consumer = _only_user(result) if FUSED_ATTR in op.attributes else None
         if consumer is not None and consumer in positions:
             fused[index] = positions[consumer]
     return fused
@@ -194,17 +193,17 @@ def fuses_into_consumer(op: ir.Operation, result: ir.Value, types: Optional["Flo
     single-use producers: values with a slot are also used by their materialisation).
     `types`: a FloatTensorTypes shared by the calls on one function (each type is judged once).
     """
-    types = types if types is not None else FloatTensorTypes()
+    return _fusing_consumer(op, result, types if types is not None else FloatTensorTypes()) is not None
+
+
+def _fusing_consumer(op: ir.Operation, result: ir.Value, types: "FloatTensorTypes") -> Optional[ir.Operation]:
+    """The consumer `result` of `op` is computed inside (`fuses_into_consumer`), or None."""
     if not types.float_elementwise(op):
-        return False
+        return None
     consumer = _only_user(result)
-    if consumer is None:
-        return False
-    return (
-        consumer.parent == op.parent
-        and types.float_elementwise(consumer)
-        and consumer.results[0].type == result.type
-    )
+    if consumer is None or consumer.parent != op.parent or not types.float_elementwise(consumer):
+        return None
+    return consumer if consumer.results[0].type == result.type else None
 
 
 def _only_user(value: ir.Value) -> Optional[ir.Operation]:

@@ -181,8 +181,9 @@ class NoaliasArguments(RlxPass):
     summary = "Mark memref arguments of private leaf functions that never overlap another accessed one (rlx.noalias_pointers)"
     creates_rlx_ops = False
 
-    def run(self, module: ir.Operation) -> None:
+    def run(self, module: ir.Operation) -> bool:
         top = module.regions[0].blocks[0]
+        changed = False
         functions = {ir.StringAttr(op.attributes["sym_name"]).value: op.operation
                      for op in top.operations if isinstance(op, func.FuncOp)}
         calls, taken = _calls(list(functions.values()))
@@ -196,6 +197,8 @@ class NoaliasArguments(RlxPass):
             if noalias and positions is not None:
                 function.attributes[NOALIAS_POINTERS_ATTR] = ir.DenseI64ArrayAttr.get(
                     [positions[index][0] + 1 for index in noalias])
+                changed = True
+        return changed
 
     @staticmethod
     def _noalias(function: ir.Operation, calls: list[ir.Operation]) -> list[int]:
@@ -251,11 +254,13 @@ class NoaliasToLLVM(RlxPass):
     summary = "After convert-func-to-llvm: llvm.noalias on the arguments that rlx.noalias_pointers names"
     creates_rlx_ops = False
 
-    def run(self, module: ir.Operation) -> None:
+    def run(self, module: ir.Operation) -> bool:
+        changed = False
         for op in module.regions[0].blocks[0].operations:
             function = op.operation
             if NOALIAS_POINTERS_ATTR not in function.attributes:
                 continue
+            changed = True
             if not function.name.startswith("llvm."):
                 raise fail(function, f"{self.name}: run after convert-func-to-llvm ({function.name} still has "
                                      f"'{NOALIAS_POINTERS_ATTR}')")
@@ -273,3 +278,4 @@ class NoaliasToLLVM(RlxPass):
                 updated[position] = ir.DictAttr.get(entries)
             function.attributes["arg_attrs"] = ir.ArrayAttr.get(updated)
             del function.attributes[NOALIAS_POINTERS_ATTR]
+        return changed

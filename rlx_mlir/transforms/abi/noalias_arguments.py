@@ -44,7 +44,7 @@ from mlir import ir
 from mlir.dialects import arith, func, memref
 
 from ...ir.attrs import NOALIAS_POINTERS_ATTR
-from ...ir.walk import is_op
+from ...ir.walk import is_op, op_names
 from ...passmanager.base import RlxPass, fail
 
 _VIEW_OPS = (memref.ViewOp, memref.SubViewOp, memref.CastOp, memref.ReinterpretCastOp, memref.ExpandShapeOp,
@@ -54,6 +54,7 @@ _ALLOC_OPS = (memref.AllocOp, memref.AllocaOp)
 # Ops through which a function may reach memory other than its arguments.
 _FOREIGN_MEMORY_OPS = (func.CallOp, func.CallIndirectOp, memref.GetGlobalOp)
 _FOREIGN_DIALECTS = ("llvm.", "omp.")
+_FOREIGN_MEMORY_NAMES = op_names(_FOREIGN_MEMORY_OPS)  # read per op in _is_leaf's walk (every op of a function)
 
 READ, WRITTEN, FREED = 0, 1, 2
 ARGUMENTS = "arguments"  # the origin of every entry-block argument of a caller: one object
@@ -104,7 +105,8 @@ def _is_leaf(function: ir.Operation) -> bool:
 
     def visit(op: ir.Operation) -> ir.WalkResult:
         nonlocal leaf
-        if is_op(op, _FOREIGN_MEMORY_OPS) or op.name.startswith(_FOREIGN_DIALECTS):
+        name = op.name
+        if name in _FOREIGN_MEMORY_NAMES or name.startswith(_FOREIGN_DIALECTS):
             leaf = False
             return ir.WalkResult.INTERRUPT
         return ir.WalkResult.ADVANCE

@@ -309,3 +309,40 @@ def test_lowering_passes_with_nothing_to_do_are_not_followed_by_a_verify(monkeyp
             pipeline.build_pass_manager(elements, context, input_verified=True).run(module.operation)
         counts[name] = len(checks)
     assert counts["chain"] == 0 and counts["matmul"] >= 1, counts
+
+
+def test_unchanging_pass_after_upstream_passes_is_verified_only_where_rlx_ops_remain(monkeypatch):
+    """After a run of upstream passes MLIR's verifier checks the module; an RLX pass that then
+    changes nothing is not verified again on an RLX-free module (that check is all it would get),
+    but still gets the RLX verifier on a module that holds RLX ops (upstream passes do not run it)."""
+    import dataclasses
+
+    from rlx_mlir.conversion.mir_to_linalg.mir_to_linalg import MirToLinalg
+    from rlx_mlir.passmanager import pipeline
+    from rlx_mlir.passmanager.base import RlxPass
+
+    @dataclasses.dataclass(frozen=True)
+    class Nothing(RlxPass):
+        name = "test-nothing"
+        summary = "changes nothing and says so"
+        creates_rlx_ops = False
+
+        def run(self, module):
+            return False
+
+    checks = []
+    structure, rlx = pipeline._verify_structure, verifier.verify_and_find_rlx
+    monkeypatch.setattr(pipeline, "_verify_structure", lambda op, pass_: checks.append("mlir") or structure(op, pass_))
+    monkeypatch.setattr(verifier, "verify_and_find_rlx", lambda op: checks.append("rlx") or rlx(op))
+    seen = {}
+    for lowered in (True, False):
+        context = make_context()
+        with context, DiagnosticCollector(context) as diagnostics:
+            module = driver.parse_verified(chain(4), "<test>", context, diagnostics)
+            checks.clear()
+            # The first RLX pass learns whether the module is RLX-free; upstream passes follow.
+            first = [MirToLinalg()] if lowered else [Nothing()]
+            pipeline.build_pass_manager([*first, "canonicalize", Nothing()], context).run(module.operation)
+        seen[lowered] = list(checks)
+    assert seen[True] == ["rlx", "mlir"], seen  # after rlx-mir-to-linalg; after canonicalize, none after test-nothing
+    assert seen[False] == ["rlx", "mlir", "rlx"], seen  # rlx ops remain: verified after test-nothing too

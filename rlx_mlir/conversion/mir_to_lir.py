@@ -70,6 +70,7 @@ class MirToLir(RlxPass):
 
     def _plan(self, function) -> None:
         block = function.regions[0].blocks[0]
+        dynamic: dict = {}  # type -> a ranked tensor type with dynamic dimensions (few types, many values)
         for op in block.operations:
             operation = op.operation
             if PHASE_ATTR in operation.attributes and ir.StringAttr(operation.attributes[PHASE_ATTR]).value not in PHASES:
@@ -77,8 +78,12 @@ class MirToLir(RlxPass):
             if isinstance(op, RlxHir.Operation):
                 raise fail(operation, f"'{operation.name}' is HIR: run rlx-hir-to-mir before {self.name}")
             for value in (*operation.operands, *operation.results):
-                if isinstance(value.type, ir.RankedTensorType) and not is_static(value.type.shape):
-                    raise fail(operation, f"'{operation.name}' has dynamic dimensions ({value.type}); bind them before planning")
+                type_ = value.type
+                unbound = dynamic.get(type_)
+                if unbound is None:
+                    unbound = dynamic[type_] = isinstance(type_, ir.RankedTensorType) and not is_static(type_.shape)
+                if unbound:
+                    raise fail(operation, f"'{operation.name}' has dynamic dimensions ({type_}); bind them before planning")
         buffers = function_buffers(function, fuse_elementwise=self.fuse_elementwise)
         plan = plan_memory(buffers.buffers, len(buffers.ops), self.alignment)
         phases = derive_phases([op.name for op in buffers.ops])

@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import functools
 import re
-from typing import Optional
+from typing import Callable, Optional
 
 from mlir import ir
 from mlir.dialects import builtin, func
@@ -72,7 +72,8 @@ def verify_and_find_rlx(root: ir.Operation) -> tuple[bool, bool]:
                 failed = True
         return ir.WalkResult.ADVANCE
 
-    root.walk(check)
+    # One walk for the op checks and what the checks below need: a long program has hundreds of thousands of ops.
+    scan = _ModuleScan(root, check)
     failed = not _verify_plans(plans) or failed
     for function in dynamic_funcs:
         try:
@@ -83,9 +84,9 @@ def verify_and_find_rlx(root: ir.Operation) -> tuple[bool, bool]:
         except Exception as error:  # a bug in a verifier must not take the tool down
             function.location.emit_error(f"internal error verifying symbolic dimensions: {type(error).__name__}: {error}")
             failed = True
-    sizes_ok = _verify_type_sizes(root)
-    acyclic = _verify_no_recursion(root)
-    ok = not failed and _verify_argument_attributes(root) and sizes_ok and acyclic
+    sizes_ok = _verify_type_sizes(scan)
+    acyclic = _verify_no_recursion(scan)
+    ok = not failed and _verify_argument_attributes(scan) and sizes_ok and acyclic
     return ok, holds_rlx or bool(dynamic_funcs)
 
 
@@ -128,60 +129,75 @@ def _oversized(type_: ir.Type) -> str | None:
     return None
 
 
-def _verify_type_sizes(root: ir.Operation) -> bool:
+class _ModuleScan:
+    """What the checks after the op checks need, found in the walk of `root` (post order) that
+    also runs `each` on every op: the type-size problems of each op (reported in walk order),
+    the modules (for call cycles) and the functions (for argument attributes)."""
+
+    def __init__(self, root: ir.Operation, each: Callable[[ir.Operation], object] = lambda op: None) -> None:
+        self.type_problems: list[tuple[ir.Operation, str]] = []
+        self.modules: list[ir.Operation] = []
+        self.functions: list[ir.Operation] = []
+        known: dict = {}  # type -> _oversized(type): types are few, values many
+
+        def oversized(type_: ir.Type) -> Optional[str]:
+            problem = known.get(type_, False)
+            if problem is False:
+                problem = known[type_] = _oversized(type_)
+            return problem
+
+        def visit(op: ir.Operation) -> ir.WalkResult:
+            each(op)
+            types = [result.type for result in op.results]
+            regions = op.regions
+            if len(regions):
+                types += [argument.type for region in regions for block in region.blocks for argument in block.arguments]
+                if is_op(op, func.FuncOp):
+                    self.functions.append(op)
+                    signature = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
+                    types += list(signature.inputs) + list(signature.results)
+                elif is_op(op, builtin.ModuleOp):
+                    self.modules.append(op)
+            reported = set()
+            for type_ in types:
+                problem = oversized(type_)
+                if problem is not None and problem not in reported:
+                    reported.add(problem)
+                    self.type_problems.append((op, problem))
+            return ir.WalkResult.ADVANCE
+
+        root.walk(visit)
+
+
+def _verify_type_sizes(scan: _ModuleScan) -> bool:
     """Every tensor or memref type of an op's results, a block's arguments or a function's
     signature has an element count and a byte size that fit in int64."""
-    ok = True
-
-    def check(op: ir.Operation) -> ir.WalkResult:
-        nonlocal ok
-        types = [result.type for result in op.results]
-        types += [argument.type for region in op.regions for block in region.blocks for argument in block.arguments]
-        if is_op(op, func.FuncOp):
-            signature = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
-            types += list(signature.inputs) + list(signature.results)
-        reported = set()
-        for type_ in types:
-            problem = _oversized(type_)
-            if problem is not None and problem not in reported:
-                reported.add(problem)
-                op.location.emit_error(f"'{op.name}' op {problem}")
-                ok = False
-        return ir.WalkResult.ADVANCE
-
-    root.walk(check)
-    return ok
+    for op, problem in scan.type_problems:
+        op.location.emit_error(f"'{op.name}' op {problem}")
+    return not scan.type_problems
 
 
-def _verify_no_recursion(root: ir.Operation) -> bool:
+def _verify_no_recursion(scan: _ModuleScan) -> bool:
     """No function runs itself, directly or through others (func.call, or the bodies of
     rlx.scan / if / while / custom_fn)."""
     ok = True
-
-    def check(op: ir.Operation) -> ir.WalkResult:
-        nonlocal ok
-        if is_op(op, builtin.ModuleOp):
-            for cycle, role, caller in call_cycles(op):
-                chain = " -> ".join(f"@{name}" for name in cycle)
-                caller.location.emit_error(
-                    f"'{caller.name}' op {role} @{cycle[-1]} closes the call cycle {chain}: "
-                    "recursion (through func.call or scan/if/while/custom_fn bodies) is not supported"
-                )
-                ok = False
-        return ir.WalkResult.ADVANCE
-
-    root.walk(check)
+    for op in scan.modules:
+        for cycle, role, caller in call_cycles(op):
+            chain = " -> ".join(f"@{name}" for name in cycle)
+            caller.location.emit_error(
+                f"'{caller.name}' op {role} @{cycle[-1]} closes the call cycle {chain}: "
+                "recursion (through func.call or scan/if/while/custom_fn bodies) is not supported"
+            )
+            ok = False
     return ok
 
 
-def _verify_argument_attributes(root: ir.Operation) -> bool:
+def _verify_argument_attributes(scan: _ModuleScan) -> bool:
     """`rlx.name` must be a string, unique per function; `rlx.param` a unit attribute."""
     ok = True
-
-    def check(op: ir.Operation) -> ir.WalkResult:
-        nonlocal ok
-        if not is_op(op, func.FuncOp) or "arg_attrs" not in op.attributes:
-            return ir.WalkResult.ADVANCE
+    for op in scan.functions:
+        if "arg_attrs" not in op.attributes:
+            continue
         seen: dict[str, int] = {}
         arguments = op.regions[0].blocks[0].arguments if op.regions[0].blocks else []
         for index, attrs in enumerate(ir.ArrayAttr(op.attributes["arg_attrs"])):
@@ -200,9 +216,6 @@ def _verify_argument_attributes(root: ir.Operation) -> bool:
             if PARAM_ATTR in attrs and not isinstance(attrs[PARAM_ATTR], ir.UnitAttr):
                 location.emit_error(f"argument #{index}: '{PARAM_ATTR}' is a unit attribute, got {attrs[PARAM_ATTR]}")
                 ok = False
-        return ir.WalkResult.ADVANCE
-
-    root.walk(check)
     return ok
 
 

@@ -218,12 +218,15 @@ def _structure_check(op: ir.Operation, pass_) -> None:
     _verify_structure(op, pass_)
 
 
-def _python_pass(instance: RlxPass, state: VerificationState, first: bool, receives_verified: bool):
+def _python_pass(instance: RlxPass, state: VerificationState, first: bool, receives_verified: bool,
+                 receives_structure_verified: bool = False):
     """The callback running `instance` in a pass manager. `receives_verified`: the module it
     receives passed the RLX verifier (the element before it in the same pass manager is an RLX
     pass, which verified the module it left or failed; or it is the first element and the
     caller verified the module), so a run that changed nothing (`run` returned False) leaves a
-    verified module."""
+    verified module. `receives_structure_verified`: it receives the module MLIR's verifier just
+    checked after a run of upstream passes, which is all the verification an RLX-free module
+    gets (`state.rlx_free`): then too a run that changed nothing leaves a verified module."""
 
     def run(op: ir.Operation, pass_) -> None:
         try:
@@ -233,7 +236,7 @@ def _python_pass(instance: RlxPass, state: VerificationState, first: bool, recei
                 changed = instance.run(op)
             if instance.name == "rlx-verify":
                 return
-            if changed is False and receives_verified:
+            if changed is False and (receives_verified or (receives_structure_verified and state.rlx_free)):
                 # e.g. rlx-hir-to-mir on a module without HIR, rlx-pack-matmul on one without
                 # matmuls: the module is the verified one it received, verifying it again finds nothing new
                 return
@@ -317,8 +320,10 @@ def build_pass_manager(
                 pending.append(element)
                 receives_verified = False
             else:
+                after_upstream = bool(pending)  # MLIR's verifier checks what they leave (see flush)
                 flush()
-                callback = _python_pass(element, verification, element is first_python, receives_verified)
+                callback = _python_pass(element, verification, element is first_python, receives_verified,
+                                        after_upstream)
                 pm.add(callback, name=element.name, argument=element.name, description=element.summary)
                 receives_verified = True
         flush()

@@ -79,10 +79,15 @@ def function_buffers(function, fuse_elementwise: Optional[bool] = None) -> Funct
     arg_attrs = list(ir.ArrayAttr(function.attributes["arg_attrs"])) if "arg_attrs" in function.attributes else []
     drafts: list[dict] = []
     value_ids: dict = {}
+    sizes: dict = {}  # type -> byte_size: a long program has many values of few types
 
     def add(value, producer, kind, view_of=None, view_offset=0, may_alias=()):
         value_ids[value] = len(drafts)
-        drafts.append(dict(producer=producer, size=byte_size(value.type), users=[], kind=kind,
+        type_ = value.type
+        size = sizes.get(type_)
+        if size is None:
+            size = sizes[type_] = byte_size(type_)
+        drafts.append(dict(producer=producer, size=size, users=[], kind=kind,
                            view_of=view_of, view_offset=view_offset, may_alias=may_alias))
 
     for index, argument in enumerate(block.arguments):
@@ -157,19 +162,17 @@ def _fused_ops(ops: list, returned: set, fuse_elementwise: Optional[bool]) -> di
     """{index of a fused op: index of its consumer}, decided (`fuse_elementwise`) or read from markers."""
     positions = {op: index for index, op in enumerate(ops)}
     fused = {}
+    types = FloatTensorTypes()
     for index, op in enumerate(ops):
         if len(op.results) != 1 or op.results[0] in returned or op.name in _CONSTANT_NAMES or _view_source(op) is not None:
             continue
         result = op.results[0]
         if fuse_elementwise:
-            chosen = fuses_into_consumer(op, result)
+            consumer = _fusing_consumer(op, result, types)
         else:
-            chosen = FUSED_ATTR in op.attributes and len(list(result.uses)) == 1
-        if chosen:
-            consumer = list(result.uses)[0].owner
-            consumer = consumer if isinstance(consumer, ir.Operation) else consumer.operation
-            if consumer in positions:
-                fused[index] = positions[consumer]
+            consumer = _only_user(result) if FUSED_ATTR in op.attributes else None
+        if consumer is not None and consumer in positions:
+            fused[index] = positions[consumer]
     return fused
 
 
@@ -182,36 +185,73 @@ def _execution_points(ops: list, fused: dict[int, int]) -> list[int]:
     return points
 
 
-def fuses_into_consumer(op: ir.Operation, result: ir.Value) -> bool:
+def fuses_into_consumer(op: ir.Operation, result: ir.Value, types: Optional["FloatTensorTypes"] = None) -> bool:
     """True when `result` is computed inside its only consumer's loop nest, so needs no buffer.
 
     Both ops are float elementwise MIR ops of the same result shape, so the producer's
     linalg.generic fuses into the consumer's (`rlx-fuse-elementwise`, which fuses
     single-use producers: values with a slot are also used by their materialisation).
+    `types`: a FloatTensorTypes shared by the calls on one function (each type is judged once).
     """
-    uses = list(result.uses)
-    if len(uses) != 1 or not _float_elementwise(op):
-        return False
-    consumer = uses[0].owner
-    if not isinstance(consumer, ir.Operation):
-        consumer = consumer.operation
-    return (
-        consumer.parent == op.parent
-        and _float_elementwise(consumer)
-        and len(consumer.results) == 1
-        and consumer.results[0].type == result.type
-    )
+    return _fusing_consumer(op, result, types if types is not None else FloatTensorTypes()) is not None
 
 
-def _float_elementwise(op: ir.Operation) -> bool:
-    opview = op.opview
-    has_trait = getattr(type(opview), "has_trait", None)
-    if has_trait is None or not has_trait(Elementwise) or len(op.results) != 1:
-        return False
-    return all(
-        isinstance(v.type, ir.RankedTensorType) and isinstance(ir.RankedTensorType(v.type).element_type, ir.FloatType)
-        for v in (*op.operands, *op.results)
-    )
+def _fusing_consumer(op: ir.Operation, result: ir.Value, types: "FloatTensorTypes") -> Optional[ir.Operation]:
+    """The consumer `result` of `op` is computed inside (`fuses_into_consumer`), or None."""
+    if not types.float_elementwise(op):
+        return None
+    consumer = _only_user(result)
+    if consumer is None or consumer.parent != op.parent or not types.float_elementwise(consumer):
+        return None
+    return consumer if consumer.results[0].type == result.type else None
+
+
+def _only_user(value: ir.Value) -> Optional[ir.Operation]:
+    """The op of `value`'s only use, or None where it has none or several."""
+    uses = iter(value.uses)
+    first = next(uses, None)
+    if first is None or next(uses, None) is not None:
+        return None
+    owner = first.owner
+    return owner if isinstance(owner, ir.Operation) else owner.operation
+
+
+class FloatTensorTypes:
+    """Which types are ranked tensors of floats and which ops are float elementwise ops, each
+    judged once (a long elementwise chain has tens of thousands of values of a handful of types,
+    and each op is asked about as a producer and as a consumer). One per function or pass run:
+    it holds types and ops, so it must not outlive their context."""
+
+    def __init__(self) -> None:
+        self._types: dict = {}
+        self._ops: dict = {}
+
+    def __call__(self, type_: ir.Type) -> bool:
+        known = self._types.get(type_)
+        if known is None:
+            known = self._types[type_] = isinstance(type_, ir.RankedTensorType) and isinstance(
+                ir.RankedTensorType(type_).element_type, ir.FloatType)
+        return known
+
+    def float_elementwise(self, op: ir.Operation) -> bool:
+        known = self._ops.get(op)
+        if known is None:
+            known = self._ops[op] = (
+                len(op.results) == 1 and _has_elementwise_trait(op)
+                and all(self(v.type) for v in op.operands) and self(op.results[0].type)
+            )
+        return known
+
+
+_ELEMENTWISE_CLASSES: dict[str, bool] = {}  # op name -> its op class has the Elementwise trait
+
+
+def _has_elementwise_trait(op: ir.Operation) -> bool:
+    known = _ELEMENTWISE_CLASSES.get(op.name)
+    if known is None:
+        has_trait = getattr(type(op.opview), "has_trait", None)
+        known = _ELEMENTWISE_CLASSES[op.name] = has_trait is not None and bool(has_trait(Elementwise))
+    return known
 
 
 def _operands_within(op: ir.Operation) -> list:
@@ -332,6 +372,7 @@ def _structure_problems(function: ir.Operation) -> list[str]:
     if plans != [0]:
         return ["'rlx_lir.plan' must be the first op of a func.func, and its only plan"]
     problems = []
+    types = FloatTensorTypes()
     for op in operations[1:]:
         attrs = op.attributes
         if PHASE_ATTR in attrs:
@@ -353,7 +394,7 @@ def _structure_problems(function: ir.Operation) -> list[str]:
                     )
         if VIEW_ATTR in attrs and SLOT_ATTR not in attrs:
             problems.append(f"'{op.name}': {VIEW_ATTR} without a {SLOT_ATTR}")
-        if FUSED_ATTR in attrs and (len(op.results) != 1 or not fuses_into_consumer(op, op.results[0])):
+        if FUSED_ATTR in attrs and (len(op.results) != 1 or not fuses_into_consumer(op, op.results[0], types)):
             problems.append(
                 f"'{op.name}' is marked {FUSED_ATTR} but its result is not a float elementwise value used "
                 "only by a float elementwise op of the same type"

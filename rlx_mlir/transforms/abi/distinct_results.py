@@ -24,7 +24,8 @@ class DistinctResults(RlxPass):
     summary = "Copy tensors returned more than once, so each result has its own buffer"
     creates_rlx_ops = False
 
-    def run(self, module: ir.Operation) -> None:
+    def run(self, module: ir.Operation) -> bool:
+        changed = False
         for ret in collect_ops(module, func.ReturnOp):
             seen = set()
             for index, value in enumerate(list(ret.operands)):
@@ -33,4 +34,6 @@ class DistinctResults(RlxPass):
                 if value in seen:
                     with ir.InsertionPoint(ret), ret.location:
                         ret.operands[index] = bufferization.AllocTensorOp(value.type, [], copy=value).result
+                    changed = True
                 seen.add(value)
+        return changed

@@ -53,8 +53,9 @@ class DropTiedResults(RlxPass):
     summary = "After bufferization, drop results tied to an argument (rlx.tied) that was updated in place"
     creates_rlx_ops = False
 
-    def run(self, module: ir.Operation) -> None:
+    def run(self, module: ir.Operation) -> bool:
         functions = [f for f in collect_ops(module, func.FuncOp) if len(f.regions[0].blocks) > 0]
+        changed = False
         calls: dict[str, list] = {}
         for call in collect_ops(module, func.CallOp):
             calls.setdefault(ir.FlatSymbolRefAttr(call.attributes["callee"]).value, []).append(call)
@@ -63,6 +64,8 @@ class DropTiedResults(RlxPass):
             tied = tied_results(function)
             if tied:
                 self._drop(function, tied, calls.get(ir.StringAttr(function.sym_name).value, []))
+                changed = True
+        return changed
 
     def _drop(self, function, tied: dict[int, int], callers: list) -> None:
         name = ir.StringAttr(function.sym_name).value

@@ -44,7 +44,7 @@ from mlir import ir
 from mlir.dialects import arith, func, memref
 
 from ...ir.attrs import NOALIAS_POINTERS_ATTR
-from ...ir.walk import is_op
+from ...ir.walk import is_op, op_names
 from ...passmanager.base import RlxPass, fail
 
 _VIEW_OPS = (memref.ViewOp, memref.SubViewOp, memref.CastOp, memref.ReinterpretCastOp, memref.ExpandShapeOp,
@@ -54,6 +54,7 @@ _ALLOC_OPS = (memref.AllocOp, memref.AllocaOp)
 # Ops through which a function may reach memory other than its arguments.
 _FOREIGN_MEMORY_OPS = (func.CallOp, func.CallIndirectOp, memref.GetGlobalOp)
 _FOREIGN_DIALECTS = ("llvm.", "omp.")
+_FOREIGN_MEMORY_NAMES = op_names(_FOREIGN_MEMORY_OPS)  # read per op in _is_leaf's walk (every op of a function)
 
 READ, WRITTEN, FREED = 0, 1, 2
 ARGUMENTS = "arguments"  # the origin of every entry-block argument of a caller: one object
@@ -104,7 +105,8 @@ def _is_leaf(function: ir.Operation) -> bool:
 
     def visit(op: ir.Operation) -> ir.WalkResult:
         nonlocal leaf
-        if is_op(op, _FOREIGN_MEMORY_OPS) or op.name.startswith(_FOREIGN_DIALECTS):
+        name = op.name
+        if name in _FOREIGN_MEMORY_NAMES or name.startswith(_FOREIGN_DIALECTS):
             leaf = False
             return ir.WalkResult.INTERRUPT
         return ir.WalkResult.ADVANCE
@@ -181,8 +183,9 @@ class NoaliasArguments(RlxPass):
     summary = "Mark memref arguments of private leaf functions that never overlap another accessed one (rlx.noalias_pointers)"
     creates_rlx_ops = False
 
-    def run(self, module: ir.Operation) -> None:
+    def run(self, module: ir.Operation) -> bool:
         top = module.regions[0].blocks[0]
+        changed = False
         functions = {ir.StringAttr(op.attributes["sym_name"]).value: op.operation
                      for op in top.operations if isinstance(op, func.FuncOp)}
         calls, taken = _calls(list(functions.values()))
@@ -196,6 +199,8 @@ class NoaliasArguments(RlxPass):
             if noalias and positions is not None:
                 function.attributes[NOALIAS_POINTERS_ATTR] = ir.DenseI64ArrayAttr.get(
                     [positions[index][0] + 1 for index in noalias])
+                changed = True
+        return changed
 
     @staticmethod
     def _noalias(function: ir.Operation, calls: list[ir.Operation]) -> list[int]:
@@ -251,11 +256,13 @@ class NoaliasToLLVM(RlxPass):
     summary = "After convert-func-to-llvm: llvm.noalias on the arguments that rlx.noalias_pointers names"
     creates_rlx_ops = False
 
-    def run(self, module: ir.Operation) -> None:
+    def run(self, module: ir.Operation) -> bool:
+        changed = False
         for op in module.regions[0].blocks[0].operations:
             function = op.operation
             if NOALIAS_POINTERS_ATTR not in function.attributes:
                 continue
+            changed = True
             if not function.name.startswith("llvm."):
                 raise fail(function, f"{self.name}: run after convert-func-to-llvm ({function.name} still has "
                                      f"'{NOALIAS_POINTERS_ATTR}')")
@@ -273,3 +280,4 @@ class NoaliasToLLVM(RlxPass):
                 updated[position] = ir.DictAttr.get(entries)
             function.attributes["arg_attrs"] = ir.ArrayAttr.get(updated)
             del function.attributes[NOALIAS_POINTERS_ATTR]
+        return changed

@@ -159,7 +159,8 @@ class Bf16AsI16(RlxPass):
 
     def run(self, module: ir.Operation) -> bool:
         rewriter = _Rewriter()
-        handled = collect_ops(module, lambda o: _handler(o) is not None)
+        # Selected by op name first (a cheap test in the walk of every op), then by the handlers' own tests.
+        handled = [view.operation for view in collect_ops(module, _HANDLED) if _handler(view.operation) is not None]
         if not handled:
             return False  # nothing changed: the pass manager need not verify the module again
         for op in handled:

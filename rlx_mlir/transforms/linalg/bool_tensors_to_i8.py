@@ -13,6 +13,7 @@ miscompiled.
 from __future__ import annotations
 
 import dataclasses
+from typing import Optional
 
 import numpy as np
 from mlir import ir
@@ -138,9 +139,9 @@ class BoolTensorsToI8(RlxPass):
     summary = "Store i1 tensors as i8 (LLVM cannot load or store i1 memrefs)"
     creates_rlx_ops = False
 
-    def run(self, module: ir.Operation) -> None:
+    def run(self, module: ir.Operation) -> Optional[bool]:
         if not _holds_bool_tensors(module):  # nothing to do: skip the walks over every op
-            return
+            return False  # and the verification of the module it received
         ops = collect_ops(module, _touches_bool_tensor)
         # Scalar boundaries first, while every boolean tensor still reads i1 ...
         for op in ops:

@@ -104,8 +104,9 @@ class SplitFunctions(RlxPass):
     creates_rlx_ops = False
     max_ops: int = option(20000, "largest function body, in ops, left whole (top-level ops plus loop bodies)", minimum=1)
 
-    def run(self, module: ir.Operation) -> None:
+    def run(self, module: ir.Operation) -> bool:
         top = module.regions[0].blocks[0]
+        changed = False
         functions = [op.operation for op in top.operations if isinstance(op, func.FuncOp)]
         taken = {ir.StringAttr(op.operation.attributes["sym_name"]).value for op in top.operations if "sym_name" in op.operation.attributes}
         for function in functions:
@@ -123,6 +124,8 @@ class SplitFunctions(RlxPass):
                     callee += "_"
                 taken.add(callee)
                 self._outline(function, run, reads[index], callee)
+                changed = True
+        return changed
 
     @staticmethod
     def _outline(function: ir.Operation, run: list[ir.Operation], reads: list[tuple[ir.Value, list]], callee: str) -> None:

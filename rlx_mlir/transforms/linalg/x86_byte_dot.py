@@ -101,7 +101,7 @@ class X86ByteDot(RlxPass):
         if self.host and not host_has_vnni():
             return False
         changed = False
-        for mul in collect_ops(module, lambda op: is_op(op, llvm.MulOp)):
+        for mul in (view.operation for view in collect_ops(module, llvm.MulOp)):
             found = _match(mul)
             if found is None:
                 continue

@@ -14,7 +14,14 @@ one step compiled with a symbolic `SEQ` (`CachedLlama(..., dynamic=True)`): the
 first run at a new length is a variant cache miss (specialise, compile, run),
 later runs at that length are hits; otherwise they say it is not available.
 
+Then, per thread count (`--peer-threads`, default 1 and every core), decode tokens/s against
+Hugging Face transformers' `LlamaForCausalLM.generate` (same config and weights, float32, sdpa
+attention, greedy, its KV cache; its decode time is generate(steps + 1) less generate(1)), rounds
+interleaved, and the greedy tokens compared; one line saying it is missing where transformers or
+torch is not installed (`pip install -e .[bench]`).
+
     python benchmarks/decode.py [--steps 16] [--past 128 512] [--chunk 128] [--no-variants] [--quant q8_0]
+                                [--peer-threads 1 2]
 """
 
 from __future__ import annotations

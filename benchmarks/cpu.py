@@ -11,11 +11,15 @@ baselines do. The "1 thread" rows run in a child process started with
 OPENBLAS_NUM_THREADS=1 (numpy reads it at import) and compile rlx with threads=1;
 the "all" rows use every core for both.
 
-Sections (issue 6): f32 matmul; bias + GELU(tanh) against numpy op by op, in place;
+Sections (issue 6): f32 matmul; numpy's and rlx's 1024^3 matmul called alternately,
+no pause between them (issue 19, item 7: idle BLAS workers beside rlx's OpenMP team);
+bias + GELU(tanh) against numpy op by op, in place;
 softmax and RMSNorm rows; the 12-layer Llama-style model (hidden 512, 8 heads,
-SwiGLU 1408, vocab 1000) prefill at sequence 128 against a plain numpy forward and
-PyTorch eager; compile time of that model and of a compile-cache hit.
-PyTorch is optional: `pip install torch==2.13.0` (a CPU build).
+SwiGLU 1408, vocab 1000) prefill at sequence 128 against a plain numpy forward,
+PyTorch eager and ONNX Runtime (the same forward built as an ONNX graph with the
+same weights, its logits checked); compile time of that model and of a compile-cache hit.
+The peers are optional (`pip install -e .[bench]`: torch, onnxruntime, onnx); a missing
+one is a line under the table.
 """
 
 from __future__ import annotations

@@ -11,13 +11,17 @@ baselines do. The "1 thread" rows run in a child process started with
 OPENBLAS_NUM_THREADS=1 (numpy reads it at import) and compile rlx with threads=1;
 the "all" rows use every core for both.
 
-Sections (issue 6): f32 matmul; bias + GELU(tanh) against numpy op by op, in place;
+Sections (issue 6): f32 matmul; numpy's and rlx's 1024^3 matmul called alternately,
+no pause between them (issue 19, item 7: idle BLAS workers beside rlx's OpenMP team);
+bias + GELU(tanh) against numpy op by op, in place;
 softmax and RMSNorm rows; the 12-layer Llama-style model (hidden 512, 8 heads,
-SwiGLU 1408, vocab 1000) prefill at sequence 128 against a plain numpy forward and
-PyTorch eager, weights passed per call and bound once (`exe.bind_params`, panels packed at bind
-time; the two measured interleaved); compile time of that model, of a compile-cache hit and of
-binding.
-PyTorch is optional: `pip install torch==2.13.0` (a CPU build).
+SwiGLU 1408, vocab 1000) prefill at sequence 128 against a plain numpy forward,
+PyTorch eager and ONNX Runtime (the same forward built as an ONNX graph with the
+same weights, its logits checked), weights passed per call and bound once
+(`exe.bind_params`, panels packed at bind time; the two measured interleaved); compile
+time of that model, of a compile-cache hit and of binding.
+The peers are optional (`pip install -e .[bench]`: torch, onnxruntime, onnx); a missing
+one is a line under the table.
 """
 
 from __future__ import annotations
@@ -83,6 +87,47 @@ def bench_matmul(threads: int, repeat: int) -> None:
         flops = 2.0 * m * n * k
         emit(section="matmul", case=f"{m}x{k}x{n}", threads=threads, unit="GFLOP/s",
              numpy=numpy_time, rlx=rlx_time, work=flops / 1e9)
+
+
+INTERLEAVED = 1024  # the matmul of the interleaved row: numpy's and rlx's alternately, no pause
+
+
+def bench_interleaved(threads: int, repeat: int) -> None:
+    """numpy's BLAS and rlx's GEMM called alternately (issue 19, item 7): neither library's idle
+    worker threads get a pause to go to sleep before the other's call.  Compare with the matmul
+    row of the same size, measured with pauses."""
+    import numpy as np
+
+    import rlx_mlir
+    from rlx_mlir.runtime import blas_threads
+
+    n = INTERLEAVED
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((n, n)).astype(np.float32)
+    b = rng.standard_normal((n, n)).astype(np.float32)
+    numpy_out, rlx_out = np.empty((n, n), np.float32), np.empty((n, n), np.float32)
+    text = (
+        f"func.func @mm(%a: tensor<{n}x{n}xf32>, %b: tensor<{n}x{n}xf32>) -> tensor<{n}x{n}xf32> {{\n"
+        f'  %c = "rlx.matmul"(%a, %b) : (tensor<{n}x{n}xf32>, tensor<{n}x{n}xf32>) -> tensor<{n}x{n}xf32>\n'
+        f"  return %c : tensor<{n}x{n}xf32>\n}}"
+    )
+    exe = rlx_mlir.compile(text, "mm", threads=threads)
+    exe(a, b, out=rlx_out)
+    np.matmul(a, b, out=numpy_out)
+    assert np.allclose(rlx_out, numpy_out, rtol=1e-3, atol=1e-3 * math.sqrt(n)), "rlx matmul is wrong"
+    numpy_times, rlx_times = [], []
+    for _ in range(2 * repeat):
+        for function, times in ((lambda: np.matmul(a, b, out=numpy_out), numpy_times),
+                                (lambda: exe(a, b, out=rlx_out), rlx_times)):
+            start = time.perf_counter()
+            function()
+            times.append(time.perf_counter() - start)
+    numpy_times.sort()
+    rlx_times.sort()
+    shared = "OpenBLAS spin shortened" if blas_threads.share_cores_with_openblas() else "OpenBLAS left as is"
+    emit(section="matmul", case=f"{n}x{n}x{n} numpy, rlx alternately ({shared})", threads=threads,
+         unit="GFLOP/s", numpy=(numpy_times[0], numpy_times[len(numpy_times) // 2]),
+         rlx=(rlx_times[0], rlx_times[len(rlx_times) // 2]), work=2.0 * n**3 / 1e9)
 
 
 def bench_bias_gelu(threads: int, repeat: int) -> None:
@@ -276,6 +321,107 @@ def interleaved(functions, repeat: int) -> list[tuple[float, float]]:
     return [(sorted(t)[0], sorted(t)[len(t) // 2]) for t in times]
 
 
+def onnx_llama(w, c, seq: int):
+    """The same forward as an ONNX graph (opset 18, standard ops only, the weights as initializers),
+    built with the `onnx` package: the model ONNX Runtime runs in the model row."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    if c.kv_heads != c.heads:
+        raise ValueError("onnx_llama: grouped-query attention is not built here (kv_heads != heads)")
+    nodes, inits = [], []
+    counter = iter(range(1 << 30))
+
+    def const(value, name=None):
+        name = name or f"c{next(counter)}"
+        inits.append(numpy_helper.from_array(np.asarray(value), name))
+        return name
+
+    def op(kind, *inputs, out=None, **attributes):
+        out = out or f"t{next(counter)}"
+        nodes.append(helper.make_node(kind, list(inputs), [out], **attributes))
+        return out
+
+    for name, value in w.items():
+        const(value, name)
+    half = c.head_dim // 2
+    inverse = c.rope_theta ** (-np.arange(0, c.head_dim, 2, dtype=np.float64) / c.head_dim)
+    angles = np.outer(np.arange(seq), inverse)
+    cos, sin = const(np.cos(angles).astype(np.float32)[None]), const(np.sin(angles).astype(np.float32)[None])
+    mask = const(np.triu(np.full((seq, seq), -np.inf, np.float32), 1))
+    scale = const(np.float32(1.0 / math.sqrt(c.head_dim)))
+    eps, one = const(np.float32(c.eps)), const(np.float32(1.0))
+    axes_last = const(np.array([-1], np.int64))
+    heads_shape = const(np.array([seq, c.heads, c.head_dim], np.int64))
+    flat_shape = const(np.array([seq, c.heads * c.head_dim], np.int64))
+    halves = const(np.array([half, half], np.int64))
+
+    def rms(x, gain):
+        mean = op("ReduceMean", op("Mul", x, x), axes_last, keepdims=1)
+        return op("Mul", op("Div", x, op("Sqrt", op("Add", mean, eps))), gain)
+
+    def heads(x):  # [S, H*hd] -> [H, S, hd]
+        return op("Transpose", op("Reshape", x, heads_shape), perm=[1, 0, 2])
+
+    def rope(t):
+        first, second = f"t{next(counter)}", f"t{next(counter)}"
+        nodes.append(helper.make_node("Split", [t, halves], [first, second], axis=-1))
+        return op("Concat", op("Sub", op("Mul", first, cos), op("Mul", second, sin)),
+                  op("Add", op("Mul", second, cos), op("Mul", first, sin)), axis=-1)
+
+    x = op("Gather", "embed", op("Squeeze", "tokens", const(np.array([0], np.int64))), axis=0)
+    for i in range(c.layers):
+        p = f"layers.{i}."
+        n1 = rms(x, p + "ln1")
+        q, k = rope(heads(op("MatMul", n1, p + "q"))), rope(heads(op("MatMul", n1, p + "k")))
+        v = heads(op("MatMul", n1, p + "v"))
+        scores = op("Add", op("Mul", op("MatMul", q, op("Transpose", k, perm=[0, 2, 1])), scale), mask)
+        attn = op("MatMul", op("Softmax", scores, axis=-1), v)
+        h = op("Add", x, op("MatMul", op("Reshape", op("Transpose", attn, perm=[1, 0, 2]), flat_shape), p + "o"))
+        n2 = rms(h, p + "ln2")
+        gate = op("MatMul", n2, p + "gate")
+        silu = op("Div", gate, op("Add", one, op("Exp", op("Neg", gate))))
+        x = op("Add", h, op("MatMul", op("Mul", silu, op("MatMul", n2, p + "up")), p + "down"))
+    op("Unsqueeze", op("MatMul", rms(x, "norm"), "lm_head"), const(np.array([0], np.int64)), out="logits")
+    graph = helper.make_graph(
+        nodes, "llama",
+        [helper.make_tensor_value_info("tokens", TensorProto.INT64, [1, seq])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, seq, c.vocab])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def onnxruntime_llama(tokens, w, c, threads: int):
+    """An ONNX Runtime session of `onnx_llama` on `threads` intra-op threads, as a function of no
+    arguments returning the logits; or a line saying why there is none (not installed)."""
+    try:
+        import onnx  # noqa: F401
+        import onnxruntime as ort
+    except ImportError:
+        return "ONNX Runtime column: not measured (pip install onnxruntime onnx: the bench extra)"
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    session = ort.InferenceSession(onnx_llama(w, c, tokens.shape[1]).SerializeToString(), options,
+                                   providers=["CPUExecutionProvider"])
+    return lambda: session.run(["logits"], {"tokens": tokens})[0]
+
+
+def onnxruntime_columns(tokens, w, c, threads: int, repeat: int, expected) -> dict:
+    """The model row's ONNX Runtime entries (time, version), its logits checked against `expected`;
+    a note (printed under the table) when ONNX Runtime is not installed."""
+    import numpy as np
+
+    run = onnxruntime_llama(tokens, w, c, threads)
+    if isinstance(run, str):
+        return {"note": run}
+    pause()
+    assert np.allclose(run(), expected, rtol=1e-3, atol=1e-3 * np.abs(expected).max()), "ONNX Runtime model is wrong"
+    import onnxruntime
+
+    return {"ort": timed(run, repeat), "ort_version": onnxruntime.__version__}
+
+
 def bench_model(threads: int, repeat: int, layers: int) -> None:
     import numpy as np
 
@@ -319,6 +465,7 @@ def bench_model(threads: int, repeat: int, layers: int) -> None:
         assert np.allclose(forward().numpy(), expected, rtol=1e-3, atol=1e-3 * np.abs(expected).max())
         row["torch"] = timed(forward, repeat)
         row["torch_version"] = torch.__version__
+    row.update(onnxruntime_columns(tokens, weights, c, threads, repeat, expected))
     emit(**row)
     emit(**{**row, "case": f"llama {layers} layers, prefill 128, params bound", "rlx": bound_time})
     emit(section="compile", case=f"llama {layers} layers: builder to first result", threads=threads,
@@ -335,6 +482,8 @@ def child(args) -> None:
     sections = args.sections.split(",")
     if "matmul" in sections:
         bench_matmul(threads, repeat)
+    if "interleaved" in sections:
+        bench_interleaved(threads, repeat)
     if "gelu" in sections:
         bench_bias_gelu(threads, repeat)
     if "rows" in sections:
@@ -363,8 +512,8 @@ def rate(row: dict, which: str) -> tuple[str, str]:
 def table(rows: list[dict]) -> str:
     lines = [
         "| section | case | threads | numpy ms (best / median) | numpy rate | rlx ms (best / median) | rlx rate "
-        "| numpy/rlx (best) | torch ms (best / median) | torch/rlx (best) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| numpy/rlx (best) | torch ms (best / median) | torch/rlx (best) | ORT ms (best / median) | ORT/rlx (best) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         rlx_text, rlx_rate = rate(row, "rlx")
@@ -376,10 +525,14 @@ def table(rows: list[dict]) -> str:
         if "torch" in row:
             torch_text = f"{row['torch'][0] * 1e3:.2f} / {row['torch'][1] * 1e3:.2f}"
             torch_ratio = f"{row['torch'][0] / row['rlx'][0]:.2f}x"
+        ort_text, ort_ratio = "", ""
+        if "ort" in row:
+            ort_text = f"{row['ort'][0] * 1e3:.2f} / {row['ort'][1] * 1e3:.2f}"
+            ort_ratio = f"{row['ort'][0] / row['rlx'][0]:.2f}x"
         threads = "1" if row["threads"] == 1 else f"all ({row['threads']})"
         lines.append(
             f"| {row['section']} | {row['case']} | {threads} | {numpy_text} | {numpy_rate} | {rlx_text} | {rlx_rate} "
-            f"| {ratio} | {torch_text} | {torch_ratio} |"
+            f"| {ratio} | {torch_text} | {torch_ratio} | {ort_text} | {ort_ratio} |"
         )
     return "\n".join(lines)
 
@@ -388,8 +541,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=9, help="timed calls per measurement (default 9)")
     parser.add_argument("--quick", action="store_true", help="3 calls per measurement and a 4-layer model")
-    parser.add_argument("--sections", default="matmul,gelu,rows,model",
-                        help="comma-separated subset of matmul,gelu,rows,model")
+    parser.add_argument("--sections", default="matmul,interleaved,gelu,rows,model",
+                        help="comma-separated subset of matmul,interleaved,gelu,rows,model")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--threads", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -407,6 +560,12 @@ def main() -> None:
     print(f"# rlx-mlir CPU benchmark: {platform.processor() or platform.machine()}, {cores} cores, "
           f"numpy {numpy.__version__}, Python {platform.python_version()}")
     print(table(rows))
+    peers = sorted({f"{name} {row[name + '_version']}" for row in rows for name in ("torch", "ort")
+                    if name + "_version" in row})
+    if peers:
+        print("peers: " + ", ".join(peers))
+    for note in sorted({row["note"] for row in rows if "note" in row}):
+        print(note)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from typing import Optional
 from .. import progress as progress_log
 from ..targets import TARGETS
 from ..targets.cpu import resolve_threads
-from . import jit_disk_cache, options
+from . import blas_threads, jit_disk_cache, options
 from .compile_cache import COMPILE_CACHE, CacheInfo
 from .executable import Executable
 
@@ -119,6 +119,8 @@ def _compile(module, entry, target, *, opt_level, filename, plan, threads, matmu
             isolation.compile_in_child(text, settings)
         return compile_cuda(text, entry, opt_level=opt_level, filename=filename, plan=plan)
 
+    if threads > 1:  # rlx's OpenMP team beside numpy's OpenBLAS pool: runtime/blas_threads.py
+        blas_threads.share_cores_with_openblas()
     key = tuple(settings.values())
 
     def prepacked_variant() -> Executable:  # what `bind_params` binds: this module with `prepack_params`

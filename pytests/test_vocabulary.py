@@ -31,7 +31,7 @@ def test_element_type_table_agrees_with_numpy_and_mlir(name):
 
 
 def test_element_type_from_name_rejects_unknown_names():
-    with ir.Context(), pytest.raises(ValueError, match=r"^unknown dtype 'i16'; expected one of f32, f16, bf16, f64, i1, i8, ui8, i32, i64$"):
+    with ir.Context(), pytest.raises(ValueError, match=r"^unknown dtype 'i16'; expected one of f32, f16, bf16, f64, f8E4M3FN, i1, i8, ui8, i32, i64$"):
         element_type_from_name("i16")
 
 

@@ -14,6 +14,8 @@
 // CHECK-DAG: #[[X_MAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d1, 0, 0, 0)>
 // CHECK-DAG: #[[W_MAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0 * 5 + d3, d1 * 36)>
 // CHECK-DAG: #[[OUT_MAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
+// CHECK-DAG: #[[TWO_ROWS_W:.*]] = affine_map<(d0, d1, d2, d3) -> (d0 * 6 + d3 * 2, d1 * 288)>
+// CHECK-DAG: #[[FOUR_ROWS_W:.*]] = affine_map<(d0, d1, d2, d3) -> (d0 * 8 + d3 * 4, d1 * 288)>
 
 // Q4_0: x viewed as [M, K chunks, 32-blocks of a chunk, 2 nibble halves, 16]; d is the f16 at bytes 0-1 of the block, the
 // codes the nibbles (selected by the half) of bytes 2..17.  M = 3: row tiles of 1, K in one chunk
@@ -112,6 +114,60 @@ func.func @q4_k_rank1(%x: tensor<512xf32>, %w: tensor<7x288xui8>) -> tensor<7xf3
 }
 
 // Q8_0: one sub-block per block, so one scf.for (over the blocks), no loop over sub-blocks.
+// Q4_K GEMV with a panel of 6 (4 rows per body do not divide it, 2 do): each body takes two
+// weight rows (n = p * 6 + 2 i and n + 1), one
+// result per row; the two blocks' 12 scale bytes are read side by side (vector<24xi8>) and their
+// scales and mins decoded in one vector<16> (lanes 0-7 the first row's sub-blocks, 8-15 the
+// second's); the sums of x meet both rows' mins in one vector<16xf32> FMA; each row keeps its two
+// accumulators and its lanes of the mins; a last generic interleaves the rows' results.
+// CHECK-LABEL: func.func @q4_k_two_rows
+// CHECK: %[[PAIR:.*]]:2 = linalg.generic {indexing_maps = [#{{.*}}, #[[TWO_ROWS_W]], #{{.*}}, #{{.*}}]
+// CHECK-SAME: outs(%{{.*}}, %{{.*}} : tensor<1x1x3xf32>, tensor<1x1x3xf32>)
+// CHECK: %[[FIRST:.*]] = arith.addi %{{.*}}, %{{.*}} : index
+// CHECK: %[[SECOND:.*]] = arith.addi %[[FIRST]], %c1{{(_[0-9]+)?}} : index
+// CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK: %[[A:.*]] = vector.transfer_read %{{.*}}[%[[FIRST]], %{{.*}}], %{{.*}} : tensor<6x288xi8>, vector<12xi8>
+// CHECK: %[[B:.*]] = vector.transfer_read %{{.*}}[%[[SECOND]], %{{.*}}], %{{.*}} : tensor<6x288xi8>, vector<12xi8>
+// CHECK: %[[BOTH:.*]] = vector.shuffle %[[A]], %[[B]] [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23]
+// CHECK: vector.shuffle %[[BOTH]], %[[BOTH]] [0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 20, 21, 22, 23]
+// CHECK: arith.extui %{{.*}} : vector<16xi8> to vector<16xi32>
+// CHECK: %[[SCALES:.*]] = arith.mulf %{{.*}} : vector<16xf32>
+// CHECK: %[[MINS:.*]] = arith.mulf %{{.*}} : vector<16xf32>
+// CHECK: %[[SUMS:.*]] = vector.transfer_read %{{.*}} : tensor<1x1x2x8xf32>, vector<8xf32>
+// CHECK: %[[SUMS2:.*]] = vector.shuffle %[[SUMS]], %[[SUMS]] [0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7]
+// CHECK: vector.fma %[[MINS]], %[[SUMS2]], %{{.*}} : vector<16xf32>
+// CHECK: vector.extract %[[SCALES]][0] : f32 from vector<16xf32>
+// CHECK: vector.extract %[[SCALES]][8] : f32 from vector<16xf32>
+// CHECK: vector.extract_strided_slice %{{.*}} {offsets = [0], sizes = [8], strides = [1]} : vector<16xf32> to vector<8xf32>
+// CHECK: vector.extract_strided_slice %{{.*}} {offsets = [8], sizes = [8], strides = [1]} : vector<16xf32> to vector<8xf32>
+// CHECK: linalg.yield %{{.*}}, %{{.*}} : f32, f32
+// CHECK: linalg.generic {{.*}} ins(%[[PAIR]]#0, %[[PAIR]]#1 : tensor<1x1x3xf32>, tensor<1x1x3xf32>) outs(%{{.*}} : tensor<1x1x3x2xf32>)
+// CHECK: linalg.index 3 : index
+// CHECK: arith.select
+// CHECK: tensor.collapse_shape %{{.*}} : tensor<1x1x3x2xf32> into tensor<6xf32>
+// CHECK-NOT: tensor.insert_slice
+func.func @q4_k_two_rows(%x: tensor<1x512xf32>, %w: tensor<6x288xui8>) -> tensor<1x6xf32> {
+  %0 = "rlx.dequant_matmul"(%x, %w) {scheme = "q4_k"} : (tensor<1x512xf32>, tensor<6x288xui8>) -> tensor<1x6xf32>
+  return %0 : tensor<1x6xf32>
+}
+
+// With a panel of 8, four weight rows per body (their rows of bytes stream side by side): the
+// four blocks' scale bytes concatenated pairwise into one vector<48xi8>, scales and mins in
+// vector<32>, 2 accumulators per row and the mins, four results.
+// CHECK-LABEL: func.func @q4_k_four_rows
+// CHECK: %[[FOUR:.*]]:4 = linalg.generic {indexing_maps = [#{{.*}}, #[[FOUR_ROWS_W]], #{{.*}}, #{{.*}}, #{{.*}}, #{{.*}}]
+// CHECK-SAME: outs(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<1x1x2xf32>, tensor<1x1x2xf32>, tensor<1x1x2xf32>, tensor<1x1x2xf32>)
+// CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<32xf32>)
+// CHECK: vector.shuffle %{{.*}}, %{{.*}} [{{.*}}] : vector<24xi8>, vector<24xi8>
+// CHECK: %[[SCALES4:.*]] = arith.mulf %{{.*}} : vector<32xf32>
+// CHECK: vector.extract %[[SCALES4]][24] : f32 from vector<32xf32>
+// CHECK: linalg.yield %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : f32, f32, f32, f32
+// CHECK: tensor.collapse_shape %{{.*}} : tensor<1x1x2x4xf32> into tensor<8xf32>
+func.func @q4_k_four_rows(%x: tensor<1x512xf32>, %w: tensor<8x288xui8>) -> tensor<1x8xf32> {
+  %0 = "rlx.dequant_matmul"(%x, %w) {scheme = "q4_k"} : (tensor<1x512xf32>, tensor<8x288xui8>) -> tensor<1x8xf32>
+  return %0 : tensor<1x8xf32>
+}
+
 // CHECK-LABEL: func.func @q8_0
 // CHECK: scf.for %{{.*}} iter_args(%{{.*}}) -> (vector<32xf32>)
 // CHECK-NOT: scf.for

@@ -26,7 +26,7 @@ func.func @cast_shape(%a: tensor<2x3xf32>) -> tensor<6xi32> {
 // -----
 
 func.func @cast_target(%a: tensor<2xf32>) -> tensor<2xi16> {
-  // expected-error @+1 {{'rlx.cast' op result #0 ('result') must be a ranked tensor of f32, f16, bf16, i8, ui8, i32, i64 or i1, but got tensor<2xi16>}}
+  // expected-error @+1 {{'rlx.cast' op result #0 ('result') must be a ranked tensor of f32, f16, bf16, f8E4M3FN, i8, ui8, i32, i64 or i1, but got tensor<2xi16>}}
   %0 = "rlx.cast"(%a) : (tensor<2xf32>) -> tensor<2xi16>
   return %0 : tensor<2xi16>
 }

@@ -9,6 +9,11 @@ the signedness in the type, so `rlx.cast` knows to zero- or sign-extend and the 
 knows which array to take; linalg and arith compute on signless integers only, so
 `rlx-mir-to-linalg` retypes `ui8` as `i8` holding the same bits once the ops that read the bytes
 are lowered (they treat them as unsigned).
+
+`f8E4M3FN` is an 8-bit float (1 sign bit, 4 exponent bits with bias 7, 3 mantissa bits; no
+infinities, the NaN `S.1111.111`; largest finite 448; OCP FP8 E4M3, numpy's `float8_e4m3fn` of
+the ml_dtypes package): a storage type, converted to and from the other types by `rlx.cast`
+(through f32, rounding to nearest even; what overflows 448 becomes NaN, as ml_dtypes converts).
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ ELEMENT_TYPES: dict[str, ElementType] = {
         ElementType("f16", "float16", 2, True, True),
         ElementType("bf16", "bfloat16", 2, True, True),
         ElementType("f64", "float64", 8, True, True),
+        ElementType("f8E4M3FN", "float8_e4m3fn", 1, True, True),
         ElementType("i1", "bool", 1, False, True),
         ElementType("i8", "int8", 1, False, True),
         ElementType("ui8", "uint8", 1, False, True),
@@ -48,7 +54,7 @@ ALIASES = {"u8": "ui8"}
 
 BUILDABLE = tuple(name for name, t in ELEMENT_TYPES.items() if t.buildable)
 # numpy dtypes that a package defines (registering the name with numpy when imported).
-NUMPY_EXTENSIONS = {"bfloat16": "ml_dtypes"}
+NUMPY_EXTENSIONS = {"bfloat16": "ml_dtypes", "float8_e4m3fn": "ml_dtypes"}
 
 # numpy dtype names of the element types arrays can carry across the ABI.
 NUMPY_NAMES = tuple(t.numpy for t in ELEMENT_TYPES.values() if t.numpy)
@@ -100,7 +106,8 @@ def mlir_type(name: str):
     if entry is None or not entry.buildable:
         raise ValueError(f"unknown dtype '{name}'; expected one of {', '.join(BUILDABLE)}")
     if entry.is_float:
-        return {"f32": ir.F32Type, "f16": ir.F16Type, "bf16": ir.BF16Type, "f64": ir.F64Type}[name].get()
+        return {"f32": ir.F32Type, "f16": ir.F16Type, "bf16": ir.BF16Type, "f64": ir.F64Type,
+                "f8E4M3FN": ir.Float8E4M3FNType}[entry.name].get()
     if entry.name == "ui8":
         return ir.IntegerType.get_unsigned(8)
     return ir.IntegerType.get_signless(8 * entry.bytes if entry.name != "i1" else 1)

@@ -9,7 +9,7 @@ from mlir.dialects import arith
 
 from ...dialects import rlx
 from . import builders as lb
-from . import unsigned
+from . import float8, unsigned
 from .unsigned import is_unsigned, to_signless
 
 
@@ -29,6 +29,10 @@ def convert_scalar(x: ir.Value, target: ir.Type) -> ir.Value:
     """One element converted with rlx.cast's semantics (unsigned bytes, `ui8`, zero-extend)."""
     if x.type == target:
         return x
+    if float8.is_float8(x.type):  # the 8-bit float: through f32
+        return convert_scalar(float8.to_f32(x), target)
+    if float8.is_float8(target):
+        return float8.from_f32(convert_scalar(x, lb.f32_type()))
     from_unsigned, to_unsigned = is_unsigned(x.type), is_unsigned(target)
     if not to_unsigned:
         return _convert_signless(to_signless(x), target, from_unsigned)

@@ -16,7 +16,10 @@ lane-wise from the 12 scale bytes (vector shuffles, shifts and masks), each 32 b
 read once for the two sub-blocks that share them; with one row of x per body (a GEMV, M odd or
 1) it factors the scales out of the sums (`FACTORED`): x . codes per sub-block, times its scale,
 and the mins once per block against the sums of x over each sub-block (one small reduction per
-call, before the kernel).  The byte decoding follows the layouts in `rlx.dequant_matmul`'s description
+call, before the kernel); that body takes up to 4 weight rows (`WEIGHT_ROWS`), which share the
+reads of x and one vector decoding of their blocks' scales and mins, and stream side by side from
+memory (with one or two rows per body it waited on memory: 0.75 against 0.59 ms at K = N = 4096).
+The byte decoding follows the layouts in `rlx.dequant_matmul`'s description
 (ggml's `dequantize_row_*`).
 
 Why this shape:
@@ -250,30 +253,49 @@ def _vector_i32(values: list[int]) -> ir.Value:
     return arith.constant(type_, ir.DenseElementsAttr.get(np.array(values, dtype=np.int32), type=type_))
 
 
-def _q4_k_scales(block: _Block) -> tuple[ir.Value, ir.Value]:
-    """A Q4_K block's `d * scale` and `-dmin * min` of its 8 sub-blocks, two vector<8 x f32>: the
-    6-bit scales and mins decoded lane-wise (ggml's `get_scale_min_k4` as byte shuffles of the 12
-    scale bytes, then shifts and masks per lane) instead of 8 times in scalar code."""
-    q = block.raw(lb.index_constant(4), 12)
-    i32x8 = ir.VectorType.get([8], _i32())
-    f32x8 = ir.VectorType.get([8], ir.F32Type.get())
+def _concat(parts: list[ir.Value]) -> ir.Value:
+    """The 1-D vectors `parts` (one type) back to back, by pairwise shuffles."""
+    while len(parts) > 1:
+        size = ir.VectorType(parts[0].type).shape[0]
+        parts = [vector.shuffle(parts[j], parts[j + 1], list(range(2 * size))) for j in range(0, len(parts), 2)]
+    return parts[0]
 
-    def lanes(*indices: int) -> ir.Value:  # bytes q[indices], zero-extended
-        return arith.extui(i32x8, vector.shuffle(q, q, list(indices)))
 
-    low_mask, high_bits = _vector_i32([63] * 4 + [15] * 4), _vector_i32([0] * 4 + [48] * 4)
-    six, four = _vector_i32([6] * 8), _vector_i32([4] * 8)
+def _q4_k_scales(blocks: list[_Block]) -> tuple[ir.Value, ir.Value]:
+    """The `d * scale` and `-dmin * min` of the 8 sub-blocks of each Q4_K block of `blocks` (one
+    block per weight row, 1, 2 or 4 of them), two vector<8 * len(blocks) x f32> (lanes 8 t .. 8 t + 7:
+    block t): the 6-bit scales and mins decoded lane-wise (ggml's `get_scale_min_k4` as byte
+    shuffles of the 12 scale bytes, then shifts and masks per lane) instead of 8 times in scalar
+    code, for all the rows' blocks in the same vector operations."""
+    rows = len(blocks)
+    raw = [block.raw(lb.index_constant(4), 12) for block in blocks]
+    q = raw[0] if rows == 1 else _concat(raw)
+    lanes_i32 = ir.VectorType.get([8 * rows], _i32())
+    lanes_f32 = ir.VectorType.get([8 * rows], ir.F32Type.get())
+
+    def lanes(*indices: int) -> ir.Value:  # bytes q[indices] of each block, zero-extended
+        return arith.extui(lanes_i32, vector.shuffle(q, q, [12 * t + j for t in range(rows) for j in indices]))
+
+    def tiled(values: list[int]) -> ir.Value:
+        return _vector_i32(values * rows)
+
+    low_mask, high_bits = tiled([63] * 4 + [15] * 4), tiled([0] * 4 + [48] * 4)
+    six, four = tiled([6] * 8), tiled([4] * 8)
 
     def high(source: ir.Value) -> ir.Value:  # (byte >> 6) << 4 for sub-blocks 4..7, 0 for 0..3
         return arith.andi(arith.shli(arith.shrui(source, six), four), high_bits)
 
+    def per_block(scalar) -> ir.Value:  # lanes 8 t .. 8 t + 7: scalar(block t)
+        f32x8 = ir.VectorType.get([8], ir.F32Type.get())
+        return _concat([vector.BroadcastOp(f32x8 if rows > 1 else lanes_f32, scalar(block)).result for block in blocks])
+
     # scale j < 4: q[j] & 63;       j >= 4: (q[j + 4] & 15) | (q[j - 4] >> 6) << 4
     # min   j < 4: q[j + 4] & 63;   j >= 4: (q[j + 4] >> 4) | (q[j] >> 6) << 4
     scale6 = arith.ori(arith.andi(lanes(0, 1, 2, 3, 8, 9, 10, 11), low_mask), high(lanes(0, 1, 2, 3, 0, 1, 2, 3)))
-    min_shift = _vector_i32([0] * 4 + [4] * 4)
+    min_shift = tiled([0] * 4 + [4] * 4)
     min6 = arith.ori(arith.andi(arith.shrui(lanes(4, 5, 6, 7, 8, 9, 10, 11), min_shift), low_mask), high(lanes(0, 1, 2, 3, 4, 5, 6, 7)))
-    scales = arith.mulf(vector.BroadcastOp(f32x8, block.f16(0)).result, arith.sitofp(f32x8, scale6))
-    negative_mins = arith.mulf(vector.BroadcastOp(f32x8, arith.negf(block.f16(2))).result, arith.sitofp(f32x8, min6))
+    scales = arith.mulf(per_block(lambda block: block.f16(0)), arith.sitofp(lanes_f32, scale6))
+    negative_mins = arith.mulf(per_block(lambda block: arith.negf(block.f16(2))), arith.sitofp(lanes_f32, min6))
     return scales, negative_mins
 
 
@@ -281,7 +303,7 @@ def _q4_k_block(block: _Block, v: _Lanes) -> list[ir.Value]:
     """All 8 sub-blocks of a Q4_K block decoded at once: the scales and mins by `_q4_k_scales`,
     each 32 bytes of nibbles read once for the two sub-blocks that share them (low nibbles:
     sub-block 2 p, high: 2 p + 1), each weight `code * (d * scale) - dmin * min` in one FMA."""
-    scales, negative_mins = _q4_k_scales(block)
+    scales, negative_mins = _q4_k_scales([block])
     i8x32 = ir.VectorType.get([v.count], ir.IntegerType.get_signless(8))
     nibble = arith.constant(i8x32, ir.DenseElementsAttr.get_splat(i8x32, ir.IntegerAttr.get(ir.IntegerType.get_signless(8), 15)))
     shift = arith.constant(i8x32, ir.DenseElementsAttr.get_splat(i8x32, ir.IntegerAttr.get(ir.IntegerType.get_signless(8), 4)))
@@ -339,6 +361,11 @@ PANEL_ROWS = 64
 # sums of x over each sub-block (computed once per call, for all weight rows).  With several rows
 # per body the decoded weights are shared by the rows instead.
 FACTORED = ("q4_k",)
+# Weight rows per body of a factored GEMV, the first of these that divides the panel: they share
+# the reads of x and the vector operations that decode their blocks' scales and mins (8 lanes per
+# row), and their rows stream from memory side by side.  Measured (1 thread, M = 1, K = N = 4096,
+# the weight from DRAM): 1 or 2 rows 0.75 ms, 4 rows 0.59 ms, 8 rows 0.77-0.85 ms.
+WEIGHT_ROWS = (4, 2, 1)
 
 
 def _largest_divisor(extent: int, limit: int) -> int:
@@ -389,12 +416,14 @@ def packed_matmul(rows: ir.Value, packed: ir.Value, scheme_name: str, result_typ
     # and vector.transfer_read, but as operands they show the op's size (rlx-parallelize-linalg
     # leaves small ops serial) and that a chunk of panels reads their rows of w.  LLVM drops the
     # unused loads.  One result [N / panel, M / tile, panel] per row of the tile.
+    factored = scheme.name in FACTORED and tile == 1
+    # Weight rows per body: WEIGHT_ROWS for the factored GEMV.
+    weight_rows = next(rows for rows in WEIGHT_ROWS if panel % rows == 0) if factored and not q8 else 1
     maps = [
         ir.AffineMap.get(4, 0, [r * tile, c, zero, zero, zero]),  # x[first row of the tile, chunk c, 0, 0, 0]
-        ir.AffineMap.get(4, 0, [p * panel + i, c * (chunk * scheme.block_bytes)]),  # w[n, first byte]
-    ] + [ir.AffineMap.get(4, 0, [p, r, i])] * tile
+        ir.AffineMap.get(4, 0, [p * panel + i * weight_rows, c * (chunk * scheme.block_bytes)]),  # w[n, first byte]
+    ] + [ir.AffineMap.get(4, 0, [p, r, i])] * (tile * weight_rows)
     decode = _DECODERS[scheme.name]
-    factored = scheme.name in FACTORED and tile == 1
     fast = ir.Attribute.parse("#arith.fastmath<reassoc,contract>")
     lanes = _Lanes(per_subblock)
     x_identity = ir.AffineMapAttr.get(ir.AffineMap.get(5, 0, [ir.AffineDimExpr.get(4)]))
@@ -418,37 +447,50 @@ def packed_matmul(rows: ir.Value, packed: ir.Value, scheme_name: str, result_typ
         return updated
 
     def factored_body(*args: ir.Value) -> list:
-        """Q4_K, one row of x: `sum_s d sc_s (x_s . code_s) - dmin m_s sum(x_s)`, see FACTORED."""
-        partial = args[-1]
+        """Q4_K, one row of x and `weight_rows` rows of w: per row `sum_s d sc_s (x_s . code_s) -
+        dmin m_s sum(x_s)`, see FACTORED; the rows share the reads of x and the decoding of their
+        blocks' scales and mins (one vector<8 * weight_rows> per block)."""
+        partials = args[2:]
         p_index, c_index, row, i_index = (linalg.IndexOp(d).result for d in range(4))  # row tiles of 1: r is the row
-        n_index = _idx(_mul(p_index, panel), i_index)
-        f32x16, f32x8 = ir.VectorType.get([16], f32), ir.VectorType.get([8], f32)
+        first = _idx(_mul(p_index, panel), _mul(i_index, weight_rows))
+        n_indices = [_idx(first, t) if t else first for t in range(weight_rows)]
+        f32x16 = ir.VectorType.get([16], f32)
+        f32x8, mins_type = ir.VectorType.get([8], f32), ir.VectorType.get([8 * weight_rows], f32)
         zero16 = arith.constant(f32x16, ir.DenseElementsAttr.get_splat(f32x16, ir.FloatAttr.get(f32, 0.0)))
-        zero8 = arith.constant(f32x8, ir.DenseElementsAttr.get_splat(f32x8, ir.FloatAttr.get(f32, 0.0)))
+        zero_mins = arith.constant(mins_type, ir.DenseElementsAttr.get_splat(mins_type, ir.FloatAttr.get(f32, 0.0)))
         x_row = ir.AffineMapAttr.get(ir.AffineMap.get(5, 0, [ir.AffineDimExpr.get(4)]))
         sums_row = ir.AffineMapAttr.get(ir.AffineMap.get(4, 0, [ir.AffineDimExpr.get(3)]))
-        over_blocks = scf.ForOp(lb.index_constant(0), lb.index_constant(chunk), lb.index_constant(1), [zero16, zero16, zero8])
+        # carried: (even, odd) sub-block accumulators per weight row, then the mins of all rows
+        over_blocks = scf.ForOp(lb.index_constant(0), lb.index_constant(chunk), lb.index_constant(1), [zero16] * (2 * weight_rows) + [zero_mins])
         with ir.InsertionPoint(over_blocks.body):
             bc = over_blocks.induction_variable
-            even, odd, mins = over_blocks.inner_iter_args
-            block = block_of(n_index, c_index, bc)
-            scales, negative_mins = _q4_k_scales(block)
+            *accumulators, mins = over_blocks.inner_iter_args
+            accumulators = [list(accumulators[2 * t:2 * t + 2]) for t in range(weight_rows)]
+            blocks_ = [block_of(n_index, c_index, bc) for n_index in n_indices]
+            scales, negative_mins = _q4_k_scales(blocks_)
             zero = lb.index_constant(0)
             x_sums = vector.TransferReadOp(f32x8, sub_sums, [row, c_index, bc, zero], sums_row, arith.constant(f32, 0.0), in_bounds).result
+            if weight_rows > 1:
+                x_sums = vector.shuffle(x_sums, x_sums, list(range(8)) * weight_rows)
             mins = vector.FMAOp(negative_mins, x_sums, mins).result
-            accumulators = [even, odd]
             for pair in range(4):
-                codes = _q4_k_codes(block, pair)
+                codes = [_q4_k_codes(block, pair) for block in blocks_]
                 for h, s in enumerate((2 * pair, 2 * pair + 1)):
                     xs = [vector.TransferReadOp(f32x16, x, [row, c_index, bc, lb.index_constant(s), lb.index_constant(16 * q)],
                                                 x_row, arith.constant(f32, 0.0), in_bounds).result for q in range(2)]
-                    dot = vector.FMAOp(xs[1], codes[2 * h + 1], arith.mulf(xs[0], codes[2 * h], fastmath=fast)).result
-                    scale = vector.BroadcastOp(f32x16, vector.ExtractOp(scales, [], [s]).result).result
-                    accumulators[s % 2] = vector.FMAOp(scale, dot, accumulators[s % 2]).result
-            scf.YieldOp([*accumulators, mins])
-        even, odd, mins = over_blocks.results
-        total = vector.ReductionOp(f32, vector.CombiningKind.ADD, arith.addf(even, odd, fastmath=fast), acc=partial, fastmath=fast).result
-        return [vector.ReductionOp(f32, vector.CombiningKind.ADD, mins, acc=total, fastmath=fast).result]
+                    for t in range(weight_rows):
+                        dot = vector.FMAOp(xs[1], codes[t][2 * h + 1], arith.mulf(xs[0], codes[t][2 * h], fastmath=fast)).result
+                        scale = vector.BroadcastOp(f32x16, vector.ExtractOp(scales, [], [8 * t + s]).result).result
+                        accumulators[t][s % 2] = vector.FMAOp(scale, dot, accumulators[t][s % 2]).result
+            scf.YieldOp([*(a for pair_ in accumulators for a in pair_), mins])
+        *accumulators, mins = over_blocks.results
+        totals = []
+        for t, partial in enumerate(partials):
+            even, odd = accumulators[2 * t:2 * t + 2]
+            row_mins = mins if weight_rows == 1 else vector.ExtractStridedSliceOp(f32x8, mins, [8 * t], [8], [1]).result
+            total = vector.ReductionOp(f32, vector.CombiningKind.ADD, arith.addf(even, odd, fastmath=fast), acc=partial, fastmath=fast).result
+            totals.append(vector.ReductionOp(f32, vector.CombiningKind.ADD, row_mins, acc=total, fastmath=fast).result)
+        return totals
 
     def q8_body(*args: ir.Value) -> list:
         """Q4_K on 8-bit activations (`activations = "q8"`, quant_q8): per 64 bytes of nibbles two
@@ -471,7 +513,7 @@ def packed_matmul(rows: ir.Value, packed: ir.Value, scheme_name: str, result_typ
             *accumulators, mins = over_blocks.inner_iter_args
             accumulators = list(accumulators)
             block = block_of(n_index, c_index, bc)
-            scales, negative_mins = _q4_k_scales(block)
+            scales, negative_mins = _q4_k_scales([block])
             zero = lb.index_constant(0)
             x_sums = vector.TransferReadOp(f32x8, sub_sums, [row, c_index, bc, zero], sums_row, arith.constant(f32, 0.0), in_bounds).result
             mins = vector.FMAOp(negative_mins, x_sums, mins).result
@@ -518,7 +560,7 @@ def packed_matmul(rows: ir.Value, packed: ir.Value, scheme_name: str, result_typ
             for total, partial in zip(over_blocks.results, partials)
         ]
 
-    shape = [n // panel, m // tile, panel]
+    shape = [n // panel, m // tile, panel // weight_rows]
     iterators = [lb.PARALLEL, lb.REDUCTION, lb.PARALLEL, lb.PARALLEL]
     if q8:
         x_q8, amax = quant_q8.quantize_activations(lb.reshape(rows, ir.RankedTensorType.get([m, k], f32)), m, blocks)
@@ -535,17 +577,37 @@ def packed_matmul(rows: ir.Value, packed: ir.Value, scheme_name: str, result_typ
         )[0]
         sub_sums = lb.reshape(summed, ir.RankedTensorType.get([m, blocks // chunk, chunk, subblocks], f32))
     products = lb.generic_results(
-        [x, packed], [lb.zeros(shape, f32) for _ in range(tile)], maps, iterators, q8_body if q8 else factored_body if factored else body
+        [x, packed], [lb.zeros(shape, f32) for _ in range(tile * weight_rows)], maps, iterators,
+        q8_body if q8 else factored_body if factored else body,
     )
-    # Row t of row tile r is row r * tile + t: [N / panel, M / tile, panel] x tile -> [M, N].
+    # Part t is row t of each row tile ([N / panel, M / tile, panel] each) or weight row t of each
+    # group of weight_rows ([N / panel, M, panel / weight_rows] each): stacked on a last axis, then
+    # [M, N] (a reshape when M = 1).
     product = products[0]
     if tile > 1:
         product = lb.empty([*shape, tile], f32)
         for t, part in enumerate(products):
             product = tensor.insert_slice(part, product, [], [], [], [0, 0, 0, t], [*shape, 1], [1, 1, 1, 1])
-    if m > 1:  # with one row, [N / panel, 1, panel] is already the bytes of [1, N]
-        permutation = [1, 3, 0, 2] if tile > 1 else [1, 0, 2]
-        target = [shape[1], tile, shape[0], panel] if tile > 1 else [shape[1], shape[0], panel]
+    elif weight_rows > 1:  # one pass over the parts (inserting them would fill and write strided views)
+        d = [ir.AffineDimExpr.get(j) for j in range(4)]
+
+        def pick(*args: ir.Value) -> list:
+            row, picked = linalg.IndexOp(3).result, args[0]
+            for t in range(1, weight_rows):
+                picked = arith.select(arith.cmpi(arith.CmpIPredicate.eq, row, lb.index_constant(t)), args[t], picked)
+            return [picked]
+
+        product = lb.generic_results(
+            products, [lb.empty([*shape, weight_rows], f32)],
+            [ir.AffineMap.get(4, 0, d[:3])] * weight_rows + [ir.AffineMap.get(4, 0, d)], [lb.PARALLEL] * 4, pick,
+        )[0]
+    if m > 1:  # with one row, [N / panel, 1, ...] is already the bytes of [1, N]
+        if tile > 1:  # [N / panel, M / tile, panel, tile] -> [M / tile, tile, N / panel, panel]
+            permutation, target = [1, 3, 0, 2], [shape[1], tile, shape[0], panel]
+        elif weight_rows > 1:  # [N / panel, M, panel / rows, rows] -> [M, N / panel, panel / rows, rows]
+            permutation, target = [1, 0, 2, 3], [shape[1], shape[0], shape[2], weight_rows]
+        else:
+            permutation, target = [1, 0, 2], [shape[1], shape[0], panel]
         product = linalg.transpose(product, outs=[lb.empty(target, f32)], permutation=permutation).results[0]
     return lb.reshape(product, result_type)
 

@@ -14,7 +14,7 @@ from ...ir.dtypes import ALIASES
 from ...ir.shapes import format_shape, shape_of
 from .dialect import Rlx
 
-CASTABLE = ("f32", "f16", "bf16", "i8", "ui8", "i32", "i64", "i1")
+CASTABLE = ("f32", "f16", "bf16", "f8E4M3FN", "i8", "ui8", "i32", "i64", "i1")
 CastableTensor = TensorOf(CASTABLE)
 
 
@@ -33,15 +33,18 @@ class ConstantOp(Rlx.Operation, name="constant", traits=[Pure]):
 
 
 class CastOp(Rlx.Operation, name="cast", traits=[Pure]):
-    """Converts elements to the result's element type (f32, f16, bf16, i8, ui8, i32, i64, i1); shape unchanged.
+    """Converts elements to the result's element type (f32, f16, bf16, f8E4M3FN, i8, ui8, i32, i64, i1); shape unchanged.
 
     As PyTorch's `Tensor.to`: floats round to nearest even when narrowed; floats
     to integers truncate toward zero (NaN and out-of-range values give
     unspecified results); integers to floats round to nearest; integers
     sign-extend (`ui8`, unsigned bytes: zero-extend) or truncate (keeping the
     low bits, as NumPy's `astype`); anything to i1 is `x != 0` (NaN is true); i1
-    to a number is 0 or 1.  The builder is `CastOp(x, result_type=...)`, or
-    `CastOp.to(x, "i32")` (`"u8"` names `ui8`).
+    to a number is 0 or 1.  `f8E4M3FN` (the 8-bit float: largest finite 448, no
+    infinities) converts through f32, exactly to it and from it rounding to
+    nearest even, what rounds beyond 448 (and infinities) becoming NaN, as
+    ml_dtypes' `float8_e4m3fn` converts.  The builder is `CastOp(x,
+    result_type=...)`, or `CastOp.to(x, "i32")` (`"u8"` names `ui8`).
     """
 
     input = operand(CastableTensor, "the tensor to convert")

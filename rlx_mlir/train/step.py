@@ -117,7 +117,8 @@ def keep_freed_memory() -> bool:
     once 128 KB of it is free: every step then page-faults its temporaries in again, zeroed by
     the kernel (~40% of a one-thread step's CPU time, measured with perf).  With the mmap
     threshold at its maximum and trimming off, the second step reuses the first one's memory:
-    the process keeps its peak heap, as PyTorch's caching allocators do.
+    the process keeps its peak heap, as PyTorch's caching allocators do.  What is free when it is
+    called (the memory LLVM used to compile the step) is handed back first (`malloc_trim`).
     """
     import ctypes
     import ctypes.util
@@ -131,6 +132,10 @@ def keep_freed_memory() -> bool:
     if mallopt is None:
         return False
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    trim = getattr(libc, "malloc_trim", None)
+    if trim is not None:  # first hand back what is free now (the compiler's memory), which would stay
+        trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
+        trim(0)
     return bool(mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD_MAX)) and bool(mallopt(_M_TRIM_THRESHOLD, 2**31 - 1))
 
 

@@ -45,7 +45,7 @@ from typing import Optional
 from mlir import ir
 from mlir.dialects import arith, bufferization, func, memref
 
-from ..dialects.rlx_lir.ir_plan import _view_source, defined_functions, find_plan, returned_outputs
+from ..dialects.rlx_lir.ir_plan import defined_functions, find_plan, returned_outputs, view_source
 from ..ir.attrs import ARENA_ATTR, FUSED_ATTR, PHASE_ATTR, SLOT_ATTR, TIED_ATTR, VIEW_ATTR
 from ..ir.walk import collect_ops, is_op
 from ..passmanager.base import RlxPass, option
@@ -223,7 +223,7 @@ def _read_after(block: ir.Block, op: ir.Operation, argument: ir.Value) -> bool:
         if other == op:
             after = True
             continue
-        view = _view_source(other)
+        view = view_source(other)
         if view is not None and view[0] in aliases:
             aliases.add(other.results[0])
         elif after and not is_op(other, func.ReturnOp) and any(

@@ -11,6 +11,12 @@ forward, i.e. step / forward at most ~3.5 with the update).  PyTorch eager (`los
 forward and step timed in the same interleaved rounds (`torch.set_num_threads` as rlx's
 threads); a line says so otherwise.
 
+Peak memory: each step (rlx's and PyTorch's) also runs in a child process of its own
+(`--child`), which sets up the model, its optimiser state and the compiled step, runs one
+warm-up step, resets the kernel's peak-RSS mark (`/proc/self/clear_refs`), runs three steps
+and reports the peak RSS (`VmHWM`) and how far it rose above the RSS before those steps
+(the step's own transient memory: activations kept for backward, gradients, temporaries).
+
     python benchmarks/train.py [--layers 2] [--seq 128] [--rounds 7]
 """
 
@@ -21,12 +27,16 @@ import functools
 import importlib.util
 import os
 import statistics
+import sys
 import time
 
 import numpy as np
 
 from rlx_mlir.models.llama import LlamaConfig, build_llama, random_weights
 from rlx_mlir.train import AdamW, TrainStep, softmax_cross_entropy
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from child_rows import emit, run_child  # noqa: E402
 
 
 def _with_loss(config: LlamaConfig):
@@ -92,18 +102,68 @@ def torch_llama(weights: dict, config: LlamaConfig):
     return forward, step
 
 
+def _status_mb(field: str) -> float:
+    """A `VmRSS` / `VmHWM` line of /proc/self/status, in MB."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError(f"/proc/self/status has no {field}")
+
+
+def _memory_child(config: LlamaConfig, threads: int, tokens, labels) -> None:
+    """Peak RSS of three steps of rlx and of PyTorch, each set up and warmed up first (one ROW each)."""
+    weights = random_weights(config, seed=0)
+    if os.environ.get("RLX_TRAIN_MEMORY") == "torch":
+        import torch
+
+        torch.set_num_threads(threads)
+        _, run = torch_llama(weights, config)
+        step = functools.partial(run, torch.tensor(tokens), torch.tensor(labels))
+    else:
+        train = TrainStep(_with_loss(config), weights, AdamW(lr=1e-4), threads=threads)
+        step = functools.partial(train, tokens=tokens, labels=labels)
+    del weights
+    step()  # warm-up: PyTorch creates AdamW's state here
+    with open("/proc/self/clear_refs", "w") as clear:
+        clear.write("5")  # peak RSS := current RSS
+    before = _status_mb("VmRSS")
+    for _ in range(3):
+        step()
+    peak = _status_mb("VmHWM")
+    emit(peak_mb=peak, step_mb=peak - before)
+
+
+def _peak_memory(script_args: list, threads: int, who: str):
+    """(peak RSS MB, rise during the steps MB) of `who`'s step, or None where it cannot be measured."""
+    if not os.path.exists("/proc/self/clear_refs"):
+        return None
+    os.environ["RLX_TRAIN_MEMORY"] = who
+    try:
+        (row,) = run_child(os.path.abspath(__file__), threads, script_args)
+    finally:
+        del os.environ["RLX_TRAIN_MEMORY"]
+    return row["peak_mb"], row["step_mb"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--seq", type=int, default=128)
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)  # the peak-memory child
+    parser.add_argument("--threads", type=int, default=1, help=argparse.SUPPRESS)
     args = parser.parse_args()
     config = LlamaConfig(layers=args.layers, hidden=512, heads=8, kv_heads=8, head_dim=64, ffn=1408, vocab=1000,
                          seq=args.seq, batch=1)
-    weights = random_weights(config, seed=0)
     rng = np.random.default_rng(0)
     tokens = rng.integers(0, config.vocab, (1, config.seq))
     labels = np.roll(tokens, -1, axis=1)
+    if args.child:
+        _memory_child(config, args.threads, tokens, labels)
+        return
+    weights = random_weights(config, seed=0)
+    script_args = ["--layers", str(args.layers), "--seq", str(args.seq)]
     cores = os.cpu_count() or 1
     have_torch = importlib.util.find_spec("torch") is not None
     if have_torch:
@@ -133,19 +193,23 @@ def main() -> None:
                 run()
                 times[name].append(time.perf_counter() - start)
         best = {k: min(v) for k, v in times.items()}
+        memory = {"rlx step": _peak_memory(script_args, threads, "rlx")}
+        if have_torch:
+            memory["torch eager step"] = _peak_memory(script_args, threads, "torch")
         for name in contenders:
             rows.append((threads, name, 1e3 * best[name], 1e3 * statistics.median(times[name]),
-                         best[name] / best["rlx forward"]))
+                         best[name] / best["rlx forward"], memory.get(name)))
         print(f"(threads {threads}: compiled both in {compile_s:.0f} s)")
     print(f"\nLlama {config.layers} layers, hidden {config.hidden}, seq {config.seq}, batch 1; "
           f"best and median of {args.rounds} interleaved rounds; machine shared and loaded\n")
-    print("| threads | contender | ms (best) | ms (median) | vs rlx forward (best) |")
-    print("|---|---|---|---|---|")
-    for threads, name, best_ms, median_ms, ratio in rows:
-        print(f"| {threads} | {name} | {best_ms:.1f} | {median_ms:.1f} | {ratio:.2f}x |")
+    print("| threads | contender | ms (best) | ms (median) | vs rlx forward (best) | peak RSS MB (rise in the step) |")
+    print("|---|---|---|---|---|---|")
+    for threads, name, best_ms, median_ms, ratio, memory in rows:
+        peak = f"{memory[0]:.0f} ({memory[1]:.0f})" if memory else ""
+        print(f"| {threads} | {name} | {best_ms:.1f} | {median_ms:.1f} | {ratio:.2f}x | {peak} |")
     if have_torch:
         for threads in sorted({1, cores}):
-            by_name = {name: best_ms for t, name, best_ms, _, _ in rows if t == threads}
+            by_name = {name: best_ms for t, name, best_ms, _, _, _ in rows if t == threads}
             print(f"\nthreads {threads}: rlx step / torch eager step {by_name['rlx step'] / by_name['torch eager step']:.2f}x, "
                   f"backward + update / forward: rlx {by_name['rlx step'] / by_name['rlx forward'] - 1:.2f}, "
                   f"torch {by_name['torch eager step'] / by_name['torch eager forward'] - 1:.2f}")

@@ -165,3 +165,21 @@ def test_reopen_and_argument():
 def test_train_step_rejects_unknown_wrt():
     with pytest.raises(BuildError, match=r"wrt \['nope'\] are not arguments of 'regression'"):
         TrainStep(_regression(), {}, SGD(), wrt=["nope"])
+
+
+def test_train_step_updates_parameters_in_place():
+    """The new parameters and optimiser states are tied results (`rlx.tied`): the compiled step
+    writes the very arrays of `step.params` / `step.state` and returns them, allocating none."""
+    rng = np.random.default_rng(4)
+    x, y = rng.standard_normal((8, 3)).astype(np.float32), rng.standard_normal((8, 2)).astype(np.float32)
+    step = TrainStep(_regression(), {"w": rng.standard_normal((3, 2)), "b": rng.standard_normal(2)}, AdamW(lr=0.05))
+    text = str(step.module)
+    assert text.count("rlx.tied") == 2 + 2 * 2  # w, b, and m and v of each
+    arrays = {**step.params, **step.state}
+    before = {k: v.copy() for k, v in arrays.items()}
+    out = step.executable(x=x, y=y, **step.params, **step.state, step=np.float32(1))
+    expected = [step.params["w"], step.params["b"], step.state["m.w"], step.state["v.w"], step.state["m.b"], step.state["v.b"]]
+    assert all(result is array for result, array in zip(out[1:], expected))  # the caller's arrays, updated
+    assert all(not np.array_equal(arrays[k], before[k]) for k in arrays)
+    loss = step(x=x, y=y)
+    assert all(step.params[k] is arrays[k] for k in step.params) and np.isfinite(loss)

@@ -40,13 +40,14 @@ give them; the plan treats reading one as reading the op's operands
 from __future__ import annotations
 
 import dataclasses
+from typing import Optional
 
 from mlir import ir
 from mlir.dialects import arith, bufferization, func, memref
 
-from ..dialects.rlx_lir.ir_plan import defined_functions, find_plan, returned_outputs
-from ..ir.attrs import ARENA_ATTR, FUSED_ATTR, PHASE_ATTR, SLOT_ATTR, VIEW_ATTR
-from ..ir.walk import collect_ops
+from ..dialects.rlx_lir.ir_plan import defined_functions, find_plan, returned_outputs, view_source
+from ..ir.attrs import ARENA_ATTR, FUSED_ATTR, PHASE_ATTR, SLOT_ATTR, TIED_ATTR, VIEW_ATTR
+from ..ir.walk import collect_ops, is_op
 from ..passmanager.base import RlxPass, option
 from .mir_to_linalg.mir_to_linalg import MirToLinalg
 
@@ -92,8 +93,12 @@ class LirToLinalg(RlxPass):
                     arena = memref.GetGlobalOp(arena_type, arena_symbol(function)).result
                 for op in placed:
                     _compute_into_slot(op, arena)
+            tied = _tied_arguments(function)
             for op, result in returned:
-                _compute_into_own_buffer(op, result)
+                argument = tied.get(result)
+                if argument is not None and _read_after(block, op, argument):
+                    argument = None  # a copy: rlx-drop-tied-results reports the result as not updated in place
+                _compute_into_own_buffer(op, result, argument)
             plan.operation.erase()
         MirToLinalg(tiled_attention=self.tiled_attention).run(module)
         if self.caller_arena:  # after MirToLinalg, which calls the bodies of scan / if / while
@@ -192,17 +197,56 @@ def _returned_values(function) -> list:
     return returned_outputs(function)
 
 
-def _compute_into_own_buffer(op: ir.Operation, result: ir.Value) -> None:
+def _tied_arguments(function) -> dict:
+    """Returned value -> the argument it is tied to (`rlx.tied`: that argument updated in place)."""
+    if "res_attrs" not in function.attributes:
+        return {}
+    block = function.regions[0].blocks[0]
+    operands = list(block.operations[len(block.operations) - 1].operands)
+    tied = {}
+    for position, attrs in enumerate(ir.ArrayAttr(function.attributes["res_attrs"])):
+        attrs = ir.DictAttr(attrs)
+        if TIED_ATTR not in attrs or position >= len(operands):
+            continue
+        index = ir.IntegerAttr(attrs[TIED_ATTR]).value
+        # An index out of range or a type that differs: rlx-drop-tied-results reports it.
+        if 0 <= index < len(block.arguments) and block.arguments[index].type == operands[position].type:
+            tied[operands[position]] = block.arguments[index]
+    return tied
+
+
+def _read_after(block: ir.Block, op: ir.Operation, argument: ir.Value) -> bool:
+    """Whether an op after `op` (the return aside) reads `argument` or a view of it: then writing
+    `op`'s result into the argument's buffer would change what that op reads."""
+    aliases, after = {argument}, False
+    for other in block.operations:
+        other = other.operation
+        if other == op:
+            after = True
+            continue
+        view = view_source(other)
+        if view is not None and view[0] in aliases:
+            aliases.add(other.results[0])
+        elif after and not is_op(other, func.ReturnOp) and any(
+                operand in aliases for nested in collect_ops(other) for operand in nested.operands):
+            return True
+    return False
+
+
+def _compute_into_own_buffer(op: ir.Operation, result: ir.Value, tied: Optional[ir.Value] = None) -> None:
     """Materialize a returned value into a fresh tensor when its op runs, and return (and read) that.
 
     `eliminate-empty-tensors` makes the op compute straight into it when it can (no copy), and the
     out-params pass makes it the caller's buffer; a result that is a view of an arena value is
-    copied out here, while that value is live, not at the return, after its slot was reused.
+    copied out here, while that value is live, not at the return, after its slot was reused.  A
+    result tied to an argument (`rlx.tied`: a parameter a training step updates in place) is
+    materialized into that argument instead; rlx-drop-tied-results checks that bufferization
+    wrote it in place (every read of the argument comes before).
     """
     with ir.InsertionPoint(op), op.location:
         # Not a tensor.empty: eliminate-empty-tensors would then also compute *another* output
         # derived from this one straight into it, returning one buffer twice.
-        destination = bufferization.AllocTensorOp(result.type, []).result
+        destination = tied if tied is not None else bufferization.AllocTensorOp(result.type, []).result
     with ir.InsertionPoint.after(op), op.location:
         own = bufferization.MaterializeInDestinationOp(result.type, result, destination).result
     result.replace_all_uses_except(own, own.owner.operation)

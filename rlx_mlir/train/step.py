@@ -12,8 +12,12 @@ default every `rlx.param`), and this function gets one more argument per optimis
 per parameter (`m.<name>`, `v.<name>`, ...) and the rank-0 f32 `step`, and returns
 `[loss, new params..., new states...]`: the update is built after the backward ops, so
 forward activations, gradients and updates are planned together by LIR in one arena.
-The new parameters and states are written back into the arrays `params` and `state` hold
-(`numpy.copyto`), so callers that keep references see them change.
+Each new parameter and state is tied to its argument (`rlx.tied`, as a KV cache after
+`rlx.kv_cache_write`): rlx-lir-to-linalg materializes it into the argument's buffer, so the
+update writes the caller's arrays in place (every read of a parameter, forward and backward,
+comes before its update in the schedule; rlx-drop-tied-results checks that bufferization
+needed no copy) and the step allocates no parameter or state array.  `params` and `state`
+hold those arrays, so callers that keep references see them change.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from mlir.dialects import func
 
 from ..driver import Compilation
 from ..frontend.builder import BuildError, GraphModule
-from ..ir.attrs import NAME_ATTR
+from ..ir.attrs import NAME_ATTR, TIED_ATTR
 from ..ir.walk import collect_ops
 from ..runtime.compiler import compile as jit_compile
 from ..transforms.autodiff import GradError
@@ -89,8 +93,50 @@ def _add_update(step_function, forward, positions, names, optimizer) -> None:
     func.ReturnOp(results, ip=ir.InsertionPoint(ret))
     ret.erase()
     step_function.attributes["arg_attrs"] = ir.ArrayAttr.get(arg_attrs)
+    # Each new parameter and state is its argument updated in place (as a KV cache is).
+    i64 = ir.IntegerType.get_signless(64)
+    tied_to = [*positions, *(s.arg_number for per_param in states for s in per_param)]
+    step_function.attributes["res_attrs"] = ir.ArrayAttr.get(
+        [ir.DictAttr.get({})] + [ir.DictAttr.get({TIED_ATTR: ir.IntegerAttr.get(i64, a)}) for a in tied_to])
     inputs = [a.type for a in block.arguments]
     step_function.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, [r.type for r in results]))
+
+
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters (malloc.h)
+_MMAP_THRESHOLD_MAX = 32 << 20  # glibc's largest M_MMAP_THRESHOLD on 64-bit
+
+
+def keep_freed_memory() -> bool:
+    """Asks glibc's malloc to keep freed memory for the next allocation instead of handing it
+    back to the kernel; True where it could (Linux with glibc), False elsewhere.
+
+    A step allocates its temporaries per call (the matmul kernels' packed panels, the results of
+    the outlined decoder layers, which LIR does not plan into the arena; ~100 MB a step for the
+    benchmark model's two layers).  By default glibc serves blocks over 128 KB (a threshold it
+    raises as they are freed, up to 32 MB) with fresh `mmap`s and returns the top of its heap
+    once 128 KB of it is free: every step then page-faults its temporaries in again, zeroed by
+    the kernel (~40% of a one-thread step's CPU time, measured with perf).  With the mmap
+    threshold at its maximum and trimming off, the second step reuses the first one's memory:
+    the process keeps its peak heap, as PyTorch's caching allocators do.  What is free when it is
+    called (the memory LLVM used to compile the step) is handed back first (`malloc_trim`).
+    """
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name) if name else None
+        mallopt = libc.mallopt if libc is not None else None
+    except (OSError, AttributeError):  # no C library by that name, or one without mallopt (musl)
+        return False
+    if mallopt is None:
+        return False
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    trim = getattr(libc, "malloc_trim", None)
+    if trim is not None:  # first hand back what is free now (the compiler's memory), which would stay
+        trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
+        trim(0)
+    return bool(mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD_MAX)) and bool(mallopt(_M_TRIM_THRESHOLD, 2**31 - 1))
 
 
 class TrainStep:
@@ -119,18 +165,15 @@ class TrainStep:
             job.run(module, "builtin.module(rlx-cse,rlx-dce)", "cleaning up the training step failed")
         self.module = module
         self.executable = jit_compile(module, entry=ENTRY, **compile_options)
+        keep_freed_memory()
 
     def __call__(self, **batch) -> float:
-        """Runs one step on `batch` (the model's non-trained inputs by name); returns the loss."""
+        """Runs one step on `batch` (the model's non-trained inputs by name); returns the loss.
+        The compiled step writes the new parameters and states into the arrays of `params` and
+        `state` (tied arguments): nothing is copied back, no parameter array is allocated."""
         self.steps += 1
         out = self.executable(**batch, **self.params, **self.state, step=np.float32(self.steps))
-        loss, rest = out[0], out[1:]
-        targets = [self.params[n] for n in self.trained] + [self.state[f"{s}.{n}"] for n in self.trained
-                                                           for s in self.optimizer.state]
-        # results are ordered params, then states grouped per parameter (see _add_update)
-        for target, value in zip(targets, rest):
-            np.copyto(target, value)
-        return float(loss)
+        return float(out[0])
 
 
-__all__ = ["ENTRY", "TrainStep", "build_train_function"]
+__all__ = ["ENTRY", "TrainStep", "build_train_function", "keep_freed_memory"]

@@ -426,3 +426,7 @@ def fingerprint(function) -> str:
     """SHA-256 of the function's generic form without locations or the fingerprint itself."""
     text = function.operation.get_asm(print_generic_op_form=True, enable_debug_info=False)
     return "sha256:" + hashlib.sha256(_FINGERPRINT.sub("", text).encode()).hexdigest()
+
+
+# Public name for rlx-lir-to-linalg, which follows views of an argument updated in place.
+view_source = _view_source

@@ -372,6 +372,64 @@ def test_a_context_binds_weights_from_a_file(built, tmp_path):
     np.testing.assert_allclose(np.fromfile(data / "result.bin", "<f4").reshape(8, 16), expected, rtol=1e-4, atol=1e-4)
 
 
+def shifted_safetensors(path: Path, tensors: dict, shift: int) -> Path:
+    """`tensors` (float32) in a safetensors file whose header is `shift` bytes longer than a multiple
+    of 8 (trailing spaces, as the format allows): with shift 2, no tensor is 4-byte aligned in the file."""
+    header, offset = {}, 0
+    for name, value in tensors.items():
+        header[name] = {"dtype": "F32", "shape": list(value.shape), "data_offsets": [offset, offset + value.nbytes]}
+        offset += value.nbytes
+    text = json.dumps(header).encode()
+    text += b" " * ((-len(text) % 8) + shift)
+    path.write_bytes(len(text).to_bytes(8, "little") + text + b"".join(v.astype("<f4").tobytes()
+                                                                          for v in tensors.values()))
+    return path
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs /proc/self/maps")
+@pytest.mark.parametrize("shift, where", [(0, "mapped"), (2, "copied")])
+def test_weights_are_used_in_place_in_the_mapped_file(built, tmp_path, shift, where):
+    """rlx_params_open maps the file: an aligned weight's data lies in the mapping (not a copy), shared
+    by every context bound to it; a weight misaligned in the file is copied. Either way the results
+    are numpy's, and identical across contexts (two sharing one rlx_params_t, one binding the file)."""
+    library, data, program = built
+    weights = {name: 5 * value for name, value in mlp_weights(data).items()}
+    path = shifted_safetensors(tmp_path / "w.safetensors", weights, shift)
+    (data / "result.bin").unlink(missing_ok=True)
+    lines = check(program, "mapped", library, data, path).splitlines()
+    assert lines == [f"{name} {where} {value.nbytes}" for name, value in weights.items()] + [
+        "unknown absent", "shared 1 identical 1"]
+    a = {n: v.astype(np.float64) for n, v in weights.items()}
+    x = np.fromfile(data / "x.bin", "<f4").reshape(8, 32).astype(np.float64)
+    expected = gelu(x @ a["w1"] + a["b1"]) @ a["w2"] + a["b2"]
+    np.testing.assert_allclose(np.fromfile(data / "result.bin", "<f4").reshape(8, 16), expected, rtol=1e-4, atol=1e-4)
+
+
+def mapping_of(address: int) -> str:
+    """The file mapped at `address` in this process ('' for anonymous memory), per /proc/self/maps."""
+    for line in Path("/proc/self/maps").read_text().splitlines():
+        fields = line.split(maxsplit=5)
+        begin, end = (int(v, 16) for v in fields[0].split("-"))
+        if begin <= address < end:
+            return fields[5] if len(fields) > 5 else ""
+    return ""
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs /proc/self/maps")
+@pytest.mark.parametrize("shift", [0, 2])
+def test_the_python_loader_maps_aligned_weights_and_copies_misaligned_ones(tmp_path, shift):
+    from rlx_mlir.aot.params import load_params
+
+    weights = {"a": np.arange(12, dtype=np.float32).reshape(3, 4), "b": np.linspace(-1, 1, 5, dtype=np.float32)}
+    path = shifted_safetensors(tmp_path / "w.safetensors", weights, shift)
+    loaded = load_params(str(path))
+    for name, value in weights.items():
+        np.testing.assert_array_equal(loaded[name], value)
+        assert loaded[name].flags.aligned and not loaded[name].flags.writeable
+        in_file = mapping_of(loaded[name].ctypes.data) == str(path.resolve())
+        assert in_file == (shift == 0), (name, mapping_of(loaded[name].ctypes.data))
+
+
 def params_cases(data: Path, tmp: Path) -> dict:
     weights = mlp_weights(data)
     good = safetensors(tmp / "good.safetensors", weights)

@@ -86,10 +86,19 @@ def check_params(path: str, functions: list) -> None:
 
 
 def load_params(path: str) -> dict[str, np.ndarray]:
-    """The tensors of a safetensors file as read-only numpy arrays (mapped, not read)."""
+    """The tensors of a safetensors file as read-only numpy arrays, mapped, not read (the page cache's
+    copy, shared by every model and process that maps the file); a tensor not aligned to its element
+    size in the file is copied once here (the compiled code reads aligned data; a call would otherwise
+    copy it every time)."""
     tensors, offset = read_header(path)
     if not tensors:
         return {}
     data = np.memmap(path, np.uint8, mode="r")
-    return {name: data[offset + begin:offset + end].view(np.dtype(load_numpy_dtype(dtype, path))).reshape(shape)
-            for name, (dtype, shape, begin, end) in tensors.items()}
+    arrays = {}
+    for name, (dtype, shape, begin, end) in tensors.items():
+        array = data[offset + begin:offset + end].view(np.dtype(load_numpy_dtype(dtype, path))).reshape(shape)
+        if not array.flags.aligned:
+            array = np.array(array)
+            array.flags.writeable = False
+        arrays[name] = array
+    return arrays

@@ -12,6 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <unistd.h>
 
 #define MANIFEST_FORMAT "rlx-aot/2"
 #define SIGNATURE_SYMBOL "rlx_aot_signature"
@@ -555,14 +560,22 @@ typedef struct {
   int32_t rank;
   int64_t shape[MAX_RANK];
   size_t begin, bytes;
+  const void *data; /* in the mapping, or `copy` */
+  void *copy;       /* a tensor not aligned to its element size in the file: copied, 64-byte aligned */
 } param_entry;
 
+/* The file is mapped read-only and each tensor used where it lies (the page cache's copy: every
+ * context bound to these parameters, and every process mapping the same file, shares it). A
+ * tensor whose data is not aligned to its element size in the file is copied instead. */
 struct rlx_params {
   char *path;
-  void *data; /* the data section, 64-byte aligned */
-  size_t data_bytes, count;
+  void *map; /* the whole file, PROT_READ */
+  size_t map_bytes;
+  size_t data_offset, data_bytes, count;
   param_entry *entries;
 };
+
+static const param_entry *find_param(const rlx_params_t *params, const char *name);
 
 static const struct { const char *name; rlx_dtype_t dtype; } SAFETENSORS_DTYPES[] = {
     {"F32", RLX_DTYPE_FLOAT32}, {"F16", RLX_DTYPE_FLOAT16}, {"F64", RLX_DTYPE_FLOAT64},
@@ -571,9 +584,12 @@ static const struct { const char *name; rlx_dtype_t dtype; } SAFETENSORS_DTYPES[
 
 void rlx_params_close(rlx_params_t *params) {
   if (params == NULL) return;
-  for (size_t i = 0; i < params->count; ++i) free(params->entries[i].name);
+  for (size_t i = 0; i < params->count; ++i) {
+    free(params->entries[i].name);
+    free(params->entries[i].copy);
+  }
   free(params->entries);
-  free(params->data);
+  if (params->map) munmap(params->map, params->map_bytes);
   free(params->path);
   free(params);
 }
@@ -621,31 +637,29 @@ static rlx_status_t read_param_entry(param_entry *entry, const char *name, const
   return RLX_OK;
 }
 
-static rlx_status_t read_params(rlx_params_t *params, FILE *file, const char *path, rlx_error_t **err) {
-  unsigned char size_bytes[8];
-  if (fseek(file, 0, SEEK_END) != 0) return fail(err, RLX_ERROR_IO, "%s: cannot seek", path);
-  long file_size = ftell(file);
-  rewind(file);
-  if (file_size < 8 || fread(size_bytes, 1, 8, file) != 8)
+static rlx_status_t read_params(rlx_params_t *params, int file, const char *path, rlx_error_t **err) {
+  struct stat info;
+  if (fstat(file, &info) != 0) return fail(err, RLX_ERROR_IO, "%s: cannot stat: %s", path, strerror(errno));
+  if (!S_ISREG(info.st_mode)) return fail(err, RLX_ERROR_PARAMS, "%s: not a regular file", path);
+  if (info.st_size < 8)
     return fail(err, RLX_ERROR_PARAMS, "%s: not a safetensors file (shorter than its header size)", path);
+  params->map_bytes = (size_t)info.st_size;
+  void *map = mmap(NULL, params->map_bytes, PROT_READ, MAP_PRIVATE, file, 0);
+  if (map == MAP_FAILED) return fail(err, RLX_ERROR_IO, "%s: cannot map the file: %s", path, strerror(errno));
+  params->map = map;
+  const unsigned char *bytes = map;
   uint64_t header_bytes = 0;
-  for (int i = 7; i >= 0; --i) header_bytes = header_bytes << 8 | size_bytes[i];
-  if (header_bytes > MAX_PARAMS_HEADER_BYTES || header_bytes > (uint64_t)file_size - 8)
-    return fail(err, RLX_ERROR_PARAMS, "%s: not a safetensors file (a header of %llu bytes in a file of %ld)", path,
-                (unsigned long long)header_bytes, file_size);
-  char *header = malloc(header_bytes + 1);
-  if (!header) return fail(err, RLX_ERROR_OUT_OF_MEMORY, "out of memory");
-  if (fread(header, 1, header_bytes, file) != header_bytes) {
-    free(header);
-    return fail(err, RLX_ERROR_IO, "%s: read error", path);
-  }
+  for (int i = 7; i >= 0; --i) header_bytes = header_bytes << 8 | bytes[i];
+  if (header_bytes > MAX_PARAMS_HEADER_BYTES || header_bytes > (uint64_t)info.st_size - 8)
+    return fail(err, RLX_ERROR_PARAMS, "%s: not a safetensors file (a header of %llu bytes in a file of %lld)", path,
+                (unsigned long long)header_bytes, (long long)info.st_size);
   json_t root;
   const char *why;
-  int parsed = json_read(header, header_bytes, &root, &why);
-  free(header);
-  if (!parsed) return fail(err, RLX_ERROR_PARAMS, "%s: its header is not valid JSON: %s", path, why);
+  if (!json_read((const char *)bytes + 8, header_bytes, &root, &why))
+    return fail(err, RLX_ERROR_PARAMS, "%s: its header is not valid JSON: %s", path, why);
   rlx_status_t status = RLX_OK;
-  params->data_bytes = (size_t)file_size - 8 - header_bytes;
+  params->data_offset = 8 + (size_t)header_bytes;
+  params->data_bytes = params->map_bytes - params->data_offset;
   if (root.kind != JSON_OBJECT) {
     status = fail(err, RLX_ERROR_PARAMS, "%s: its header is not a JSON object", path);
   } else if (!(params->entries = calloc(root.count + 1, sizeof *params->entries))) {
@@ -653,35 +667,48 @@ static rlx_status_t read_params(rlx_params_t *params, FILE *file, const char *pa
   }
   for (size_t i = 0; status == RLX_OK && i < root.count; ++i) {
     if (strcmp(root.keys[i], "__metadata__") == 0) continue;
-    status = read_param_entry(&params->entries[params->count], root.keys[i], &root.items[i], params->data_bytes,
-                              path, err);
-    if (status == RLX_OK) ++params->count;
+    param_entry *entry = &params->entries[params->count];
+    status = read_param_entry(entry, root.keys[i], &root.items[i], params->data_bytes, path, err);
+    if (status != RLX_OK) break;
+    ++params->count;
+    const unsigned char *data = bytes + params->data_offset + entry->begin;
+    entry->data = data;
+    if ((uintptr_t)data % DTYPE_SIZES[entry->dtype] != 0) { /* misaligned in the file: a copy */
+      if (posix_memalign(&entry->copy, 64, entry->bytes ? entry->bytes : 1) != 0) {
+        entry->copy = NULL;
+        status = fail(err, RLX_ERROR_OUT_OF_MEMORY, "out of memory (%zu bytes of weight '%s')", entry->bytes,
+                      entry->name);
+        break;
+      }
+      memcpy(entry->copy, data, entry->bytes);
+      entry->data = entry->copy;
+    }
   }
   json_free(&root);
-  if (status != RLX_OK) return status;
-  if (posix_memalign(&params->data, 64, params->data_bytes ? params->data_bytes : 1) != 0) {
-    params->data = NULL;
-    return fail(err, RLX_ERROR_OUT_OF_MEMORY, "out of memory (%zu bytes of weights)", params->data_bytes);
-  }
-  if (fread(params->data, 1, params->data_bytes, file) != params->data_bytes)
-    return fail(err, RLX_ERROR_IO, "%s: read error", path);
-  return RLX_OK;
+  return status;
 }
 
 rlx_params_t *rlx_params_open(const char *path, rlx_error_t **err) {
   if (err) *err = NULL;
   if (path == NULL) return fail(err, RLX_ERROR_INVALID_ARGUMENT, "rlx_params_open: path is NULL"), NULL;
-  FILE *file = fopen(path, "rb");
-  if (!file) return fail(err, RLX_ERROR_IO, "%s: cannot open the parameter file: %s", path, strerror(errno)), NULL;
+  int file = open(path, O_RDONLY | O_CLOEXEC);
+  if (file < 0)
+    return fail(err, RLX_ERROR_IO, "%s: cannot open the parameter file: %s", path, strerror(errno)), NULL;
   rlx_params_t *params = calloc(1, sizeof *params);
   rlx_status_t status = params && (params->path = strdup(path)) ? read_params(params, file, path, err)
                                                                   : fail(err, RLX_ERROR_OUT_OF_MEMORY, "out of memory");
-  fclose(file);
+  close(file); /* the mapping stays */
   if (status != RLX_OK) {
     rlx_params_close(params);
     return NULL;
   }
   return params;
+}
+
+const void *rlx_params_tensor(const rlx_params_t *params, const char *name, size_t *bytes) {
+  const param_entry *entry = params && name ? find_param(params, name) : NULL;
+  if (bytes) *bytes = entry ? entry->bytes : 0;
+  return entry ? entry->data : NULL;
 }
 
 static const param_entry *find_param(const rlx_params_t *params, const char *name) {
@@ -1079,8 +1106,13 @@ rlx_status_t rlx_context_bind_params(rlx_context_t *context, const rlx_params_t 
   const rlx_model_t *model = context->model;
   for (size_t i = 0; i < model->num_inputs; ++i)
     if (model->inputs[i].is_param)
-      context->params[i] = (const char *)params->data + find_param(params, model->inputs[i].name)->begin;
+      context->params[i] = find_param(params, model->inputs[i].name)->data;
   return RLX_OK;
+}
+
+const void *rlx_context_param(const rlx_context_t *context, const char *name) {
+  int64_t index = context ? rlx_model_find_input(context->model, name) : -1;
+  return index >= 0 && context->model->inputs[index].is_param ? context->params[index] : NULL;
 }
 
 rlx_status_t rlx_context_bind_params_file(rlx_context_t *context, const char *path, rlx_error_t **err) {

@@ -34,8 +34,9 @@ typedef enum rlx_status {
   RLX_ERROR_DTYPE = 6,            /* a tensor's dtype is not the model's */
   RLX_ERROR_MISSING_PARAM = 7,    /* a weight (rlx.param) was not bound to the context */
   RLX_ERROR_OUT_OF_MEMORY = 8,
-  RLX_ERROR_UNSUPPORTED = 9,      /* e.g. a CUDA model */
-  RLX_ERROR_PARAMS = 10           /* a parameter file is not a readable safetensors file */
+  RLX_ERROR_UNSUPPORTED = 9,      /* a model the runtime cannot run (an unknown target, a CUDA function with an arena) */
+  RLX_ERROR_PARAMS = 10,          /* a parameter file is not a readable safetensors file */
+  RLX_ERROR_DEVICE = 11           /* a CUDA model where no CUDA driver (libcuda.so.1, loaded at run time) or no device is */
 } rlx_status_t;
 
 /* The dtypes of rlx_mlir.ir.dtypes.NUMPY_NAMES (bool is one byte per element). */

@@ -10,6 +10,7 @@ configured, built and run under ctest where cmake is installed.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import os
@@ -300,6 +301,39 @@ def test_a_cuda_model_opens_only_where_the_cuda_driver_and_a_device_are(built, t
     assert done.returncode == 0, done.stderr
     assert re.fullmatch(r"open: 11 .*: a 'cuda' model, and the CUDA driver does not initialise \(cuInit: CUresult "
                         r"100; is a GPU present\?\)", done.stdout.strip()), done.stdout
+
+
+def test_the_cuda_path_of_the_c_runtime_against_a_fake_driver(built, tmp_path):
+    """pytests/fake_cuda's libcuda.so.1 (device memory is host memory, kernels do not run) counts what
+    the C runtime asks: each context allocates its buffers once (5 inputs, 1 output); a call copies the
+    input and the weights in and the result out; the next call with the same weights copies only x and
+    the result; another context uploads its own weights; destroying frees every buffer."""
+    _, data, program = built
+    library = tmp_path / "cuda" / "libmlp.so"
+    done = rlx_compile(EXAMPLES / "mlp.mlir", "-o", library, "--target", "cuda", "--chip", "sm_80",
+                       "--features", "+ptx70")
+    assert done.returncode == 0, done.stderr
+    spec = importlib.util.find_spec("llvm")
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    llvm_lib = Path(locations[0]) / "lib" if locations else None
+    if llvm_lib is None or not (llvm_lib / "libLLVM.so").is_file():
+        pytest.skip("libLLVM.so (the llvm package), which libmlir_cuda_runtime.so needs, is not installed")
+    subprocess.run([C_COMPILER, "-shared", "-fPIC", "-o", str(tmp_path / "libcuda.so.1"),
+                    str(ROOT / "pytests" / "fake_cuda" / "fake_libcuda.c"), "-Wl,-soname,libcuda.so.1"], check=True)
+    done = subprocess.run([str(program), "cuda-counts", str(library), str(data)], capture_output=True, text=True,
+                          timeout=60, env={**os.environ, "LD_LIBRARY_PATH": f"{tmp_path}:{llvm_lib}"})
+    assert done.returncode == 0, done.stderr
+    counts = {line.split()[0]: dict(zip(line.split()[1::2], map(int, line.split()[2::2])))
+              for line in done.stdout.splitlines()}
+    x, weights, y = 8 * 32 * 4, (32 * 64 + 64 + 64 * 16 + 16) * 4, 8 * 16 * 4
+    assert counts["create"] == {"allocs": 12, "frees": 0, "copies": 0, "bytes": 0, "launches": 0}
+    assert counts["first"]["copies"] == 6 and counts["first"]["bytes"] == x + weights + y
+    assert counts["again"]["copies"] == 2 and counts["again"]["bytes"] == x + y
+    assert counts["other"]["copies"] == 6 and counts["other"]["bytes"] == x + weights + y
+    assert counts["first"]["launches"] > 0 and counts["again"]["launches"] == counts["first"]["launches"]
+    assert counts["destroy"]["frees"] == 12 and counts["destroy"]["allocs"] == 0
+    for phase in ("first", "again", "other"):  # what the compiled function allocates itself, it frees
+        assert counts[phase]["allocs"] == counts[phase]["frees"]
 
 
 def test_rlx_compile_reports_bad_mlir_at_its_location(tmp_path):

@@ -17,12 +17,16 @@
  *                                                    rlx_context_bind_params_file: whether the first two share
  *                                                    each weight's pointer and all three give identical results
  *                                                    (written to DATA/result.bin)
+ *   check_runtime cuda-counts LIBRARY DATA           a CUDA model against pytests/fake_cuda (its counters read
+ *                                                    with dlsym): per phase (two contexts created, calls,
+ *                                                    destroyed) what was asked of the driver
  *   check_runtime raw LIBRARY DIR                    any model: input i from DIR/<name>.bin (weights bound,
  *                                                    the rest passed), outputs tied to an input given as
  *                                                    NULL; writes DIR/<output>.out.bin for the others and
  *                                                    DIR/<input>.after.bin for the inputs updated in place
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -249,6 +253,25 @@ static int mapped(const rlx_model_t *model, const char *dir, const char *file) {
   return 0;
 }
 
+static void cuda_counts(const rlx_model_t *model) {
+  void (*counts)(long long *) = (void (*)(long long *))dlsym(RTLD_DEFAULT, "fake_cuda_counts");
+  if (!counts) fprintf(stderr, "not the fake CUDA driver\n"), exit(3);
+  long long before[6], after[6];
+  const char *phases[] = {"create", "first", "again", "other", "destroy"};
+  rlx_context_t *a = NULL, *b = NULL;
+  float y[Y_ELEMENTS];
+  rlx_error_t *err = NULL;
+  for (int phase = 0; phase < 5; ++phase) {
+    counts(before);
+    if (phase == 0) a = bound_context(model), b = bound_context(model);
+    if (phase >= 1 && phase <= 3 && run(phase == 3 ? b : a, x, y, &err) != RLX_OK) die("rlx_invoke", err);
+    if (phase == 4) rlx_context_destroy(a), rlx_context_destroy(b);
+    counts(after);
+    printf("%s allocs %lld frees %lld copies %lld bytes %lld launches %lld\n", phases[phase], after[0] - before[0],
+           after[1] - before[1], after[2] - before[2], after[3] - before[3], after[4] - before[4]);
+  }
+}
+
 int main(int argc, char **argv) {
   if (argc < 3) return fprintf(stderr, "usage: see the comment at the top\n"), 2;
   rlx_error_t *err = NULL;
@@ -340,6 +363,8 @@ int main(int argc, char **argv) {
     }
     printf("calls %d differ %d failed %d\n", threads * calls, differ, failed);
     free(workers);
+  } else if (strcmp(argv[1], "cuda-counts") == 0) {
+    cuda_counts(model);
   } else if (strcmp(argv[1], "misuse") == 0) {
     misuse(model);
   } else {

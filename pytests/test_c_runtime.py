@@ -479,6 +479,31 @@ def test_weights_are_used_in_place_in_the_mapped_file(built, tmp_path, shift, wh
     np.testing.assert_allclose(np.fromfile(data / "result.bin", "<f4").reshape(8, 16), expected, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs /proc/self/maps")
+def test_a_file_that_cannot_be_mapped_is_read_instead(built, tmp_path):
+    """mmap refused (an LD_PRELOAD shim making the program's own mmap calls fail, as on a file system
+    without mmap): the weights are read into memory, and the results are the same."""
+    library, data, program = built
+    (tmp_path / "no_mmap.c").write_text("#include <errno.h>\n#include <stddef.h>\n#include <sys/mman.h>\n"
+                                        "void *mmap(void *a, size_t n, int p, int f, int fd, off_t o) {\n"
+                                        "  (void)a; (void)n; (void)p; (void)f; (void)fd; (void)o;\n"
+                                        "  errno = ENODEV; return MAP_FAILED;\n}\n")
+    shim = tmp_path / "libno_mmap.so"
+    subprocess.run([C_COMPILER, "-shared", "-fPIC", str(tmp_path / "no_mmap.c"), "-o", str(shim)], check=True)
+    weights = {name: 7 * value for name, value in mlp_weights(data).items()}
+    path = shifted_safetensors(tmp_path / "w.safetensors", weights, 0)
+    (data / "result.bin").unlink(missing_ok=True)
+    done = subprocess.run([str(program), "mapped", str(library), str(data), str(path)], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "LD_PRELOAD": str(shim)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [f"{name} copied {value.nbytes}" for name, value in weights.items()] + [
+        "unknown absent", "shared 1 identical 1"]
+    a = {n: v.astype(np.float64) for n, v in weights.items()}
+    x = np.fromfile(data / "x.bin", "<f4").reshape(8, 32).astype(np.float64)
+    expected = gelu(x @ a["w1"] + a["b1"]) @ a["w2"] + a["b2"]
+    np.testing.assert_allclose(np.fromfile(data / "result.bin", "<f4").reshape(8, 16), expected, rtol=1e-4, atol=1e-4)
+
+
 def mapping_of(address: int) -> str:
     """The file mapped at `address` in this process ('' for anonymous memory), per /proc/self/maps."""
     for line in Path("/proc/self/maps").read_text().splitlines():

@@ -580,7 +580,8 @@ typedef struct {
  * tensor whose data is not aligned to its element size in the file is copied instead. */
 struct rlx_params {
   char *path;
-  void *map; /* the whole file, PROT_READ */
+  void *map;  /* the whole file, PROT_READ */
+  void *read; /* or, where the file cannot be mapped, read into memory */
   size_t map_bytes;
   size_t data_offset, data_bytes, count;
   param_entry *entries;
@@ -601,6 +602,7 @@ void rlx_params_close(rlx_params_t *params) {
   }
   free(params->entries);
   if (params->map) munmap(params->map, params->map_bytes);
+  free(params->read);
   free(params->path);
   free(params);
 }
@@ -656,8 +658,19 @@ static rlx_status_t read_params(rlx_params_t *params, int file, const char *path
     return fail(err, RLX_ERROR_PARAMS, "%s: not a safetensors file (shorter than its header size)", path);
   params->map_bytes = (size_t)info.st_size;
   void *map = mmap(NULL, params->map_bytes, PROT_READ, MAP_PRIVATE, file, 0);
-  if (map == MAP_FAILED) return fail(err, RLX_ERROR_IO, "%s: cannot map the file: %s", path, strerror(errno));
-  params->map = map;
+  if (map != MAP_FAILED) {
+    params->map = map;
+  } else { /* a file system that cannot map files: read into memory instead */
+    if (posix_memalign(&map, 64, params->map_bytes) != 0)
+      return fail(err, RLX_ERROR_OUT_OF_MEMORY, "out of memory (%zu bytes of weights)", params->map_bytes);
+    params->read = map;
+    for (size_t done = 0; done < params->map_bytes;) {
+      ssize_t got = read(file, (char *)map + done, params->map_bytes - done);
+      if (got <= 0 && !(got < 0 && errno == EINTR))
+        return fail(err, RLX_ERROR_IO, "%s: read error: %s", path, got < 0 ? strerror(errno) : "the file shrank");
+      done += got > 0 ? (size_t)got : 0;
+    }
+  }
   const unsigned char *bytes = map;
   uint64_t header_bytes = 0;
   for (int i = 7; i >= 0; --i) header_bytes = header_bytes << 8 | bytes[i];

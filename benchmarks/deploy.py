@@ -13,9 +13,10 @@ a fresh on-disk cache (`RLX_CACHE_DIR`), then `--starts` times each (interleaved
 that compiles it again and gets its executable from the cache:
   - `rlx_mlir.compile(text)` (the JIT's shared object, loaded without MLIR);
   - `rlx-compile model.mlir -o lib.so` (the object file from the cache, then linked).
-Best and median milliseconds: the whole process (interpreter start to exit, as a shell sees it) and the
-part in the process from `import rlx_mlir` to the executable (or the library) in hand; beside them, the
-floor: a process that only imports numpy (which the executable needs), measured in the same rounds.
+Best and median milliseconds: the whole process (interpreter start to exit, as a shell sees it), the
+part in the process from `import rlx_mlir` to the executable (or the library) in hand, and the compile
+call alone (`compile()`, rlx-compile's `main`); beside them, the floors: a process that runs no code and
+one that only imports numpy (which an executable needs; rlx-compile does not), in the same rounds.
 
     python benchmarks/deploy.py [--calls 2000] [--rounds 3] [--starts 5] [--skip-calls]
 """
@@ -53,27 +54,37 @@ def python_per_call(function, arguments: dict, calls: int) -> list[float]:
     return times
 
 
-# A new process that compiles the model in argv[1] and prints the milliseconds from `import rlx_mlir`
-# to the executable in hand.
+# A new process that compiles the model in argv[1]; it prints the milliseconds from `import rlx_mlir` to
+# the executable in hand, those of the compile call alone, and whether MLIR / numpy were imported.
 JIT_START = """
 import sys, time
 start = time.perf_counter()
-import rlx_mlir
-exe = rlx_mlir.compile(open(sys.argv[1]).read())
-print((time.perf_counter() - start) * 1e3, "mlir" in sys.modules)
+from rlx_mlir import compile  # its modules (and numpy) imported here, the call timed alone
+text = open(sys.argv[1]).read()
+call = time.perf_counter()
+exe = compile(text)
+end = time.perf_counter()
+print((end - start) * 1e3, (end - call) * 1e3, "mlir" in sys.modules, "numpy" in sys.modules)
 """
 FLOOR = """
 import sys, time
 start = time.perf_counter()
 import numpy
-print((time.perf_counter() - start) * 1e3, "mlir" in sys.modules)
+end = time.perf_counter()
+print((end - start) * 1e3, 0.0, "mlir" in sys.modules, "numpy" in sys.modules)
 """
 AOT_START = """
 import sys, time
 start = time.perf_counter()
 from rlx_mlir.tools.compile import main
+call = time.perf_counter()
 assert main([sys.argv[1], "-o", sys.argv[2]]) == 0
-print((time.perf_counter() - start) * 1e3, "mlir" in sys.modules)
+end = time.perf_counter()
+print((end - start) * 1e3, (end - call) * 1e3, "mlir" in sys.modules, "numpy" in sys.modules)
+"""
+BARE = """
+import sys
+print(0.0, 0.0, "mlir" in sys.modules, "numpy" in sys.modules)
 """
 
 
@@ -86,7 +97,8 @@ def warm_starts(starts: int) -> None:
         work = Path(scratch)
         (work / "llama12.mlir").write_text(str(build_llama(config)))
         env = {**os.environ, "RLX_CACHE_DIR": str(work / "cache"), "PYTHONPATH": str(ROOT)}
-        commands = {"floor: Python importing numpy only": [sys.executable, "-c", FLOOR],
+        commands = {"floor: Python only": [sys.executable, "-c", BARE],
+                    "floor: Python importing numpy only": [sys.executable, "-c", FLOOR],
                     "compile() (JIT)": [sys.executable, "-c", JIT_START, str(work / "llama12.mlir")],
                     "rlx-compile (AOT)": [sys.executable, "-c", AOT_START, str(work / "llama12.mlir"),
                                           str(work / "libllama12.so")]}
@@ -95,7 +107,7 @@ def warm_starts(starts: int) -> None:
             start = time.perf_counter()
             subprocess.run(command, check=True, env=env, capture_output=True)
             cold[name] = time.perf_counter() - start
-        samples = {name: ([], []) for name in commands}
+        samples = {name: ([], [], []) for name in commands}
         imported = {}
         for _ in range(starts):
             for name, command in commands.items():
@@ -103,18 +115,21 @@ def warm_starts(starts: int) -> None:
                 out = subprocess.run(command, check=True, env=env, capture_output=True, text=True).stdout.split()
                 samples[name][0].append((time.perf_counter() - start) * 1e3)
                 samples[name][1].append(float(out[0]))
-                imported[name] = out[1] == "True"
+                samples[name][2].append(float(out[1]))
+                imported[name] = (out[2] == "True", out[3] == "True")
     print()
     print(f"# warm start: a new process compiling the 12-layer Llama (hidden 512, seq 128) again, its cache on "
           f"disk; {starts} interleaved starts")
     print("| model | new process | process ms (best / median) | import + compile ms (best / median) | "
-          "first (cold) s | MLIR imported |")
-    print("|---|---|---|---|---|---|")
-    for name, (process, inside) in samples.items():
+          "the compile call ms (best / median) | first (cold) s | MLIR / numpy imported |")
+    print("|---|---|---|---|---|---|---|")
+    for name, (process, inside, call) in samples.items():
         case = name if name.startswith("floor") else f"{name}, cache hit"
+        calls = "" if name.startswith("floor") else f"{min(call):.1f} / {statistics.median(call):.1f}"
+        mlir, numpy = imported[name]
         print(f"| llama 12 layers | {case} | {min(process):.0f} / {statistics.median(process):.0f} | "
-              f"{min(inside):.0f} / {statistics.median(inside):.0f} | {cold[name]:.1f} | "
-              f"{'yes' if imported[name] else 'no'} |")
+              f"{min(inside):.0f} / {statistics.median(inside):.0f} | {calls} | {cold[name]:.1f} | "
+              f"{'yes' if mlir else 'no'} / {'yes' if numpy else 'no'} |")
 
 
 def main() -> None:

@@ -10,6 +10,7 @@ configured, built and run under ctest where cmake is installed.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import os
@@ -192,7 +193,9 @@ BROKEN = {
                           r".*libmlp.json: not valid JSON: .*"),
     "manifest-deep": (lambda _l, m: m.write_text("[" * 100000), MANIFEST, r".*not valid JSON: nested too deeply"),
     "manifest-missing": (lambda _l, m: m.unlink(), IO, r".*libmlp.json: cannot open the manifest .*"),
-    "manifest-cuda": (edit_manifest(lambda m: m.update(target="cuda")), 9, r".*a 'cuda' model; .*'cpu' models"),
+    # (A 'cuda' manifest is a CUDA model now: test_a_cuda_model_opens_only_where_the_cuda_driver_and_a_device_are.)
+    "manifest-target": (edit_manifest(lambda m: m.update(target="tpu")), 9,
+                        r".*a 'tpu' model; the C runtime runs 'cpu' and 'cuda' models"),
 }
 
 
@@ -253,6 +256,10 @@ def test_rlx_compile_emits_header_object_and_llvm_dialect(tmp_path):
     ([], r"rlx-compile: error: no output path: give -o PATH"),
     (["-o", "out.so", "--target", "tpu"], r".*argument --target: invalid choice: 'tpu'.*"),
     (["-o", "out.so", "--entry", "nope"], r"rlx-compile: error: no function '@nope' in the module .*"),
+    (["-o", "out.so", "--chip", "sm_80"], r"rlx-compile: error: --chip is an option of --target cuda"),
+    (["-o", "out.so", "--target", "cuda", "--chip", "sm_12"], r"rlx-compile: error: unknown NVIDIA chip 'sm_12' .*"),
+    (["-o", "out.so", "--target", "cuda", "--features", "+ptx99"],
+     r"rlx-compile: error: PTX version 9.9 \('\+ptx99'\) is not supported by LLVM 22 .*"),
 ])
 def test_rlx_compile_usage_errors(tmp_path, args, message):
     source = EXAMPLES / "mlp.mlir" if "missing.mlir" not in message else "missing.mlir"
@@ -260,6 +267,73 @@ def test_rlx_compile_usage_errors(tmp_path, args, message):
     assert done.returncode == 1
     assert re.search(message, done.stderr.strip(), re.S), done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_cuda_model_opens_only_where_the_cuda_driver_and_a_device_are(built, tmp_path):
+    """rlx-compile --target cuda writes the library (PTX inside), its header and manifest; the C runtime
+    loads the CUDA driver itself (dlopen, not linked): without one, or where it finds no device,
+    opening the model is RLX_ERROR_DEVICE with the reason. Where a GPU is present, the model runs and
+    matches numpy (that branch has not run on hardware yet)."""
+    _, data, program = built
+    library = tmp_path / "cuda" / "libmlp.so"
+    done = rlx_compile(EXAMPLES / "mlp.mlir", "-o", library, "--target", "cuda", "--chip", "sm_80",
+                       "--features", "+ptx70")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(library.with_suffix(".json").read_text())["gpu"] == {"chip": "sm_80", "features": "+ptx70",
+                                                                          "format": "isa"}
+    assert '#define RLX_MODEL_TARGET "cuda"' in library.with_suffix(".h").read_text()
+    if aot.cuda_device_error() is None:  # a GPU: the C runtime runs the model on it
+        (data / "result.bin").unlink(missing_ok=True)
+        check(program, "run", library, data)
+        np.testing.assert_allclose(np.fromfile(data / "result.bin", "<f4").reshape(8, 16), numpy_mlp(data),
+                                   rtol=1e-4, atol=1e-5)
+        return
+    line = check(program, "open", library).strip()
+    assert re.fullmatch(r"open: 11 .*libmlp\.so: a 'cuda' model, and no CUDA driver here \(libcuda\.so\.1 cannot be "
+                        r"loaded: .*\)", line), line
+    # A driver that finds no device (cuInit fails, as libcuda does on a machine without a GPU).
+    fake = tmp_path / "libfakecuda.so"
+    (tmp_path / "fake.c").write_text("int cuInit(unsigned f) { (void)f; return 100; }\n"
+                                     "int cuDeviceGetCount(int *n) { *n = 0; return 0; }\n")
+    subprocess.run([C_COMPILER, "-shared", "-fPIC", str(tmp_path / "fake.c"), "-o", str(fake)], check=True)
+    done = subprocess.run([str(program), "open", str(library)], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "RLX_CUDA_DRIVER": str(fake)})
+    assert done.returncode == 0, done.stderr
+    assert re.fullmatch(r"open: 11 .*: a 'cuda' model, and the CUDA driver does not initialise \(cuInit: CUresult "
+                        r"100; is a GPU present\?\)", done.stdout.strip()), done.stdout
+
+
+def test_the_cuda_path_of_the_c_runtime_against_a_fake_driver(built, tmp_path):
+    """pytests/fake_cuda's libcuda.so.1 (device memory is host memory, kernels do not run) counts what
+    the C runtime asks: each context allocates its buffers once (5 inputs, 1 output); a call copies the
+    input and the weights in and the result out; the next call with the same weights copies only x and
+    the result; another context uploads its own weights; destroying frees every buffer."""
+    _, data, program = built
+    library = tmp_path / "cuda" / "libmlp.so"
+    done = rlx_compile(EXAMPLES / "mlp.mlir", "-o", library, "--target", "cuda", "--chip", "sm_80",
+                       "--features", "+ptx70")
+    assert done.returncode == 0, done.stderr
+    spec = importlib.util.find_spec("llvm")
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    llvm_lib = Path(locations[0]) / "lib" if locations else None
+    if llvm_lib is None or not (llvm_lib / "libLLVM.so").is_file():
+        pytest.skip("libLLVM.so (the llvm package), which libmlir_cuda_runtime.so needs, is not installed")
+    subprocess.run([C_COMPILER, "-shared", "-fPIC", "-o", str(tmp_path / "libcuda.so.1"),
+                    str(ROOT / "pytests" / "fake_cuda" / "fake_libcuda.c"), "-Wl,-soname,libcuda.so.1"], check=True)
+    done = subprocess.run([str(program), "cuda-counts", str(library), str(data)], capture_output=True, text=True,
+                          timeout=60, env={**os.environ, "LD_LIBRARY_PATH": f"{tmp_path}:{llvm_lib}"})
+    assert done.returncode == 0, done.stderr
+    counts = {line.split()[0]: dict(zip(line.split()[1::2], map(int, line.split()[2::2])))
+              for line in done.stdout.splitlines()}
+    x, weights, y = 8 * 32 * 4, (32 * 64 + 64 + 64 * 16 + 16) * 4, 8 * 16 * 4
+    assert counts["create"] == {"allocs": 12, "frees": 0, "copies": 0, "bytes": 0, "launches": 0}
+    assert counts["first"]["copies"] == 6 and counts["first"]["bytes"] == x + weights + y
+    assert counts["again"]["copies"] == 2 and counts["again"]["bytes"] == x + y
+    assert counts["other"]["copies"] == 6 and counts["other"]["bytes"] == x + weights + y
+    assert counts["first"]["launches"] > 0 and counts["again"]["launches"] == counts["first"]["launches"]
+    assert counts["destroy"]["frees"] == 12 and counts["destroy"]["allocs"] == 0
+    for phase in ("first", "again", "other"):  # what the compiled function allocates itself, it frees
+        assert counts[phase]["allocs"] == counts[phase]["frees"]
 
 
 def test_rlx_compile_reports_bad_mlir_at_its_location(tmp_path):
@@ -372,6 +446,89 @@ def test_a_context_binds_weights_from_a_file(built, tmp_path):
     np.testing.assert_allclose(np.fromfile(data / "result.bin", "<f4").reshape(8, 16), expected, rtol=1e-4, atol=1e-4)
 
 
+def shifted_safetensors(path: Path, tensors: dict, shift: int) -> Path:
+    """`tensors` (float32) in a safetensors file whose header is `shift` bytes longer than a multiple
+    of 8 (trailing spaces, as the format allows): with shift 2, no tensor is 4-byte aligned in the file."""
+    header, offset = {}, 0
+    for name, value in tensors.items():
+        header[name] = {"dtype": "F32", "shape": list(value.shape), "data_offsets": [offset, offset + value.nbytes]}
+        offset += value.nbytes
+    text = json.dumps(header).encode()
+    text += b" " * ((-len(text) % 8) + shift)
+    path.write_bytes(len(text).to_bytes(8, "little") + text + b"".join(v.astype("<f4").tobytes()
+                                                                          for v in tensors.values()))
+    return path
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs /proc/self/maps")
+@pytest.mark.parametrize("shift, where", [(0, "mapped"), (2, "copied")])
+def test_weights_are_used_in_place_in_the_mapped_file(built, tmp_path, shift, where):
+    """rlx_params_open maps the file: an aligned weight's data lies in the mapping (not a copy), shared
+    by every context bound to it; a weight misaligned in the file is copied. Either way the results
+    are numpy's, and identical across contexts (two sharing one rlx_params_t, one binding the file)."""
+    library, data, program = built
+    weights = {name: 5 * value for name, value in mlp_weights(data).items()}
+    path = shifted_safetensors(tmp_path / "w.safetensors", weights, shift)
+    (data / "result.bin").unlink(missing_ok=True)
+    lines = check(program, "mapped", library, data, path).splitlines()
+    assert lines == [f"{name} {where} {value.nbytes}" for name, value in weights.items()] + [
+        "unknown absent", "shared 1 identical 1"]
+    a = {n: v.astype(np.float64) for n, v in weights.items()}
+    x = np.fromfile(data / "x.bin", "<f4").reshape(8, 32).astype(np.float64)
+    expected = gelu(x @ a["w1"] + a["b1"]) @ a["w2"] + a["b2"]
+    np.testing.assert_allclose(np.fromfile(data / "result.bin", "<f4").reshape(8, 16), expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs /proc/self/maps")
+def test_a_file_that_cannot_be_mapped_is_read_instead(built, tmp_path):
+    """mmap refused (an LD_PRELOAD shim making the program's own mmap calls fail, as on a file system
+    without mmap): the weights are read into memory, and the results are the same."""
+    library, data, program = built
+    (tmp_path / "no_mmap.c").write_text("#include <errno.h>\n#include <stddef.h>\n#include <sys/mman.h>\n"
+                                        "void *mmap(void *a, size_t n, int p, int f, int fd, off_t o) {\n"
+                                        "  (void)a; (void)n; (void)p; (void)f; (void)fd; (void)o;\n"
+                                        "  errno = ENODEV; return MAP_FAILED;\n}\n")
+    shim = tmp_path / "libno_mmap.so"
+    subprocess.run([C_COMPILER, "-shared", "-fPIC", str(tmp_path / "no_mmap.c"), "-o", str(shim)], check=True)
+    weights = {name: 7 * value for name, value in mlp_weights(data).items()}
+    path = shifted_safetensors(tmp_path / "w.safetensors", weights, 0)
+    (data / "result.bin").unlink(missing_ok=True)
+    done = subprocess.run([str(program), "mapped", str(library), str(data), str(path)], capture_output=True,
+                          text=True, timeout=120, env={**os.environ, "LD_PRELOAD": str(shim)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [f"{name} copied {value.nbytes}" for name, value in weights.items()] + [
+        "unknown absent", "shared 1 identical 1"]
+    a = {n: v.astype(np.float64) for n, v in weights.items()}
+    x = np.fromfile(data / "x.bin", "<f4").reshape(8, 32).astype(np.float64)
+    expected = gelu(x @ a["w1"] + a["b1"]) @ a["w2"] + a["b2"]
+    np.testing.assert_allclose(np.fromfile(data / "result.bin", "<f4").reshape(8, 16), expected, rtol=1e-4, atol=1e-4)
+
+
+def mapping_of(address: int) -> str:
+    """The file mapped at `address` in this process ('' for anonymous memory), per /proc/self/maps."""
+    for line in Path("/proc/self/maps").read_text().splitlines():
+        fields = line.split(maxsplit=5)
+        begin, end = (int(v, 16) for v in fields[0].split("-"))
+        if begin <= address < end:
+            return fields[5] if len(fields) > 5 else ""
+    return ""
+
+
+@pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="needs /proc/self/maps")
+@pytest.mark.parametrize("shift", [0, 2])
+def test_the_python_loader_maps_aligned_weights_and_copies_misaligned_ones(tmp_path, shift):
+    from rlx_mlir.aot.loader import load_params
+
+    weights = {"a": np.arange(12, dtype=np.float32).reshape(3, 4), "b": np.linspace(-1, 1, 5, dtype=np.float32)}
+    path = shifted_safetensors(tmp_path / "w.safetensors", weights, shift)
+    loaded = load_params(str(path))
+    for name, value in weights.items():
+        np.testing.assert_array_equal(loaded[name], value)
+        assert loaded[name].flags.aligned and not loaded[name].flags.writeable
+        in_file = mapping_of(loaded[name].ctypes.data) == str(path.resolve())
+        assert in_file == (shift == 0), (name, mapping_of(loaded[name].ctypes.data))
+
+
 def params_cases(data: Path, tmp: Path) -> dict:
     weights = mlp_weights(data)
     good = safetensors(tmp / "good.safetensors", weights)
@@ -465,3 +622,47 @@ def test_find_package_from_the_checkout_builds_a_static_model_with_its_weights(t
     tested = subprocess.run(["ctest", "--output-on-failure"], cwd=build, capture_output=True, text=True, timeout=120)
     assert tested.returncode == 0, tested.stdout + tested.stderr
     assert "100% tests passed, 0 tests failed out of 3" in tested.stdout and "mlp_static" in tested.stdout
+
+
+@pytest.mark.skipif(shutil.which("cmake") is None, reason="cmake is not installed (pip install cmake)")
+def test_rlx_add_model_builds_a_cuda_model_without_cuda(tmp_path):
+    """TARGET cuda with CHIP and FEATURES: built and linked where no CUDA is installed (the runtime loads
+    the driver when it opens the model); the program opens it and reports what the runtime says."""
+    project, build = tmp_path / "project", tmp_path / "build"
+    project.mkdir()
+    (project / "CMakeLists.txt").write_text(f"""
+cmake_minimum_required(VERSION 3.19)
+project(cuda_model C)
+find_package(RlxMlir CONFIG REQUIRED)
+rlx_add_model(mlp_cuda SOURCES {EXAMPLES / 'mlp.mlir'} TARGET cuda CHIP sm_80 FEATURES +ptx70 NAME mlp_gpu)
+add_executable(open_cuda open_cuda.c)
+target_link_libraries(open_cuda PRIVATE mlp_cuda)
+""")
+    (project / "open_cuda.c").write_text("""
+#include <stdio.h>
+#include "mlp_gpu.h"
+int main(void) {
+  rlx_error_t *err = NULL;
+  rlx_model_t *model = rlx_model_open(RLX_MODEL_MLP_GPU_PATH, &err);
+  printf("%s %d %s\\n", RLX_MODEL_TARGET, model ? 0 : (int)rlx_error_code(err), model ? "ok" : rlx_error_message(err));
+  rlx_error_free(err);
+  rlx_model_close(model);
+  return 0;
+}
+""")
+    configure = subprocess.run(["cmake", "-S", str(project), "-B", str(build), f"-DRlxMlir_DIR={ROOT / 'cmake'}",
+                                f"-DPython3_EXECUTABLE={sys.executable}"], capture_output=True, text=True, timeout=120)
+    assert configure.returncode == 0, configure.stdout + configure.stderr
+    compiled = subprocess.run(["cmake", "--build", str(build)], capture_output=True, text=True, timeout=300)
+    assert compiled.returncode == 0, compiled.stdout + compiled.stderr
+    out = subprocess.run([str(build / "open_cuda")], capture_output=True, text=True, timeout=60).stdout.strip()
+    if aot.cuda_device_error() is None:
+        assert out == "cuda 0 ok", out
+    else:
+        assert re.fullmatch(r"cuda 11 .*libmlp_gpu\.so: a 'cuda' model, and no CUDA driver here .*", out), out
+    # TARGET cuda takes neither STATIC nor PARAMS: a configure-time error.
+    (project / "CMakeLists.txt").write_text((project / "CMakeLists.txt").read_text().replace("NAME mlp_gpu",
+                                                                                             "NAME mlp_gpu STATIC"))
+    refused = subprocess.run(["cmake", "-S", str(project), "-B", str(tmp_path / "b2"), f"-DRlxMlir_DIR={ROOT / 'cmake'}",
+                              f"-DPython3_EXECUTABLE={sys.executable}"], capture_output=True, text=True, timeout=120)
+    assert refused.returncode != 0 and "STATIC and PARAMS are for TARGET cpu" in refused.stderr, refused.stderr

@@ -7,6 +7,7 @@ entries appear whole or not at all, under concurrent writers; RLX_CACHE_DIR=off 
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import threading
@@ -167,6 +168,35 @@ def test_a_hit_in_a_new_process_imports_no_mlir_and_only_copies(cache, tmp_path)
     assert done.stdout.strip() == "no mlir"
     np.testing.assert_array_equal(run_mlp(tmp_path / "a" / "mlp.so"), run_mlp(tmp_path / "b" / "mlp.so"))
     assert (tmp_path / "b" / "mlp.h").is_file()
+
+
+def test_rlx_compile_with_params_on_a_hit_imports_neither_mlir_nor_numpy(cache, tmp_path):
+    """rlx-compile only copies (or links) on a hit, and checks a parameter file and writes the header
+    and manifest in pure Python: numpy (most of a new process's start) is not imported either."""
+    (tmp_path / "mlp.mlir").write_text(MLP)
+    weights = tmp_path / "w.safetensors"
+    header = {}
+    for name, spec in ((s["name"], s) for s in aot.export(MLP, tmp_path / "a" / "mlp.so")["functions"][0]["inputs"]
+                       if s["param"]):
+        size = 4 * int(np.prod(spec["shape"]))
+        start = sum(end - begin for begin, end in (v["data_offsets"] for v in header.values()))
+        header[name] = {"dtype": "F32", "shape": spec["shape"], "data_offsets": [start, start + size]}
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    total = sum(v["data_offsets"][1] - v["data_offsets"][0] for v in header.values())
+    weights.write_bytes(len(text).to_bytes(8, "little") + text + bytes(total))
+    script = ("import sys\nfrom rlx_mlir.tools.compile import main\n"
+              "assert main([sys.argv[1], '-o', sys.argv[2], '--params', sys.argv[3]]) == 0\n"
+              "print(sorted(m for m in ('mlir', 'numpy', 'ml_dtypes') if m in sys.modules))\n")
+    env = {**__import__("os").environ, "PYTHONPATH": str(ROOT), disk_cache.ENV: str(cache)}
+    for output in ("b", "c"):  # the first may compile (another option set), the second hits
+        done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "mlp.mlir"),
+                               str(tmp_path / output / "mlp.so"), str(weights)],
+                              capture_output=True, text=True, timeout=300, env=env)
+        assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+    assert (tmp_path / "c" / "mlp.safetensors").read_bytes() == weights.read_bytes()
+    assert "#define RLX_MLP_OUTPUT_RESULT0_BYTES 256" in (tmp_path / "c" / "mlp.h").read_text()  # 4 x 16 x 4
 
 
 @pytest.mark.parametrize("damaged", ["model.so", "model.o", "records.json"])

@@ -11,12 +11,25 @@
  *   check_runtime params LIBRARY DATA [FILE]         a context with the weights the model ships bound (or
  *                                                    those of FILE, rlx_context_bind_params_file), run:
  *                                                    DATA/result.bin; prints the status of each step
+ *   check_runtime mapped LIBRARY DATA FILE           FILE opened with rlx_params_open: per weight whether its data
+ *                                                    lies in a mapping of FILE (/proc/self/maps) or was copied;
+ *                                                    two contexts bound to it and one bound with
+ *                                                    rlx_context_bind_params_file: whether the first two share
+ *                                                    each weight's pointer and all three give identical results
+ *                                                    (written to DATA/result.bin)
+ *   check_runtime cuda-counts LIBRARY DATA           a CUDA model against pytests/fake_cuda (its counters read
+ *                                                    with dlsym): per phase (two contexts created, calls,
+ *                                                    destroyed) what was asked of the driver
  *   check_runtime raw LIBRARY DIR                    any model: input i from DIR/<name>.bin (weights bound,
  *                                                    the rest passed), outputs tied to an input given as
  *                                                    NULL; writes DIR/<output>.out.bin for the others and
  *                                                    DIR/<input>.after.bin for the inputs updated in place
  */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <limits.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,6 +198,80 @@ static int run_raw(const rlx_model_t *model, const char *dir) {
   return 0;
 }
 
+/* Whether `address` lies in a mapping of the file `path` (per /proc/self/maps). */
+static int in_mapping_of(const void *address, const char *path) {
+  char wanted[PATH_MAX], line[PATH_MAX + 256];
+  if (!realpath(path, wanted)) return 0;
+  FILE *maps = fopen("/proc/self/maps", "r");
+  int found = 0;
+  while (maps && !found && fgets(line, sizeof line, maps)) {
+    unsigned long long begin, end;
+    int name = 0;
+    if (sscanf(line, "%llx-%llx %*s %*s %*s %*s %n", &begin, &end, &name) != 2 || !name) continue;
+    line[strcspn(line, "\n")] = 0;
+    found = (uintptr_t)address >= begin && (uintptr_t)address < end && strcmp(line + name, wanted) == 0;
+  }
+  if (maps) fclose(maps);
+  return found;
+}
+
+static int mapped(const rlx_model_t *model, const char *dir, const char *file) {
+  rlx_error_t *err = NULL;
+  rlx_params_t *params = rlx_params_open(file, &err);
+  if (!params) die("rlx_params_open", err);
+  for (int i = 0; i < 4; ++i) {
+    size_t bytes;
+    const void *data = rlx_params_tensor(params, WEIGHTS[i], &bytes);
+    printf("%s %s %zu\n", WEIGHTS[i], !data ? "absent" : in_mapping_of(data, file) ? "mapped" : "copied", bytes);
+  }
+  printf("unknown %s\n", rlx_params_tensor(params, "nope", NULL) ? "found" : "absent");
+  rlx_context_t *contexts[3];
+  for (int c = 0; c < 3; ++c) {
+    contexts[c] = rlx_context_create(model, &err);
+    if (!contexts[c]) die("rlx_context_create", err);
+    rlx_status_t status = c < 2 ? rlx_context_bind_params(contexts[c], params, &err)
+                                : rlx_context_bind_params_file(contexts[c], file, &err);
+    if (status != RLX_OK) die("bind", err);
+  }
+  int shared = 1;
+  for (int i = 0; i < 4; ++i)
+    shared &= rlx_context_param(contexts[0], WEIGHTS[i]) == rlx_context_param(contexts[1], WEIGHTS[i]) &&
+              rlx_context_param(contexts[0], WEIGHTS[i]) == rlx_params_tensor(params, WEIGHTS[i], NULL);
+  float *input = load(dir, "x", sizeof x), y[3][Y_ELEMENTS];
+  for (int c = 0; c < 3; ++c)
+    if (run(contexts[c], input, y[c], &err) != RLX_OK) die("rlx_invoke", err);
+  printf("shared %d identical %d\n", shared,
+         memcmp(y[0], y[1], sizeof y[0]) == 0 && memcmp(y[0], y[2], sizeof y[0]) == 0);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/result.bin", dir);
+  FILE *out = fopen(path, "wb");
+  if (!out || fwrite(y[0], sizeof y[0], 1, out) != 1) return 3;
+  fclose(out);
+  for (int c = 0; c < 3; ++c) rlx_context_destroy(contexts[c]);
+  rlx_params_close(params);
+  free(input);
+  return 0;
+}
+
+static void cuda_counts(const rlx_model_t *model) {
+  void (*counts)(long long *) = (void (*)(long long *))dlsym(RTLD_DEFAULT, "fake_cuda_counts");
+  if (!counts) fprintf(stderr, "not the fake CUDA driver\n"), exit(3);
+  long long before[6], after[6];
+  const char *phases[] = {"create", "first", "again", "other", "destroy"};
+  rlx_context_t *a = NULL, *b = NULL;
+  float y[Y_ELEMENTS];
+  rlx_error_t *err = NULL;
+  for (int phase = 0; phase < 5; ++phase) {
+    counts(before);
+    if (phase == 0) a = bound_context(model), b = bound_context(model);
+    if (phase >= 1 && phase <= 3 && run(phase == 3 ? b : a, x, y, &err) != RLX_OK) die("rlx_invoke", err);
+    if (phase == 4) rlx_context_destroy(a), rlx_context_destroy(b);
+    counts(after);
+    printf("%s allocs %lld frees %lld copies %lld bytes %lld launches %lld\n", phases[phase], after[0] - before[0],
+           after[1] - before[1], after[2] - before[2], after[3] - before[3], after[4] - before[4]);
+  }
+}
+
 int main(int argc, char **argv) {
   if (argc < 3) return fprintf(stderr, "usage: see the comment at the top\n"), 2;
   rlx_error_t *err = NULL;
@@ -236,6 +323,11 @@ int main(int argc, char **argv) {
     rlx_model_close(model);
     return 0;
   }
+  if (strcmp(argv[1], "mapped") == 0 && argc == 5) {
+    int status = mapped(model, argv[3], argv[4]);
+    rlx_model_close(model);
+    return status;
+  }
   if (strcmp(argv[1], "raw") == 0) {
     int status = run_raw(model, argv[3]);
     rlx_model_close(model);
@@ -271,6 +363,8 @@ int main(int argc, char **argv) {
     }
     printf("calls %d differ %d failed %d\n", threads * calls, differ, failed);
     free(workers);
+  } else if (strcmp(argv[1], "cuda-counts") == 0) {
+    cuda_counts(model);
   } else if (strcmp(argv[1], "misuse") == 0) {
     misuse(model);
   } else {

@@ -42,7 +42,7 @@ from ..targets import TARGETS
 from ..targets.cpu import AUTO_THREADS, MAX_THREADS, resolve_threads
 from ..targets.cuda import check_target
 from ..targets.toolchain import llvm_tool, mlir_library_directory, mlir_tool
-from .loader import (
+from .manifest import (
     MANIFEST_FORMAT,
     PACKED_PREFIX,
     SIGNATURE_SYMBOL,

@@ -6,14 +6,15 @@ the function's name, its input and output counts, the arena each context holds,
 and per input / output its index, rank, shape (a brace initializer), element
 count, byte size, dtype (an `rlx_dtype_t` of `rlx/runtime.h`), whether it is a
 weight (`rlx.param`) and, for an output, the input it is tied to (-1: none).
-A comment above each function spells its signature out.  MLIR-free.
+A comment above each function spells its signature out.  Neither MLIR nor numpy.
 """
 
 from __future__ import annotations
 
+import math
 import re
 
-import numpy as np
+from ..ir.dtypes import from_numpy
 
 
 def c_identifier(name: str) -> str:
@@ -27,13 +28,13 @@ def _dims(shape) -> str:
 
 
 def _spec_defines(prefix: str, index: int, spec: dict, output: bool) -> list[str]:
-    count = int(np.prod(spec["shape"], dtype=np.int64))
+    count = math.prod(spec["shape"])
     lines = [
         f"#define {prefix}_INDEX {index}",
         f"#define {prefix}_RANK {len(spec['shape'])}",
         f"#define {prefix}_SHAPE {{{', '.join(str(size) for size in spec['shape']) or '0'}}}",
         f"#define {prefix}_ELEMENTS {count}",
-        f"#define {prefix}_BYTES {count * np.dtype(spec['dtype']).itemsize}",
+        f"#define {prefix}_BYTES {count * from_numpy(spec['dtype']).bytes}",
         f"#define {prefix}_DTYPE RLX_DTYPE_{spec['dtype'].upper()}",
         f"#define {prefix}_PARAM {int(spec['param'])}",
     ]

@@ -17,7 +17,7 @@ from ..ir.diagnostics import CompileError
 from ..pipelines.lower_to_llvm import LowerToLLVM
 from ..runtime.signature import arena_of, find_function, signature_of
 from ..targets.cpu import resolve_threads
-from .loader import CIFACE_PREFIX, SYMBOL_NAME
+from .manifest import CIFACE_PREFIX, SYMBOL_NAME
 from .records import descriptor_count
 
 

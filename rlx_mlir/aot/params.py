@@ -1,23 +1,23 @@
-"""Weights shipped beside a compiled model: safetensors files, read and checked (numpy only).
+"""Weights shipped beside a compiled model: safetensors files: their headers read and checked.
 
 A safetensors file is an 8-byte little-endian header size, a JSON header naming each tensor's
 dtype, shape and `data_offsets` ([begin, end) bytes into the data that follows), then the data.
 `rlx-compile --params weights.safetensors` checks the file against the model's weights (`rlx.param`
 inputs: every one present, with its dtype and shape) and copies it beside the library; the manifest
-names it (`params`), the C runtime binds it to every context, and `aot.load` passes its tensors for
-the weights a call leaves out.
+names it (`params`), the C runtime binds it to every context (mapped), and `aot.load` passes its
+tensors (mapped: `loader.load_params`) for the weights a call leaves out. No numpy here: `rlx-compile`
+checks a file without importing it.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import struct
 
-import numpy as np
-
 from ..errors import RlxError
-from ..ir.dtypes import load_numpy_dtype
+from ..ir.dtypes import from_numpy
 
 SUFFIX = ".safetensors"
 _MAX_HEADER_BYTES = 100 << 20
@@ -55,8 +55,8 @@ def read_header(path: str) -> tuple[dict, int]:
             continue
         try:
             dtype, shape, (begin, end) = DTYPES[spec["dtype"]], tuple(spec["shape"]), spec["data_offsets"]
-            count = int(np.prod(shape, dtype=np.int64))
-            width = 2 if dtype == "bfloat16" else np.dtype(dtype).itemsize
+            count = math.prod(shape)
+            width = from_numpy(dtype).bytes
             valid = (all(isinstance(n, int) and n >= 0 for n in shape) and isinstance(begin, int)
                      and isinstance(end, int) and 0 <= begin <= end <= data_bytes and end - begin == count * width)
         except (KeyError, TypeError, ValueError):
@@ -83,13 +83,3 @@ def check_params(path: str, functions: list) -> None:
             if (found[0], list(found[1])) != (spec["dtype"], list(spec["shape"])):
                 raise ParamsError(f"{path}: tensor '{spec['name']}' is {found[0]}{list(found[1])}; "
                                   f"@{function['name']} takes {expected}")
-
-
-def load_params(path: str) -> dict[str, np.ndarray]:
-    """The tensors of a safetensors file as read-only numpy arrays (mapped, not read)."""
-    tensors, offset = read_header(path)
-    if not tensors:
-        return {}
-    data = np.memmap(path, np.uint8, mode="r")
-    return {name: data[offset + begin:offset + end].view(np.dtype(load_numpy_dtype(dtype, path))).reshape(shape)
-            for name, (dtype, shape, begin, end) in tensors.items()}

@@ -55,13 +55,15 @@ def tool_versions(llc: Optional[str]) -> str:
     digest = hashlib.sha256()
     # This package's compiler: every source file's path, size and modification time (as Python's
     # own bytecode cache checks its sources; reading them all would cost a warm start 20 ms).
+    # Paths are taken relative by slicing (os.path.relpath would cost a warm start 5 ms).
+    root = str(PACKAGE)
     sources = []
-    for directory, subdirectories, files in os.walk(PACKAGE):
+    for directory, subdirectories, files in os.walk(root):
         subdirectories[:] = [name for name in subdirectories if name != "__pycache__"]
         sources += [os.path.join(directory, name) for name in files if name.endswith((".py", ".c", ".h"))]
     for path in sorted(sources):
         stat = os.stat(path)
-        digest.update(f"{os.path.relpath(path, PACKAGE)}:{stat.st_size}:{stat.st_mtime_ns}\0".encode())
+        digest.update(f"{path[len(root) + 1:]}:{stat.st_size}:{stat.st_mtime_ns}\0".encode())
     bindings = _package_dir("mlir")  # their shared libraries' names, sizes and modification times
     if bindings is not None:
         for library in sorted((bindings / "_mlir_libs").glob("*.so*")):

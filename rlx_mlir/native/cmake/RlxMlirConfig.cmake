@@ -3,8 +3,8 @@
 #   - the directory `rlx-compile --cmake-dir` prints for an installed rlx_mlir.
 # It gives
 #   RlxMlir::runtime            the C runtime (rlx/runtime.h; a static library, dlopen'ing models)
-#   rlx_add_model(<target> SOURCES model.mlir [ENTRY name] [TARGET cpu] [THREADS n] [NAME stem]
-#                 [PARAMS weights.safetensors] [STATIC])
+#   rlx_add_model(<target> SOURCES model.mlir [ENTRY name] [TARGET cpu|cuda] [THREADS n] [NAME stem]
+#                 [PARAMS weights.safetensors] [STATIC] [CHIP sm_XY] [FEATURES +ptxNN])
 #                               runs rlx-compile at build time (rebuilt when the .mlir or the
 #                               weights change) and makes <target> a library: the generated
 #                               <stem>.h on its include path, RlxMlir::runtime linked. By default an
@@ -13,6 +13,9 @@
 #                               weights ship beside it (<stem>.safetensors) and every context of the
 #                               model gets them bound; with STATIC the model's code is linked into
 #                               the program (lib<stem>.a; open it with rlx_model_open_<stem>()).
+#                               TARGET cuda (CHIP, FEATURES: rlx-compile's --chip, --features) builds
+#                               a CUDA model: the runtime loads the CUDA driver when it opens one
+#                               (no CUDA needed to build or link); not with PARAMS or STATIC.
 # RLX_COMPILE (a cache variable, a command list) overrides how rlx-compile is run; by default, in a
 # source checkout, this checkout's sources (`python3 -m rlx_mlir.tools.compile` with PYTHONPATH set),
 # else the rlx-compile program on PATH, else `python3 -m rlx_mlir.tools.compile`.
@@ -54,7 +57,7 @@ if(NOT TARGET RlxMlir::runtime)
 endif()
 
 function(rlx_add_model target)
-  cmake_parse_arguments(PARSE_ARGV 1 ARG "STATIC" "ENTRY;TARGET;THREADS;NAME;PARAMS" "SOURCES")
+  cmake_parse_arguments(PARSE_ARGV 1 ARG "STATIC" "ENTRY;TARGET;THREADS;NAME;PARAMS;CHIP;FEATURES" "SOURCES")
   list(LENGTH ARG_SOURCES _count)
   if(NOT _count EQUAL 1)
     message(FATAL_ERROR "rlx_add_model(${target}): SOURCES takes exactly one .mlir file")
@@ -69,7 +72,22 @@ function(rlx_add_model target)
   if(NOT ARG_TARGET)
     set(ARG_TARGET cpu)
   endif()
+  if(NOT ARG_TARGET MATCHES "^(cpu|cuda)$")
+    message(FATAL_ERROR "rlx_add_model(${target}): TARGET is cpu or cuda, got '${ARG_TARGET}'")
+  endif()
+  if(ARG_TARGET STREQUAL "cuda" AND (ARG_STATIC OR ARG_PARAMS))
+    message(FATAL_ERROR "rlx_add_model(${target}): STATIC and PARAMS are for TARGET cpu")
+  endif()
+  if((ARG_CHIP OR ARG_FEATURES) AND NOT ARG_TARGET STREQUAL "cuda")
+    message(FATAL_ERROR "rlx_add_model(${target}): CHIP and FEATURES are for TARGET cuda")
+  endif()
   set(_options --target "${ARG_TARGET}")
+  if(ARG_CHIP)
+    list(APPEND _options --chip "${ARG_CHIP}")
+  endif()
+  if(ARG_FEATURES)
+    list(APPEND _options --features "${ARG_FEATURES}")
+  endif()
   if(ARG_ENTRY)
     list(APPEND _options --entry "${ARG_ENTRY}")
   endif()

@@ -12,6 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <unistd.h>
 
 #define MANIFEST_FORMAT "rlx-aot/2"
 #define SIGNATURE_SYMBOL "rlx_aot_signature"
@@ -418,6 +423,16 @@ struct rlx_model {
   size_t num_inputs, num_outputs, num_runtime_inputs;
   rlx_tensor_info_t *inputs, *outputs;
   size_t arena_bytes, arena_alignment;
+  int cuda;     /* a 'cuda' model: its descriptors point at device memory (see "CUDA models" below) */
+  void *driver; /* libcuda.so.1, loaded by the runtime itself (a 'cuda' model only) */
+  struct gpu_runtime {
+    void *(*alloc)(uint64_t bytes, void *stream, _Bool host_shared);
+    void (*free)(void *pointer, void *stream);
+    void (*copy)(void *destination, void *source, size_t bytes, void *stream);
+    void *(*stream_create)(void);
+    void (*stream_synchronize)(void *stream);
+    void (*stream_destroy)(void *stream);
+  } gpu; /* MLIR's CUDA runtime wrappers (libmlir_cuda_runtime.so, which the model library links) */
 };
 
 static void free_infos(rlx_tensor_info_t *infos, size_t count) {
@@ -435,7 +450,8 @@ void rlx_model_close(rlx_model_t *model) {
   free_infos(model->outputs, model->num_outputs);
   free(model->function);
   rlx_params_close(model->params);
-  if (model->library) dlclose(model->library);
+  if (model->library) dlclose(model->library); /* a CUDA model unloads its kernels: before the driver goes */
+  if (model->driver) dlclose(model->driver);
   free(model);
 }
 
@@ -555,14 +571,23 @@ typedef struct {
   int32_t rank;
   int64_t shape[MAX_RANK];
   size_t begin, bytes;
+  const void *data; /* in the mapping, or `copy` */
+  void *copy;       /* a tensor not aligned to its element size in the file: copied, 64-byte aligned */
 } param_entry;
 
+/* The file is mapped read-only and each tensor used where it lies (the page cache's copy: every
+ * context bound to these parameters, and every process mapping the same file, shares it). A
+ * tensor whose data is not aligned to its element size in the file is copied instead. */
 struct rlx_params {
   char *path;
-  void *data; /* the data section, 64-byte aligned */
-  size_t data_bytes, count;
+  void *map;  /* the whole file, PROT_READ */
+  void *read; /* or, where the file cannot be mapped, read into memory */
+  size_t map_bytes;
+  size_t data_offset, data_bytes, count;
   param_entry *entries;
 };
+
+static const param_entry *find_param(const rlx_params_t *params, const char *name);
 
 static const struct { const char *name; rlx_dtype_t dtype; } SAFETENSORS_DTYPES[] = {
     {"F32", RLX_DTYPE_FLOAT32}, {"F16", RLX_DTYPE_FLOAT16}, {"F64", RLX_DTYPE_FLOAT64},
@@ -571,9 +596,13 @@ static const struct { const char *name; rlx_dtype_t dtype; } SAFETENSORS_DTYPES[
 
 void rlx_params_close(rlx_params_t *params) {
   if (params == NULL) return;
-  for (size_t i = 0; i < params->count; ++i) free(params->entries[i].name);
+  for (size_t i = 0; i < params->count; ++i) {
+    free(params->entries[i].name);
+    free(params->entries[i].copy);
+  }
   free(params->entries);
-  free(params->data);
+  if (params->map) munmap(params->map, params->map_bytes);
+  free(params->read);
   free(params->path);
   free(params);
 }
@@ -621,31 +650,40 @@ static rlx_status_t read_param_entry(param_entry *entry, const char *name, const
   return RLX_OK;
 }
 
-static rlx_status_t read_params(rlx_params_t *params, FILE *file, const char *path, rlx_error_t **err) {
-  unsigned char size_bytes[8];
-  if (fseek(file, 0, SEEK_END) != 0) return fail(err, RLX_ERROR_IO, "%s: cannot seek", path);
-  long file_size = ftell(file);
-  rewind(file);
-  if (file_size < 8 || fread(size_bytes, 1, 8, file) != 8)
+static rlx_status_t read_params(rlx_params_t *params, int file, const char *path, rlx_error_t **err) {
+  struct stat info;
+  if (fstat(file, &info) != 0) return fail(err, RLX_ERROR_IO, "%s: cannot stat: %s", path, strerror(errno));
+  if (!S_ISREG(info.st_mode)) return fail(err, RLX_ERROR_PARAMS, "%s: not a regular file", path);
+  if (info.st_size < 8)
     return fail(err, RLX_ERROR_PARAMS, "%s: not a safetensors file (shorter than its header size)", path);
-  uint64_t header_bytes = 0;
-  for (int i = 7; i >= 0; --i) header_bytes = header_bytes << 8 | size_bytes[i];
-  if (header_bytes > MAX_PARAMS_HEADER_BYTES || header_bytes > (uint64_t)file_size - 8)
-    return fail(err, RLX_ERROR_PARAMS, "%s: not a safetensors file (a header of %llu bytes in a file of %ld)", path,
-                (unsigned long long)header_bytes, file_size);
-  char *header = malloc(header_bytes + 1);
-  if (!header) return fail(err, RLX_ERROR_OUT_OF_MEMORY, "out of memory");
-  if (fread(header, 1, header_bytes, file) != header_bytes) {
-    free(header);
-    return fail(err, RLX_ERROR_IO, "%s: read error", path);
+  params->map_bytes = (size_t)info.st_size;
+  void *map = mmap(NULL, params->map_bytes, PROT_READ, MAP_PRIVATE, file, 0);
+  if (map != MAP_FAILED) {
+    params->map = map;
+  } else { /* a file system that cannot map files: read into memory instead */
+    if (posix_memalign(&map, 64, params->map_bytes) != 0)
+      return fail(err, RLX_ERROR_OUT_OF_MEMORY, "out of memory (%zu bytes of weights)", params->map_bytes);
+    params->read = map;
+    for (size_t done = 0; done < params->map_bytes;) {
+      ssize_t got = read(file, (char *)map + done, params->map_bytes - done);
+      if (got <= 0 && !(got < 0 && errno == EINTR))
+        return fail(err, RLX_ERROR_IO, "%s: read error: %s", path, got < 0 ? strerror(errno) : "the file shrank");
+      done += got > 0 ? (size_t)got : 0;
+    }
   }
+  const unsigned char *bytes = map;
+  uint64_t header_bytes = 0;
+  for (int i = 7; i >= 0; --i) header_bytes = header_bytes << 8 | bytes[i];
+  if (header_bytes > MAX_PARAMS_HEADER_BYTES || header_bytes > (uint64_t)info.st_size - 8)
+    return fail(err, RLX_ERROR_PARAMS, "%s: not a safetensors file (a header of %llu bytes in a file of %lld)", path,
+                (unsigned long long)header_bytes, (long long)info.st_size);
   json_t root;
   const char *why;
-  int parsed = json_read(header, header_bytes, &root, &why);
-  free(header);
-  if (!parsed) return fail(err, RLX_ERROR_PARAMS, "%s: its header is not valid JSON: %s", path, why);
+  if (!json_read((const char *)bytes + 8, header_bytes, &root, &why))
+    return fail(err, RLX_ERROR_PARAMS, "%s: its header is not valid JSON: %s", path, why);
   rlx_status_t status = RLX_OK;
-  params->data_bytes = (size_t)file_size - 8 - header_bytes;
+  params->data_offset = 8 + (size_t)header_bytes;
+  params->data_bytes = params->map_bytes - params->data_offset;
   if (root.kind != JSON_OBJECT) {
     status = fail(err, RLX_ERROR_PARAMS, "%s: its header is not a JSON object", path);
   } else if (!(params->entries = calloc(root.count + 1, sizeof *params->entries))) {
@@ -653,35 +691,48 @@ static rlx_status_t read_params(rlx_params_t *params, FILE *file, const char *pa
   }
   for (size_t i = 0; status == RLX_OK && i < root.count; ++i) {
     if (strcmp(root.keys[i], "__metadata__") == 0) continue;
-    status = read_param_entry(&params->entries[params->count], root.keys[i], &root.items[i], params->data_bytes,
-                              path, err);
-    if (status == RLX_OK) ++params->count;
+    param_entry *entry = &params->entries[params->count];
+    status = read_param_entry(entry, root.keys[i], &root.items[i], params->data_bytes, path, err);
+    if (status != RLX_OK) break;
+    ++params->count;
+    const unsigned char *data = bytes + params->data_offset + entry->begin;
+    entry->data = data;
+    if ((uintptr_t)data % DTYPE_SIZES[entry->dtype] != 0) { /* misaligned in the file: a copy */
+      if (posix_memalign(&entry->copy, 64, entry->bytes ? entry->bytes : 1) != 0) {
+        entry->copy = NULL;
+        status = fail(err, RLX_ERROR_OUT_OF_MEMORY, "out of memory (%zu bytes of weight '%s')", entry->bytes,
+                      entry->name);
+        break;
+      }
+      memcpy(entry->copy, data, entry->bytes);
+      entry->data = entry->copy;
+    }
   }
   json_free(&root);
-  if (status != RLX_OK) return status;
-  if (posix_memalign(&params->data, 64, params->data_bytes ? params->data_bytes : 1) != 0) {
-    params->data = NULL;
-    return fail(err, RLX_ERROR_OUT_OF_MEMORY, "out of memory (%zu bytes of weights)", params->data_bytes);
-  }
-  if (fread(params->data, 1, params->data_bytes, file) != params->data_bytes)
-    return fail(err, RLX_ERROR_IO, "%s: read error", path);
-  return RLX_OK;
+  return status;
 }
 
 rlx_params_t *rlx_params_open(const char *path, rlx_error_t **err) {
   if (err) *err = NULL;
   if (path == NULL) return fail(err, RLX_ERROR_INVALID_ARGUMENT, "rlx_params_open: path is NULL"), NULL;
-  FILE *file = fopen(path, "rb");
-  if (!file) return fail(err, RLX_ERROR_IO, "%s: cannot open the parameter file: %s", path, strerror(errno)), NULL;
+  int file = open(path, O_RDONLY | O_CLOEXEC);
+  if (file < 0)
+    return fail(err, RLX_ERROR_IO, "%s: cannot open the parameter file: %s", path, strerror(errno)), NULL;
   rlx_params_t *params = calloc(1, sizeof *params);
   rlx_status_t status = params && (params->path = strdup(path)) ? read_params(params, file, path, err)
                                                                   : fail(err, RLX_ERROR_OUT_OF_MEMORY, "out of memory");
-  fclose(file);
+  close(file); /* the mapping stays */
   if (status != RLX_OK) {
     rlx_params_close(params);
     return NULL;
   }
   return params;
+}
+
+const void *rlx_params_tensor(const rlx_params_t *params, const char *name, size_t *bytes) {
+  const param_entry *entry = params && name ? find_param(params, name) : NULL;
+  if (bytes) *bytes = entry ? entry->bytes : 0;
+  return entry ? entry->data : NULL;
 }
 
 static const param_entry *find_param(const rlx_params_t *params, const char *name) {
@@ -742,6 +793,56 @@ static rlx_status_t open_shipped_params(rlx_model_t *model, const json_t *params
   return model->params ? RLX_OK : rlx_error_code(err ? *err : NULL) ? rlx_error_code(*err) : RLX_ERROR_PARAMS;
 }
 
+/* --- CUDA models (target 'cuda'; UNTESTED on a GPU: written against the CUDA driver API and MLIR's
+ * CUDA runtime wrappers, checked only where no driver is present) ----------------------------
+ * The driver (libcuda.so.1, or the library $RLX_CUDA_DRIVER names) is loaded with dlopen, never
+ * linked: a program built with this runtime starts on machines without CUDA, and opening a CUDA
+ * model there is an RLX_ERROR_DEVICE with the reason. Each context holds a stream and one device
+ * buffer per input and output, allocated once; rlx_invoke copies the runtime inputs in, uploads a
+ * weight when its bound host pointer changed (not when its data changed in place), runs, copies the
+ * outputs (and the inputs updated in place) back, and synchronises. */
+
+#define CUDA_DRIVER_ENV "RLX_CUDA_DRIVER"
+
+static rlx_status_t open_cuda_driver(rlx_model_t *model, const char *path, rlx_error_t **err) {
+  const char *name = getenv(CUDA_DRIVER_ENV);
+  if (!name || !*name) name = "libcuda.so.1";
+  model->driver = dlopen(name, RTLD_NOW | RTLD_GLOBAL);
+  if (!model->driver) {
+    const char *detail = dlerror();
+    return fail(err, RLX_ERROR_DEVICE, "%s: a 'cuda' model, and no CUDA driver here (%s cannot be loaded: %s)", path,
+                name, detail ? detail : "unknown error");
+  }
+  int (*cu_init)(unsigned) = (int (*)(unsigned))dlsym(model->driver, "cuInit");
+  int (*device_count)(int *) = (int (*)(int *))dlsym(model->driver, "cuDeviceGetCount");
+  if (!cu_init || !device_count)
+    return fail(err, RLX_ERROR_DEVICE, "%s: %s is not a CUDA driver (it lacks cuInit or cuDeviceGetCount)", path,
+                name);
+  int result = cu_init(0), count = 0;
+  if (result != 0)
+    return fail(err, RLX_ERROR_DEVICE, "%s: a 'cuda' model, and the CUDA driver does not initialise (cuInit: "
+                "CUresult %d; is a GPU present?)", path, result);
+  if ((result = device_count(&count)) != 0 || count < 1)
+    return fail(err, RLX_ERROR_DEVICE, "%s: a 'cuda' model, and no CUDA device is present", path);
+  return RLX_OK;
+}
+
+static rlx_status_t find_gpu_runtime(rlx_model_t *model, const char *path, rlx_error_t **err) {
+  static const char *const names[] = {"mgpuMemAlloc", "mgpuMemFree", "mgpuMemcpy", "mgpuStreamCreate",
+                                      "mgpuStreamSynchronize", "mgpuStreamDestroy"};
+  void *found[6];
+  for (int i = 0; i < 6; ++i)
+    if (!(found[i] = dlsym(model->library, names[i])))
+      return fail(err, RLX_ERROR_LOAD, "%s: a 'cuda' model without %s (libmlir_cuda_runtime.so)", path, names[i]);
+  memcpy(&model->gpu.alloc, &found[0], sizeof found[0]);
+  memcpy(&model->gpu.free, &found[1], sizeof found[1]);
+  memcpy(&model->gpu.copy, &found[2], sizeof found[2]);
+  memcpy(&model->gpu.stream_create, &found[3], sizeof found[3]);
+  memcpy(&model->gpu.stream_synchronize, &found[4], sizeof found[4]);
+  memcpy(&model->gpu.stream_destroy, &found[5], sizeof found[5]);
+  return RLX_OK;
+}
+
 static rlx_status_t open_model(rlx_model_t *model, const char *path, const char *entry, const char *where,
                                json_t *manifest, json_t *record, rlx_error_t **err) {
   size_t length;
@@ -759,8 +860,9 @@ static rlx_status_t open_model(rlx_model_t *model, const char *path, const char 
   if (!target || target->kind != JSON_STRING || !library || library->kind != JSON_STRING || !functions ||
       functions->kind != JSON_ARRAY || functions->count == 0)
     return fail(err, RLX_ERROR_MANIFEST, "%s: expected target, library and a non-empty functions list", where);
-  if (strcmp(target->string, "cpu") != 0)
-    return fail(err, RLX_ERROR_UNSUPPORTED, "%s: a '%s' model; the C runtime runs 'cpu' models", where,
+  model->cuda = strcmp(target->string, "cuda") == 0;
+  if (!model->cuda && strcmp(target->string, "cpu") != 0)
+    return fail(err, RLX_ERROR_UNSUPPORTED, "%s: a '%s' model; the C runtime runs 'cpu' and 'cuda' models", where,
                 target->string);
   const char *base = strrchr(path, '/');
   base = base ? base + 1 : path;
@@ -789,10 +891,17 @@ static rlx_status_t open_model(rlx_model_t *model, const char *path, const char 
     if (status != RLX_OK) return status;
   }
 
+  /* A CUDA model: the driver and a device, asked before the library (whose CUDA runtime needs them) loads. */
+  if (model->cuda) {
+    rlx_status_t status = open_cuda_driver(model, path, err);
+    if (status != RLX_OK) return status;
+  }
   model->library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!model->library) {
     const char *detail = dlerror();
-    return fail(err, RLX_ERROR_LOAD, "%s: cannot load the library: %s", path, detail ? detail : "unknown error");
+    return fail(err, RLX_ERROR_LOAD, "%s: cannot load the library: %s%s", path, detail ? detail : "unknown error",
+                model->cuda ? " (a CUDA model loads libmlir_cuda_runtime.so from its directory, which needs "
+                              "libLLVM.so beside it or on the library path)" : "");
   }
   const char *signature = dlsym(model->library, SIGNATURE_SYMBOL);
   if (!signature)
@@ -804,6 +913,10 @@ static rlx_status_t open_model(rlx_model_t *model, const char *path, const char 
     return fail(err, RLX_ERROR_MANIFEST, "%s: does not describe %s (its functions differ from the signature "
                 "compiled into the library; export the model again)", where, base);
 
+  if (model->cuda) {
+    rlx_status_t status = find_gpu_runtime(model, path, err);
+    if (status != RLX_OK) return status;
+  }
   const json_t *params = json_get(manifest, "params");
   if (params) {
     rlx_status_t status = open_shipped_params(model, params, path, (size_t)(base - path), where, err);
@@ -864,6 +977,9 @@ static rlx_status_t read_function(rlx_model_t *model, const json_t *functions, c
       return fail(err, RLX_ERROR_MANIFEST, "%s: arena: expected a positive size and a power-of-two alignment", where);
     model->arena_bytes = (size_t)bytes->integer;
     model->arena_alignment = (size_t)alignment->integer;
+    if (model->cuda)
+      return fail(err, RLX_ERROR_UNSUPPORTED, "%s: @%s of a 'cuda' model has an arena; the C runtime gives CUDA "
+                  "functions none", where, model->function);
   }
   return RLX_OK;
 }
@@ -964,6 +1080,10 @@ struct rlx_context {
   void **pointers;       /* what rlx_call_<name> takes */
   int64_t *input_slot, *output_slot; /* the descriptor of each input / output (-1: a tied output) */
   rlx_params_t *owned_params;        /* opened by rlx_context_bind_params_file */
+  const void **host;                 /* per input, then per output: the caller's data in this call */
+  void *stream;                      /* a CUDA model's: its stream, */
+  void **device;                     /* per descriptor, its device buffer, */
+  const void **uploaded;             /* and per input, the host data its weight was uploaded from */
 };
 
 static int64_t *new_descriptor(const int64_t *shape, int32_t rank) {
@@ -992,8 +1112,64 @@ void rlx_context_destroy(rlx_context_t *context) {
   free(context->input_slot);
   free(context->output_slot);
   free(context->arena);
+  if (context->device) {
+    const struct gpu_runtime *gpu = &context->model->gpu;
+    for (size_t i = 0; i < context->num_descriptors; ++i)
+      if (context->device[i]) gpu->free(context->device[i], context->stream);
+    gpu->stream_synchronize(context->stream);
+  }
+  if (context->stream) context->model->gpu.stream_destroy(context->stream);
+  free(context->device);
+  free(context->uploaded);
+  free(context->host);
   rlx_params_close(context->owned_params);
   free(context);
+}
+
+/* A CUDA model's context: its stream and a device buffer per input and untied output. */
+static rlx_status_t create_device_buffers(rlx_context_t *context, rlx_error_t **err) {
+  const rlx_model_t *model = context->model;
+  const struct gpu_runtime *gpu = &model->gpu;
+  context->device = calloc(context->num_descriptors + 1, sizeof *context->device);
+  context->uploaded = calloc(model->num_inputs + 1, sizeof *context->uploaded);
+  if (!context->device || !context->uploaded) return fail(err, RLX_ERROR_OUT_OF_MEMORY, "out of memory");
+  if (!(context->stream = gpu->stream_create()))
+    return fail(err, RLX_ERROR_DEVICE, "rlx_context_create: no CUDA stream for @%s", model->function);
+  for (size_t i = 0; i < model->num_inputs + model->num_outputs; ++i) {
+    int output = i >= model->num_inputs;
+    const rlx_tensor_info_t *info = output ? &model->outputs[i - model->num_inputs] : &model->inputs[i];
+    int64_t slot = output ? context->output_slot[i - model->num_inputs] : context->input_slot[i];
+    if (slot < 0) continue; /* a tied output: its input's buffer */
+    void *buffer = gpu->alloc(info->bytes ? info->bytes : 1, context->stream, 0);
+    if (!buffer)
+      return fail(err, RLX_ERROR_OUT_OF_MEMORY, "rlx_context_create: out of device memory (%zu bytes for '%s')",
+                  info->bytes, info->name);
+    context->device[slot] = buffer;
+    point(context->descriptors[slot], buffer);
+  }
+  return RLX_OK;
+}
+
+/* One call of a CUDA model, its arguments checked: host data in context->host. */
+static void cuda_call(rlx_context_t *context) {
+  const rlx_model_t *model = context->model;
+  const struct gpu_runtime *gpu = &model->gpu;
+  for (size_t i = 0; i < model->num_inputs; ++i) {
+    const rlx_tensor_info_t *info = &model->inputs[i];
+    if (info->is_param && context->uploaded[i] == context->host[i]) continue; /* on the device already */
+    gpu->copy(context->device[context->input_slot[i]], (void *)context->host[i], info->bytes, context->stream);
+    if (info->is_param) context->uploaded[i] = context->host[i];
+  }
+  gpu->stream_synchronize(context->stream); /* the inputs are there before the function's own stream runs */
+  model->call(context->pointers);
+  for (size_t o = 0; o < model->num_outputs; ++o) {
+    const rlx_tensor_info_t *info = &model->outputs[o];
+    int64_t slot = info->tied >= 0 ? context->input_slot[info->tied] : context->output_slot[o];
+    void *host = (void *)(info->tied >= 0 ? context->host[info->tied] : context->host[model->num_inputs + o]);
+    gpu->copy(host, context->device[slot], info->bytes, context->stream);
+    if (info->tied >= 0) context->uploaded[info->tied] = NULL; /* a weight updated in place: uploaded again */
+  }
+  gpu->stream_synchronize(context->stream);
 }
 
 rlx_context_t *rlx_context_create(const rlx_model_t *model, rlx_error_t **err) {
@@ -1010,8 +1186,9 @@ rlx_context_t *rlx_context_create(const rlx_model_t *model, rlx_error_t **err) {
   context->params = calloc(model->num_inputs + 1, sizeof *context->params);
   context->input_slot = calloc(model->num_inputs + 1, sizeof *context->input_slot);
   context->output_slot = calloc(model->num_outputs + 1, sizeof *context->output_slot);
+  context->host = calloc(model->num_inputs + model->num_outputs + 1, sizeof *context->host);
   if (!context->descriptors || !context->pointers || !context->params || !context->input_slot ||
-      !context->output_slot)
+      !context->output_slot || !context->host)
     goto out_of_memory;
   size_t slot = 0;
   for (size_t i = 0; i < model->num_inputs; ++i, ++slot) {
@@ -1038,6 +1215,10 @@ rlx_context_t *rlx_context_create(const rlx_model_t *model, rlx_error_t **err) {
       goto out_of_memory;
   }
   for (size_t i = 0; i < context->num_descriptors; ++i) context->pointers[i] = context->descriptors[i];
+  if (model->cuda && create_device_buffers(context, err) != RLX_OK) {
+    rlx_context_destroy(context);
+    return NULL;
+  }
   if (model->params && rlx_context_bind_params(context, model->params, err) != RLX_OK) {
     rlx_context_destroy(context);
     return NULL;
@@ -1079,8 +1260,13 @@ rlx_status_t rlx_context_bind_params(rlx_context_t *context, const rlx_params_t 
   const rlx_model_t *model = context->model;
   for (size_t i = 0; i < model->num_inputs; ++i)
     if (model->inputs[i].is_param)
-      context->params[i] = (const char *)params->data + find_param(params, model->inputs[i].name)->begin;
+      context->params[i] = find_param(params, model->inputs[i].name)->data;
   return RLX_OK;
+}
+
+const void *rlx_context_param(const rlx_context_t *context, const char *name) {
+  int64_t index = context ? rlx_model_find_input(context->model, name) : -1;
+  return index >= 0 && context->model->inputs[index].is_param ? context->params[index] : NULL;
 }
 
 rlx_status_t rlx_context_bind_params_file(rlx_context_t *context, const char *path, rlx_error_t **err) {
@@ -1153,18 +1339,18 @@ rlx_status_t rlx_invoke(rlx_context_t *context, const rlx_tensor_t *inputs, size
       if (!context->params[i])
         return fail(err, RLX_ERROR_MISSING_PARAM, "weight '%s' of @%s is not bound (rlx_context_bind_param)",
                     info->name, model->function);
-      point(context->descriptors[context->input_slot[i]], context->params[i]);
+      context->host[i] = context->params[i];
     } else {
       rlx_status_t status = check_tensor(&inputs[given], info, "input", model->function, err);
       if (status != RLX_OK) return status;
-      point(context->descriptors[context->input_slot[i]], inputs[given++].data);
+      context->host[i] = inputs[given++].data;
     }
+    if (!model->cuda) point(context->descriptors[context->input_slot[i]], context->host[i]);
   }
   for (size_t o = 0; o < model->num_outputs; ++o) {
     const rlx_tensor_info_t *info = &model->outputs[o];
     if (info->tied >= 0) {
-      const void *in_place; /* the tied input's data, just pointed at */
-      memcpy(&in_place, &context->descriptors[context->input_slot[info->tied]][1], sizeof in_place);
+      const void *in_place = context->host[info->tied];
       if (outputs[o].data != NULL && outputs[o].data != in_place)
         return fail(err, RLX_ERROR_INVALID_ARGUMENT, "output '%s' of @%s is input '%s' updated in place: pass NULL "
                     "or that input's data", info->name, model->function, model->inputs[info->tied].name);
@@ -1183,8 +1369,12 @@ rlx_status_t rlx_invoke(rlx_context_t *context, const rlx_tensor_t *inputs, size
                                                      model->outputs[other].bytes))
         return fail(err, RLX_ERROR_INVALID_ARGUMENT, "outputs '%s' and '%s' of @%s share memory: each needs a "
                     "buffer of its own", model->outputs[other].name, info->name, model->function);
-    point(context->descriptors[context->output_slot[o]], outputs[o].data);
+    context->host[model->num_inputs + o] = outputs[o].data;
+    if (!model->cuda) point(context->descriptors[context->output_slot[o]], outputs[o].data);
   }
-  model->call(context->pointers);
+  if (model->cuda)
+    cuda_call(context);
+  else
+    model->call(context->pointers);
   return RLX_OK;
 }

@@ -34,8 +34,9 @@ typedef enum rlx_status {
   RLX_ERROR_DTYPE = 6,            /* a tensor's dtype is not the model's */
   RLX_ERROR_MISSING_PARAM = 7,    /* a weight (rlx.param) was not bound to the context */
   RLX_ERROR_OUT_OF_MEMORY = 8,
-  RLX_ERROR_UNSUPPORTED = 9,      /* e.g. a CUDA model */
-  RLX_ERROR_PARAMS = 10           /* a parameter file is not a readable safetensors file */
+  RLX_ERROR_UNSUPPORTED = 9,      /* a model the runtime cannot run (an unknown target, a CUDA function with an arena) */
+  RLX_ERROR_PARAMS = 10,          /* a parameter file is not a readable safetensors file */
+  RLX_ERROR_DEVICE = 11           /* a CUDA model where no CUDA driver (libcuda.so.1, loaded at run time) or no device is */
 } rlx_status_t;
 
 /* The dtypes of rlx_mlir.ir.dtypes.NUMPY_NAMES (bool is one byte per element). */
@@ -123,17 +124,26 @@ void rlx_context_destroy(rlx_context_t *context);
 rlx_status_t rlx_context_bind_param(rlx_context_t *context, const char *name, const void *data, size_t bytes,
                                     rlx_error_t **err);
 
-/* Weights from a safetensors file (an 8-byte header size, a JSON header, the data), read into
- * memory once: bind them to any number of contexts; close after every context bound to them is
- * destroyed. A model compiled with `rlx-compile --params` opens the file shipped beside it and
- * binds it to each of its contexts itself. */
+/* The data weight `name` is bound to in `context`, or NULL (not bound, or not a weight). */
+const void *rlx_context_param(const rlx_context_t *context, const char *name);
+
+/* Weights from a safetensors file (an 8-byte header size, a JSON header, the data), mapped into
+ * memory read-only (mmap), not read: each weight is used where it lies in the file, so any number
+ * of contexts bound to one rlx_params_t share one copy of the weights (and processes mapping the
+ * same file share the kernel's page cache). A weight not aligned to its element size in the file
+ * is copied. Close after every context bound to them is destroyed; the file must not be truncated
+ * while it is open. A model compiled with `rlx-compile --params` opens the file shipped beside it
+ * and binds it to each of its contexts itself. */
 rlx_params_t *rlx_params_open(const char *path, rlx_error_t **err);
 void rlx_params_close(rlx_params_t *params);
 size_t rlx_params_count(const rlx_params_t *params); /* the tensors in the file */
+/* The data of tensor `name` (in the mapping, or its aligned copy) and its size in *bytes; NULL when
+ * the file has no such tensor. */
+const void *rlx_params_tensor(const rlx_params_t *params, const char *name, size_t *bytes);
 /* Binds every weight of the model from `params` (by name): RLX_ERROR_MISSING_PARAM when the file
  * lacks one, RLX_ERROR_DTYPE / RLX_ERROR_SHAPE when its tensor differs; nothing is bound then. */
 rlx_status_t rlx_context_bind_params(rlx_context_t *context, const rlx_params_t *params, rlx_error_t **err);
-/* rlx_params_open + rlx_context_bind_params; the context owns the weights read. */
+/* rlx_params_open + rlx_context_bind_params; the context owns the weights mapped. */
 rlx_status_t rlx_context_bind_params_file(rlx_context_t *context, const char *path, rlx_error_t **err);
 
 /* Runs the function: `inputs` holds one tensor per runtime input (rlx_model_num_runtime_inputs,

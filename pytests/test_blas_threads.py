@@ -98,3 +98,26 @@ def test_no_openblas_means_nothing_to_do(monkeypatch):
 def test_a_library_without_the_pool_entry_points_is_skipped():
     # libc is loadable but is no OpenBLAS: nothing is called, nothing reconfigured.
     assert blas_threads._shorten_spin("libc.so.6") is False
+
+
+def test_the_restart_waits_while_other_python_threads_run(monkeypatch):
+    """Another thread could be inside a numpy matmul: the restart is put off to a later compile."""
+    import threading
+
+    monkeypatch.setattr(blas_threads, "_done", False)
+    monkeypatch.setattr(blas_threads, "_reconfigured", [])
+    monkeypatch.setattr(blas_threads, "loaded_openblas_libraries", lambda: ["libopenblas-fake.so"])
+    restarted = []
+    monkeypatch.setattr(blas_threads, "_shorten_spin", lambda path: restarted.append(path) or True)
+    monkeypatch.delenv("RLX_OPENBLAS_SPIN", raising=False)
+    monkeypatch.delenv("OPENBLAS_THREAD_TIMEOUT", raising=False)
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert blas_threads.share_cores_with_openblas() == [] and restarted == [] and not blas_threads._done
+    finally:
+        stop.set()
+        other.join()
+    monkeypatch.setattr(threading, "active_count", lambda: 1)  # pytest's own helper threads aside
+    assert blas_threads.share_cores_with_openblas() == ["libopenblas-fake.so"] and blas_threads._done

@@ -21,8 +21,9 @@ call.  `compile()` calls it when it returns a multithreaded CPU executable.  It 
   numpy's scipy-openblas builds).
 
 The restart joins OpenBLAS's idle workers: it must not overlap a numpy BLAS call running in
-another thread, so it happens once, when the first multithreaded executable is compiled (set
-`RLX_OPENBLAS_SPIN=keep` where compiling concurrently with numpy matmuls in other threads).
+another thread, so it happens once, when a multithreaded executable is compiled while the process
+runs a single Python thread (with others alive it is put off to a later compile: one of them could
+be inside a numpy matmul).  `RLX_OPENBLAS_SPIN=keep` turns it off altogether.
 Why not threadpoolctl's `threadpool_limits`: `openblas_set_num_threads` changes how many threads
 the next call uses, but neither wakes nor stops workers that already spin.  MLIR-free.
 """
@@ -98,6 +99,8 @@ def share_cores_with_openblas() -> list[str]:
     with _lock:
         if _done:
             return list(_reconfigured)
+        if threading.active_count() > 1:  # another thread may be inside a numpy BLAS call: not now
+            return []
         _done = True
         if os.environ.get(_KEEP_ENV, "").strip().lower() == "keep" or "OPENBLAS_THREAD_TIMEOUT" in os.environ:
             return []

@@ -77,8 +77,9 @@ def test_compiling_threaded_code_quiets_numpys_idle_openblas_workers():
     assert kept["numpy_ok"] and shared["numpy_ok"] and kept["rlx_ok"] and shared["rlx_ok"]
     # OpenBLAS's default: the woken worker spins ~0.1 s, burning CPU while the process sleeps.
     assert kept["idle_cpu"] > 0.004, kept
-    # After the restart it sleeps after 2**20 cycles (well under a millisecond).
-    assert shared["idle_cpu"] < 0.002, shared
+    # After the restart it sleeps after 2**20 cycles (well under a millisecond; measured 0.06 ms
+    # against 17-32 ms): a fraction of the default's burn, with room for a busy machine's noise.
+    assert shared["idle_cpu"] < kept["idle_cpu"] / 4, (shared, kept)
 
 
 @needs_openblas

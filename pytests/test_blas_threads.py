@@ -1,6 +1,7 @@
-"""rlx beside numpy's OpenBLAS (runtime/blas_threads.py): compiling a multithreaded executable
-restarts numpy's OpenBLAS pool with a short spin-wait, so its idle workers stop burning a core
-right after a numpy matmul; numpy's results are unchanged; RLX_OPENBLAS_SPIN=keep opts out.
+"""rlx beside numpy's OpenBLAS (runtime/blas_threads.py): with RLX_OPENBLAS_SPIN=short, compiling a
+multithreaded executable restarts numpy's OpenBLAS pool with a short spin-wait, so its idle workers
+stop burning a core right after a numpy matmul; numpy's results are unchanged; by default numpy's
+pool is left alone.
 
 Each case runs in a fresh Python process (the restart happens once per process)."""
 
@@ -70,8 +71,8 @@ needs_openblas = pytest.mark.skipif(not _numpy_uses_pthread_openblas() or (os.cp
 
 @needs_openblas
 def test_compiling_threaded_code_quiets_numpys_idle_openblas_workers():
-    kept = _run_child(RLX_OPENBLAS_SPIN="keep")
-    shared = _run_child()
+    kept = _run_child()  # the default leaves numpy's pool alone
+    shared = _run_child(RLX_OPENBLAS_SPIN="short")
     assert kept["reconfigured"] == []
     assert len(shared["reconfigured"]) == 1 and "openblas" in shared["reconfigured"][0].lower()
     assert kept["numpy_ok"] and shared["numpy_ok"] and kept["rlx_ok"] and shared["rlx_ok"]
@@ -84,14 +85,14 @@ def test_compiling_threaded_code_quiets_numpys_idle_openblas_workers():
 
 @needs_openblas
 def test_a_users_openblas_thread_timeout_is_left_alone():
-    assert _run_child(OPENBLAS_THREAD_TIMEOUT="28")["reconfigured"] == []
+    assert _run_child(OPENBLAS_THREAD_TIMEOUT="28", RLX_OPENBLAS_SPIN="short")["reconfigured"] == []
 
 
 def test_no_openblas_means_nothing_to_do(monkeypatch):
     monkeypatch.setattr(blas_threads, "loaded_openblas_libraries", lambda: [])
     monkeypatch.setattr(blas_threads, "_done", False)
     monkeypatch.setattr(blas_threads, "_reconfigured", [])
-    monkeypatch.delenv("RLX_OPENBLAS_SPIN", raising=False)
+    monkeypatch.setenv("RLX_OPENBLAS_SPIN", "short")
     monkeypatch.delenv("OPENBLAS_THREAD_TIMEOUT", raising=False)
     assert blas_threads.share_cores_with_openblas() == []
 
@@ -110,7 +111,7 @@ def test_the_restart_waits_while_other_python_threads_run(monkeypatch):
     monkeypatch.setattr(blas_threads, "loaded_openblas_libraries", lambda: ["libopenblas-fake.so"])
     restarted = []
     monkeypatch.setattr(blas_threads, "_shorten_spin", lambda path: restarted.append(path) or True)
-    monkeypatch.delenv("RLX_OPENBLAS_SPIN", raising=False)
+    monkeypatch.setenv("RLX_OPENBLAS_SPIN", "short")
     monkeypatch.delenv("OPENBLAS_THREAD_TIMEOUT", raising=False)
     stop = threading.Event()
     other = threading.Thread(target=stop.wait)
@@ -122,3 +123,14 @@ def test_the_restart_waits_while_other_python_threads_run(monkeypatch):
         other.join()
     monkeypatch.setattr(threading, "active_count", lambda: 1)  # pytest's own helper threads aside
     assert blas_threads.share_cores_with_openblas() == ["libopenblas-fake.so"] and blas_threads._done
+
+
+def test_by_default_numpys_pool_is_left_alone(monkeypatch):
+    """Opt-in only: a shortened spin slows numpy's small threaded matmuls (its workers then sleep)."""
+    monkeypatch.setattr(blas_threads, "_done", False)
+    monkeypatch.setattr(blas_threads, "_reconfigured", [])
+    monkeypatch.setattr(blas_threads, "loaded_openblas_libraries", lambda: ["libopenblas-fake.so"])
+    monkeypatch.setattr(blas_threads, "_shorten_spin", lambda path: pytest.fail("restarted numpy's pool"))
+    monkeypatch.delenv("RLX_OPENBLAS_SPIN", raising=False)
+    monkeypatch.delenv("OPENBLAS_THREAD_TIMEOUT", raising=False)
+    assert blas_threads.share_cores_with_openblas() == []

@@ -11,9 +11,13 @@ drops rlx from 213 to 125 GFLOP/s (issue 19, item 7).  OpenBLAS reads the length
 `share_cores_with_openblas()` restarts each loaded pthread OpenBLAS pool once per process with a
 spin of 2**`SPIN_EXPONENT` cycles (about 0.4 ms): back-to-back numpy calls still find their
 workers awake, and a worker left idle goes to sleep before it can take much from the next rlx
-call.  `compile()` calls it when it returns a multithreaded CPU executable.  It does nothing when
+call.  `compile()` calls it when it returns a multithreaded CPU executable.  It is opt-in
+(`RLX_OPENBLAS_SPIN=short`): a numpy matmul that starts after its workers fell asleep pays
+OpenBLAS's wake-up, and small threaded ones slow down badly (2 threads, a matmul every few ms:
+numpy's 256^3 0.14 -> 7.95 ms, 512^3 1.12 -> 16 ms, measured with `benchmarks/cpu.py`), which no
+user of numpy should get by importing rlx.  It does nothing when
 
-- `RLX_OPENBLAS_SPIN=keep` is set (leave numpy's pool alone), or the user set
+- `RLX_OPENBLAS_SPIN=short` is not set (the default: numpy's pool is left alone), or the user set
   `OPENBLAS_THREAD_TIMEOUT` (their choice, already read by OpenBLAS);
 - no OpenBLAS is loaded, or it is sequential or OpenMP-threaded (its pool is then not a pthread
   pool of spinning workers), or it lacks the entry points used here (`openblas_read_env`,
@@ -23,7 +27,7 @@ call.  `compile()` calls it when it returns a multithreaded CPU executable.  It 
 The restart joins OpenBLAS's idle workers: it must not overlap a numpy BLAS call running in
 another thread, so it happens once, when a multithreaded executable is compiled while the process
 runs a single Python thread (with others alive it is put off to a later compile: one of them could
-be inside a numpy matmul).  `RLX_OPENBLAS_SPIN=keep` turns it off altogether.
+be inside a numpy matmul).
 Why not threadpoolctl's `threadpool_limits`: `openblas_set_num_threads` changes how many threads
 the next call uses, but neither wakes nor stops workers that already spin.  MLIR-free.
 """
@@ -36,7 +40,7 @@ import threading
 from typing import Optional
 
 SPIN_EXPONENT = 20  # OPENBLAS_THREAD_TIMEOUT: workers spin 2**20 cycles (~0.4 ms at 2.5 GHz), then sleep
-_KEEP_ENV = "RLX_OPENBLAS_SPIN"
+_ENV = "RLX_OPENBLAS_SPIN"  # "short": restart numpy's pool with a short spin (opt-in)
 _OPENBLAS_PTHREADS = 1  # openblas_get_parallel(): 0 sequential, 1 pthreads, 2 OpenMP
 
 _lock = threading.Lock()
@@ -102,7 +106,7 @@ def share_cores_with_openblas() -> list[str]:
         if threading.active_count() > 1:  # another thread may be inside a numpy BLAS call: not now
             return []
         _done = True
-        if os.environ.get(_KEEP_ENV, "").strip().lower() == "keep" or "OPENBLAS_THREAD_TIMEOUT" in os.environ:
+        if os.environ.get(_ENV, "").strip().lower() != "short" or "OPENBLAS_THREAD_TIMEOUT" in os.environ:
             return []
         _reconfigured.extend(path for path in loaded_openblas_libraries() if _shorten_spin(path))
         return list(_reconfigured)

@@ -146,6 +146,11 @@ def extract_slice(source: ir.Value, offsets: Sequence[Offset], sizes: Sequence[i
     return tensor.ExtractSliceOp(result, source, dynamic, [], [], static, list(sizes), [1] * len(sizes)).result
 
 
+def largest_divisor(extent: int, limit: int) -> int:
+    """The largest divisor of `extent` up to `limit` (at least 1): a tile size with no partial tile."""
+    return max(d for d in range(1, min(extent, max(limit, 1)) + 1) if extent % d == 0)
+
+
 def reshape(value: ir.Value, result_type: ir.Type) -> ir.Value:
     """Reshape through collapse_shape / expand_shape (views after bufferization)."""
     source = list(ir.RankedTensorType(value.type).shape)

@@ -368,10 +368,6 @@ FACTORED = ("q4_k",)
 WEIGHT_ROWS = (4, 2, 1)
 
 
-def _largest_divisor(extent: int, limit: int) -> int:
-    return max(d for d in range(1, min(extent, max(limit, 1)) + 1) if extent % d == 0)
-
-
 def _activations(op) -> str:
     """The op's `activations` attribute ("f32" where absent; the MoE tiles carry none)."""
     return getattr(op, "activations", None) or "f32"
@@ -402,10 +398,10 @@ def packed_matmul(rows: ir.Value, packed: ir.Value, scheme_name: str, result_typ
     chunk = blocks  # blocks per body: all of K, unless x has several row tiles to keep in L1 in turn
     if m > tile:
         limit = max(1, X_TILE_BYTES // (4 * tile * scheme.block))
-        chunk = _largest_divisor(blocks, limit)
+        chunk = lb.largest_divisor(blocks, limit)
         if 4 * chunk < min(limit, blocks):  # no divisor near the limit: a sum per few blocks costs more
             chunk = blocks
-    panel = _largest_divisor(n, PANEL_ROWS)
+    panel = lb.largest_divisor(n, PANEL_ROWS)
     f32 = ir.F32Type.get()
     # x viewed as [M, K chunk, block of the chunk, sub-block, weight of the sub-block]
     x = lb.reshape(rows, ir.RankedTensorType.get([m, blocks // chunk, chunk, subblocks, per_subblock], f32))

@@ -33,7 +33,7 @@ the loops run over the experts' actual tiles only.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence, Union
+from typing import Callable, Sequence
 
 from mlir import ir
 from mlir.dialects import arith, linalg, scf, tensor, vector
@@ -54,21 +54,8 @@ ROW_TILE = 8
 # FFN 40.3 ms).
 COLUMN_BLOCK = 128
 
-Offset = Union[int, ir.Value]
+Offset = lb.Offset
 _DYNAMIC = ir.ShapedType.get_dynamic_size()
-
-
-def _index(value: Offset) -> ir.Value:
-    return lb.index_constant(value) if isinstance(value, int) else value
-
-
-def _slice(source: ir.Value, offsets: Sequence[Offset], sizes: Sequence[int], shape: Sequence[int] = None) -> ir.Value:
-    """`source[offsets : offsets + sizes]`, unit strides; `shape` drops unit dims (rank-reduced)."""
-    element = ir.RankedTensorType(source.type).element_type
-    result = ir.RankedTensorType.get(list(sizes if shape is None else shape), element)
-    dynamic = [o for o in offsets if isinstance(o, ir.Value)]
-    static = [_DYNAMIC if isinstance(o, ir.Value) else o for o in offsets]
-    return tensor.ExtractSliceOp(result, source, dynamic, [], [], static, list(sizes), [1] * len(sizes)).result
 
 
 def _insert(value: ir.Value, dest: ir.Value, offsets: Sequence[Offset], sizes: Sequence[int]) -> ir.Value:
@@ -78,19 +65,11 @@ def _insert(value: ir.Value, dest: ir.Value, offsets: Sequence[Offset], sizes: S
 
 
 def _element(t: ir.Value, *indices: Offset) -> ir.Value:
-    return tensor.ExtractOp(t, [_index(i) for i in indices]).result
+    return tensor.ExtractOp(t, [lb.index_value(i) for i in indices]).result
 
 
 def _store(scalar: ir.Value, t: ir.Value, *indices: Offset) -> ir.Value:
-    return tensor.InsertOp(scalar, t, [_index(i) for i in indices]).result
-
-
-def _loop(lower: Offset, upper: Offset, carried: Sequence[ir.Value], body: Callable) -> list[ir.Value]:
-    """`scf.for i in [lower, upper)` carrying `carried`; `body(i, *carried)` returns the new values."""
-    loop = scf.ForOp(_index(lower), _index(upper), lb.index_constant(1), list(carried))
-    with ir.InsertionPoint(loop.body):
-        scf.YieldOp(list(body(loop.induction_variable, *loop.inner_iter_args)))
-    return list(loop.results)
+    return tensor.InsertOp(scalar, t, [lb.index_value(i) for i in indices]).result
 
 
 def _i64(value: int) -> ir.Value:
@@ -128,14 +107,14 @@ def _lower_scatter_add(op) -> ir.Value:
         valid = _in_range(index, out_rows)
         row = arith.index_cast(ir.IndexType.get(), arith.select(valid, index, _i64(0)))
         zero = lb.f32_constant(0.0)
-        target = _slice(acc, [row, 0], [1, width])
+        target = lb.extract_slice(acc, [row, 0], [1, width])
         added = lb.generic(
-            [_slice(updates, [u, 0], [1, width])], target, [identity, identity], [lb.PARALLEL] * 2,
+            [lb.extract_slice(updates, [u, 0], [1, width])], target, [identity, identity], [lb.PARALLEL] * 2,
             lambda update, old: arith.addf(old, arith.select(valid, update, zero)),
         )
         return [_insert(added, acc, [row, 0], [1, width])]
 
-    (total,) = _loop(0, rows, [start], add_row)
+    (total,) = lb.for_loop(0, rows, [start], add_row)
     return lb.reshape(total, op.result.type)
 
 
@@ -165,13 +144,13 @@ class _Buckets:
             return [_store(added, counts, e)]
 
         counts = _filled([experts], index, 0)
-        (counts,) = _loop(0, rows, [counts], count)
+        (counts,) = lb.for_loop(0, rows, [counts], count)
 
         def place_expert(e, first, tiles, running):
             n = arith.ceildivui(_element(counts, e), lb.index_constant(tile))
             return [_store(running, first, e), _store(n, tiles, e), arith.addi(running, n)]
 
-        self.first_tile, self.tile_count, _ = _loop(
+        self.first_tile, self.tile_count, _ = lb.for_loop(
             0, experts, [_filled([experts], index, 0), _filled([experts], index, 0), zero], place_expert
         )
 
@@ -188,7 +167,7 @@ class _Buckets:
             filled = _store(arith.addi(place, arith.select(valid, one, zero)), filled, e)
             return [row_slot, slot_row, filled]
 
-        self.row_slot, self.slot_row, _ = _loop(
+        self.row_slot, self.slot_row, _ = lb.for_loop(
             0, rows, [_filled([rows], index, -1), _filled([self.slots], index, -1), _filled([experts], index, 0)], place_row
         )
 
@@ -223,7 +202,7 @@ class _Buckets:
         """`scf.for` over the tiles of expert `e`; `body(first_slot, *carried)`."""
         first = _element(self.first_tile, e)
         last = arith.addi(first, _element(self.tile_count, e))
-        return _loop(first, last, carried, lambda t, *c: body(arith.muli(t, lb.index_constant(self.tile)), *c))
+        return lb.for_loop(first, last, carried, lambda t, *c: body(arith.muli(t, lb.index_constant(self.tile)), *c))
 
 
 def _filled(shape: Sequence[int], element: ir.Type, value: int) -> ir.Value:
@@ -237,10 +216,6 @@ def _row_tile(rows: int) -> int:
     while tile < min(rows, ROW_TILE):
         tile *= 2
     return tile
-
-
-def _largest_divisor(extent: int, limit: int) -> int:
-    return max(d for d in range(1, min(extent, limit) + 1) if extent % d == 0)
 
 
 def _expert_products(buckets: _Buckets, xs: ir.Value, k: int, n: int, block: int,
@@ -269,13 +244,13 @@ def _expert_products(buckets: _Buckets, xs: ir.Value, k: int, n: int, block: int
                 weights = weight_block(e, column)
 
                 def per_tile(slot, columns):
-                    product = multiply(_slice(xs, [slot, 0], [tile, k]), weights)
+                    product = multiply(lb.extract_slice(xs, [slot, 0], [tile, k]), weights)
                     return [_insert(product, columns, [slot, 0], [tile, block])]
 
                 scf.YieldOp(buckets.over_tiles(e, [columns], per_tile))
             return [branch.results[0]]
 
-        (columns,) = _loop(0, buckets.experts, [_slice(shared, [0, column], [slots, block])], per_expert)
+        (columns,) = lb.for_loop(0, buckets.experts, [lb.extract_slice(shared, [0, column], [slots, block])], per_expert)
         terminator = scf.InParallelOp()
         with ir.InsertionPoint(terminator.region.blocks[0]):
             tensor.ParallelInsertSliceOp(columns, shared, [column], [], [], [0, _DYNAMIC], [slots, block], [1, 1])
@@ -293,12 +268,12 @@ def _lower_grouped_matmul(op) -> ir.Value:
     tile = _row_tile(rows)
     buckets = _Buckets(op.expert_idx, rows, experts, tile)
     xs = buckets.gather_rows(op.x, k, f32)
-    block = _largest_divisor(n, COLUMN_BLOCK)
+    block = lb.largest_divisor(n, COLUMN_BLOCK)
 
     def weight_block(e, column):
         # The block of the expert's weight read in place (rows N apart in the stack): the kernel
         # streams it once from memory for the first tile, from L2 for the others.
-        return _slice(op.weight, [e, 0, column], [1, k, block], [k, block])
+        return lb.extract_slice(op.weight, [e, 0, column], [1, k, block], [k, block])
 
     def multiply(rows_of_tile, weights):
         return linalg.matmul(rows_of_tile, weights, outs=[lb.zeros([tile, block], f32)])
@@ -318,11 +293,11 @@ def _lower_dequant_grouped_matmul(op) -> ir.Value:
     tile = _row_tile(rows)
     buckets = _Buckets(op.expert_idx, rows, experts, tile)
     xs = buckets.gather_rows(op.x, k, f32)
-    block = _largest_divisor(n, COLUMN_BLOCK)
+    block = lb.largest_divisor(n, COLUMN_BLOCK)
     product_type = ir.RankedTensorType.get([tile, block], f32)
 
     def weight_block(e, column):  # rows column .. column + block of the expert's slab: output columns
-        return _slice(op.w, [e, column, 0], [1, block, row_bytes], [block, row_bytes])
+        return lb.extract_slice(op.w, [e, column, 0], [1, block, row_bytes], [block, row_bytes])
 
     def multiply(rows_of_tile, slab):
         return quant.packed_matmul(rows_of_tile, slab, op.scheme, product_type)
@@ -342,7 +317,7 @@ def _lower_dequant_moe_weights(op) -> ir.Value:
     last_dim = ir.AffineMapAttr.get(ir.AffineMap.get(3, 0, [ir.AffineDimExpr.get(2)]))
 
     def per_expert(e, out):
-        slab = _slice(op.w, [e, 0, 0], [1, n, row_bytes], [n, row_bytes])
+        slab = lb.extract_slice(op.w, [e, 0, 0], [1, n, row_bytes], [n, row_bytes])
 
         def per_row(row, out):
             def per_block(b, out):
@@ -353,13 +328,13 @@ def _lower_dequant_moe_weights(op) -> ir.Value:
                     )
                     return [vector.TransferWriteOp(out.type, weights, out, [e, row, column], last_dim, in_bounds).result]
 
-                return _loop(0, subblocks, [out], per_subblock)
+                return lb.for_loop(0, subblocks, [out], per_subblock)
 
-            return _loop(0, blocks, [out], per_block)
+            return lb.for_loop(0, blocks, [out], per_block)
 
-        return _loop(0, n, [out], per_row)
+        return lb.for_loop(0, n, [out], per_row)
 
-    (decoded,) = _loop(0, experts, [lb.empty([experts, n, k], f32)], per_expert)
+    (decoded,) = lb.for_loop(0, experts, [lb.empty([experts, n, k], f32)], per_expert)
     return linalg.transpose(decoded, outs=[lb.empty([experts, k, n], f32)], permutation=[0, 2, 1]).results[0]
 
 

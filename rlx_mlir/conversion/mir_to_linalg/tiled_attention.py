@@ -54,10 +54,6 @@ MIN_BLOCK = 16  # shorter query or key blocks: the plain lowering (the per-block
 _DYNAMIC = ir.ShapedType.get_dynamic_size()
 
 
-def _largest_divisor(extent: int, limit: int) -> int:
-    return max(d for d in range(1, min(extent, limit) + 1) if extent % d == 0)
-
-
 class _Attention:
     """One attention op's tiled loop nest; `lower()` returns `[B, Sq, H, D]` in `element`."""
 
@@ -70,8 +66,8 @@ class _Attention:
         self.group = num_heads // kv_heads
         self.scale, self.softcap, self.mask_kind, self.window, self.mask = scale, softcap, mask_kind, window, mask
         self.offset, self.length, self.element = offset, length, element  # query i sits at key position i + offset
-        self.bq = _largest_divisor(self.sq, BLOCK)
-        self.bk = _largest_divisor(self.capacity, BLOCK)
+        self.bq = lb.largest_divisor(self.sq, BLOCK)
+        self.bk = lb.largest_divisor(self.capacity, BLOCK)
 
     # -- the block range a query block sees ---------------------------------------------------
 
@@ -253,7 +249,7 @@ def _worth_tiling(sq: int, keys: int) -> bool:
     """Tiles pay when query and key blocks are long enough for the GEMM kernels (a decode step's
     one query per head is faster as the plain chain: a few hundred keys, read once) and the
     scores span more than one tile."""
-    blocks = min(_largest_divisor(sq, BLOCK), _largest_divisor(keys, BLOCK))
+    blocks = min(lb.largest_divisor(sq, BLOCK), lb.largest_divisor(keys, BLOCK))
     return blocks >= MIN_BLOCK and sq * keys > BLOCK * BLOCK
 
 
@@ -273,7 +269,7 @@ def _lower_attention(op) -> ir.Value:
 def _lower_cached_attention(op) -> ir.Value:
     _, sq, _ = shape_of(op.q.type)
     _, capacity, _ = shape_of(op.k_cache.type)
-    if min(_largest_divisor(sq, BLOCK), _largest_divisor(capacity, BLOCK)) < MIN_BLOCK:
+    if min(lb.largest_divisor(sq, BLOCK), lb.largest_divisor(capacity, BLOCK)) < MIN_BLOCK:
         return _lower_cached_attention_plainly(op)
     head_dim = op.head_dim
     scale = op.score_scale if op.score_scale is not None else 1.0 / head_dim**0.5

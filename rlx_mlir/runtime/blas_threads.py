@@ -103,10 +103,11 @@ def share_cores_with_openblas() -> list[str]:
     with _lock:
         if _done:
             return list(_reconfigured)
+        if os.environ.get(_ENV, "").strip().lower() != "short" or "OPENBLAS_THREAD_TIMEOUT" in os.environ:
+            _done = True  # not asked for (the default), or the user chose the spin: nothing to do, ever
+            return []
         if threading.active_count() > 1:  # another thread may be inside a numpy BLAS call: not now
             return []
         _done = True
-        if os.environ.get(_ENV, "").strip().lower() != "short" or "OPENBLAS_THREAD_TIMEOUT" in os.environ:
-            return []
         _reconfigured.extend(path for path in loaded_openblas_libraries() if _shorten_spin(path))
         return list(_reconfigured)

@@ -108,6 +108,14 @@ CASES.append(
             'head_dim = 16 : i64, mask_kind = "causal", num_heads = 4 : i64'),
      [normal(2, 9, 64), normal(2, 9, 32), normal(2, 9, 32)],
      lambda q, k, v: attention_reference(q, k, v, 4, 16), 1e-5, 1e-5))
+# Q.K^T and P.V through rlx-gpu-tile-matmul's generic contractions: 34 queries and keys are two 32-wide
+# register tiles (R = 2) plus a ragged edge, 2 query heads on 1 kv head, 2 batch entries.
+CASES.append(
+    ("attention-tiled-gqa-ragged",
+     one_op("attention", ["tensor<2x34x64xf32>", "tensor<2x34x32xf32>", "tensor<2x34x32xf32>"], "tensor<2x34x64xf32>",
+            'head_dim = 32 : i64, mask_kind = "causal", num_heads = 2 : i64'),
+     [normal(2, 34, 64), normal(2, 34, 32), normal(2, 34, 32)],
+     lambda q, k, v: attention_reference(q, k, v, 2, 32), 1e-5, 1e-5))
 
 
 @needs_gpu

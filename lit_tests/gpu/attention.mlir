@@ -1,10 +1,13 @@
 // rlx.attention for NVIDIA GPUs, causal, 2 query heads sharing 1 kv head,
 // 128 queries and keys of head_dim 16.  Each linalg stage of the lowering is a
-// kernel: scores (one thread per score, the 16-term dot product in a loop), the
-// scaled and masked scores, the row max and the row sum as block reductions
-// (one block of 128 threads per row), exp(s - max), and P.V as a block
-// reduction over the 128 keys for each of the 128 x 2 x 16 outputs.  Every
-// intermediate is a view of the one device arena.
+// kernel.  The two contractions, Q.K^T and P.V, are linalg.generic ops whose
+// maps keep the heads interleaved in the hidden dimension; rlx-gpu-tile-matmul
+// recognises them as batched matmuls and runs them as shared-memory tiled
+// kernels (batch = (batch, head) in the grid's z index, the kv head of a query
+// head is that head divided by the group size).  Between them: the scaled and
+// masked scores, the row max and the row sum as block reductions (one block of
+// 128 threads per row), and exp(s - max).  Every intermediate is a view of the
+// one device arena.
 // RUN: rlx-opt %s --rlx-lower-to-gpu | FileCheck %s --check-prefix=GPU
 // RUN: rlx-opt %s --rlx-lower-to-nvvm | FileCheck %s --check-prefix=PTX
 
@@ -13,14 +16,18 @@
 // GPU: %[[ARENA:.*]] = gpu.alloc () : memref<[[SIZE:[0-9]+]]xi8>
 // GPU: %[[SCORES:.*]] = memref.view %[[ARENA]][%{{.*}}][] : memref<[[SIZE]]xi8> to memref<1x2x128x128xf32>
 // GPU-NOT: gpu.alloc
-// Scores: 2 x 128 x 128 = 32768 threads, each looping over the head dimension.
-// GPU: gpu.launch blocks({{.*}}) in (%{{[a-z0-9_]+}} = %c128, {{.*}}) threads({{.*}}) in (%{{[a-z0-9_]+}} = %c256, {{.*}})
-// GPU: gpu.launch blocks({{.*}}) in (%{{[a-z0-9_]+}} = %c128, {{.*}}) threads({{.*}}) in (%{{[a-z0-9_]+}} = %c256, {{.*}})
-// GPU: scf.for %[[D:.*]] = %{{.*}} to %c16 step %{{.*}} {
-// GPU-NEXT: memref.load %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %[[D]]] : memref<1x128x2x16xf32>
-// GPU: arith.mulf
-// GPU-NEXT: arith.addf
-// GPU-NEXT: memref.store %{{.*}}, %[[SCORES]]
+// Scores: one block of 16 x 16 threads per head (z), each thread an 8 x 8 register tile of the 128 x 128 scores.
+// GPU: gpu.launch blocks(%{{.*}}, %{{.*}}, %[[BZ:.*]]) in (%{{[a-z0-9_]+}} = %c1, %{{[a-z0-9_]+}} = %c1, %{{[a-z0-9_]+}} = %c2) threads(%[[TX:.*]], %[[TY:.*]], %{{.*}}) in (%{{[a-z0-9_]+}} = %c16, %{{[a-z0-9_]+}} = %c16, %{{.*}}) workgroup(%[[AS:.*]] : memref<128x16xf32, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<16x128xf32, #gpu.address_space<workgroup>>)
+// GPU-NEXT: %[[HEAD:.*]] = arith.remui %[[BZ]], %c2 : index
+// GPU-NEXT: %[[BATCH:.*]] = arith.divui %[[BZ]], %c2 : index
+// GPU-NEXT: %[[KV:.*]] = arith.divui %[[HEAD]], %c2 : index
+// GPU: memref.load %{{.*}}[%[[BATCH]], %{{.*}}, %[[HEAD]], %[[TX]]] : memref<1x128x2x16xf32>
+// GPU: memref.store %{{.*}}, %[[AS]][%[[TY]], %[[TX]]]
+// GPU: memref.load %{{.*}}[%[[BATCH]], %[[KV]], %[[TY]], %{{.*}}] : memref<1x1x16x128xf32>
+// GPU: memref.store %{{.*}}, %[[BS]][%[[TY]], %[[TX]]]
+// GPU: gpu.barrier
+// GPU: math.fma
+// GPU: memref.store %{{.*}}, %[[SCORES]][%[[BATCH]], %[[HEAD]], %{{.*}}, %{{.*}}]
 // The causal mask:
 // GPU: arith.select
 // Row max and row sum: one block of 128 threads per (head, query) row.
@@ -31,12 +38,14 @@
 // GPU: math.exp
 // GPU: gpu.launch blocks({{.*}}) in (%{{[a-z0-9_]+}} = %c256, {{.*}}) threads({{.*}}) in (%{{[a-z0-9_]+}} = %c128, {{.*}}) workgroup({{.*}} : memref<128xf32, #gpu.address_space<workgroup>>)
 // GPU: arith.addf
-// P.V: 4096 outputs (query, head, d), one block each, reducing over the 128 keys.
-// GPU: gpu.launch blocks(%[[B:[a-z0-9_]+]], {{.*}}) in (%{{[a-z0-9_]+}} = %c4096, {{.*}}) threads(%[[TV:[a-z0-9_]+]], {{.*}}) in (%{{[a-z0-9_]+}} = %c128, {{.*}}) workgroup({{.*}} : memref<128xf32, #gpu.address_space<workgroup>>)
-// GPU-NEXT: %[[DIM:.*]] = arith.remui %[[B]], %c16 : index
-// GPU: memref.load %{{.*}}[%{{.*}}, %[[TV]], %{{.*}}, %[[DIM]]] : memref<1x128x1x16xf32>
-// GPU: arith.mulf
-// GPU: gpu.barrier
+// P.V: 128 x 16 outputs per head, blocks of 16 x 16 threads tiling the queries (y) for each head (z).
+// GPU: gpu.launch blocks(%{{.*}}, %{{.*}}, %[[BZ2:.*]]) in (%{{[a-z0-9_]+}} = %c1, %{{[a-z0-9_]+}} = %c8, %{{[a-z0-9_]+}} = %c2) threads({{.*}}) in (%{{[a-z0-9_]+}} = %c16, %{{[a-z0-9_]+}} = %c16, %{{.*}}) workgroup({{.*}} : memref<16x16xf32, #gpu.address_space<workgroup>>, {{.*}} : memref<16x16xf32, #gpu.address_space<workgroup>>)
+// GPU: %[[HEAD2:.*]] = arith.remui %[[BZ2]], %c2 : index
+// GPU-NEXT: %[[BATCH2:.*]] = arith.divui %[[BZ2]], %c2 : index
+// GPU-NEXT: %[[KV2:.*]] = arith.divui %[[HEAD2]], %c2 : index
+// GPU: memref.load %{{.*}}[%[[BATCH2]], %[[HEAD2]], %{{.*}}, %{{.*}}] : memref<1x2x128x128xf32>
+// GPU: memref.load %{{.*}}[%[[BATCH2]], %{{.*}}, %[[KV2]], %{{.*}}] : memref<1x128x1x16xf32>
+// GPU: math.fma
 // GPU: memref.store %{{.*}}, %[[OUT]]
 // GPU: gpu.dealloc %[[ARENA]]
 

@@ -1,12 +1,18 @@
 """rlx-gpu-tile-matmul: matmuls as shared-memory tiled GPU kernels.
 
-Replaces each `linalg.matmul` (C[m, n] += A[m, k] * B[k, n]) and
-`linalg.batch_matmul` (C[b, m, n] += A[b, m, k] * B[b, k, n]) on statically
-shaped float memrefs by a `gpu.launch` of the classic tiled scheme, with a
-register tile of R x R outputs per thread:
+Replaces each `linalg.matmul` (C[m, n] += A[m, k] * B[k, n]),
+`linalg.batch_matmul` (C[b, m, n] += A[b, m, k] * B[b, k, n]) and each
+`linalg.generic` that is one in disguise (a multiply-accumulate body, one
+reduction loop, every indexing map a permutation of its loops, a batch loop
+possibly divided by a constant: attention's Q K^T and P V over heads
+interleaved in the hidden dimension, grouped-query key/value heads,
+transposed operands, several batch loops) on statically shaped float memrefs by a
+`gpu.launch` of the classic tiled scheme, with a register tile of R x R
+outputs per thread:
 
 - blocks of T x T threads (T = `tile`), each block owning a (T*R) x (T*R) tile
-  of C; a grid of ceil(N / TR) x ceil(M / TR) (x batch) blocks;
+  of C; a grid of ceil(N / TR) x ceil(M / TR) x batch blocks (the batch loops
+  flattened into the z index, at most 65535 of them);
   thread (tx, ty) owns C[row0 + ty + T*i, col0 + tx + T*j] for i, j < R
   (strided, so a warp's loads and stores are contiguous);
 - for each of the ceil(K / T) slices of K, the block stages the (TR) x T slice
@@ -19,14 +25,17 @@ register tile of R x R outputs per thread:
 R is the largest of `thread-tile`, ..., 2, 1 (powers of two) with T*R <= min(M, N),
 so small matmuls keep one output per thread.  Operands are converted to C's
 element type before multiplying, as `linalg.matmul` specifies; products are
-fused into the sum (one rounding instead of two, as cuBLAS does).  Other matmuls
-(transposed maps, integer types, dynamic shapes) are left to the generic loop
-mapping.
+fused into the sum (one rounding instead of two, as cuBLAS does).  Each buffer is
+indexed in its own dimension order, so no operand is transposed first.  Other
+contractions (integer types, dynamic shapes, mixed element types in a generic,
+several reduction loops, broadcast operands) are left to the generic loop
+mapping (one thread or block per output).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from mlir import ir
 from mlir.dialects import linalg
@@ -56,12 +65,42 @@ def _guarded_load(name: str, memref: str, indices: str, condition: str, type_: i
             f"        }} else {{\n          scf.yield %zero : {target}\n        }}")
 
 
-def _kernel(name: str, a: ir.MemRefType, b: ir.MemRefType, c: ir.MemRefType, tile: int, reg: int) -> str:
-    batched = c.rank == 3
-    batch, m, n = (c.shape if batched else [1, *c.shape])
-    k = a.shape[-1]
+@dataclasses.dataclass(frozen=True)
+class Contraction:
+    """C[batch.., m, n] += A[..] * B[..] over k, in whatever index order each buffer holds its dimensions.
+
+    `a_roles`, `b_roles`, `c_roles` name, per dimension of each buffer, the loop it is indexed by:
+    "m", "n", "k", or "batch0", "batch1", ... (the batch loops, in C and in both operands); an operand shared by
+    `g` consecutive entries of a batch loop (grouped-query attention's key/value heads) has "batch1/g"."""
+
+    a: ir.MemRefType
+    b: ir.MemRefType
+    c: ir.MemRefType
+    a_roles: tuple[str, ...]
+    b_roles: tuple[str, ...]
+    c_roles: tuple[str, ...]
+
+    def size(self, role: str) -> int:
+        for type_, roles in ((self.c, self.c_roles), (self.a, self.a_roles), (self.b, self.b_roles)):
+            if role in roles:
+                return type_.shape[roles.index(role)]
+        raise KeyError(role)
+
+    @property
+    def batch_roles(self) -> list[str]:
+        return [role for role in self.c_roles if role.startswith("batch")]
+
+
+def _indices(roles: tuple[str, ...], names: dict[str, str]) -> str:
+    return ", ".join(names[role] for role in roles)
+
+
+def _kernel(name: str, contraction: Contraction, tile: int, reg: int) -> str:
+    a, b, c = contraction.a, contraction.b, contraction.c
+    m, n, k = (contraction.size(role) for role in "mnk")
+    batch_roles = contraction.batch_roles
+    batch = math.prod(contraction.size(role) for role in batch_roles)
     tc = str(c.element_type)
-    prefix = "%bz, " if batched else ""
     t, r = tile, reg
     span = t * r
     a_shared = f"memref<{span}x{t}x{tc}, #gpu.address_space<workgroup>>"
@@ -92,6 +131,24 @@ def _kernel(name: str, a: ir.MemRefType, b: ir.MemRefType, c: ir.MemRefType, til
     emit(f"             workgroup(%As : {a_shared}, %Bs : {b_shared}) {{")
     emit("    %row_base = arith.muli %by, %cSpan : index")
     emit("    %col_base = arith.muli %bx, %cSpan : index")
+    # The flattened batch index %bz split into the batch loops, innermost last.
+    names = {}
+    rest = "%bz"
+    for position, role in reversed(list(enumerate(batch_roles))):
+        if position == 0:
+            names[role] = rest
+            break
+        size = contraction.size(role)
+        emit(f"    %{role}_size = arith.constant {size} : index")
+        emit(f"    %{role} = arith.remui {rest}, %{role}_size : index")
+        emit(f"    %{role}_rest = arith.divui {rest}, %{role}_size : index")
+        names[role], rest = f"%{role}", f"%{role}_rest"
+    for grouped in sorted({r for r in contraction.a_roles + contraction.b_roles if "/" in r}):
+        role, divisor = grouped.split("/")
+        ssa = f"%{role}_by{divisor}"
+        emit(f"    {ssa}_divisor = arith.constant {divisor} : index")
+        emit(f"    {ssa} = arith.divui {names[role]}, {ssa}_divisor : index")
+        names[grouped] = ssa
     for i in range(r):  # this thread's rows and columns of C, and of the shared tiles
         emit(f"    %srow{i} = arith.addi %ty, %off{i} : index")
         emit(f"    %row{i} = arith.addi %row_base, %srow{i} : index")
@@ -107,10 +164,12 @@ def _kernel(name: str, a: ir.MemRefType, b: ir.MemRefType, c: ir.MemRefType, til
     emit("      %kb_in = arith.cmpi ult, %kb, %cK : index")
     for i in range(r):
         emit(f"      %a_in{i} = arith.andi %row_in{i}, %ka_in : i1")
-        emit("      " + _guarded_load(f"%a{i}", "%A", f"{prefix}%row{i}, %ka", f"%a_in{i}", a, tc))
+        a_at = _indices(contraction.a_roles, {**names, "m": f"%row{i}", "k": "%ka"})
+        emit("      " + _guarded_load(f"%a{i}", "%A", a_at, f"%a_in{i}", a, tc))
         emit(f"      memref.store %a{i}, %As[%srow{i}, %tx] : {a_shared}")
         emit(f"      %b_in{i} = arith.andi %kb_in, %col_in{i} : i1")
-        emit("      " + _guarded_load(f"%b{i}", "%B", f"{prefix}%kb, %col{i}", f"%b_in{i}", b, tc))
+        b_at = _indices(contraction.b_roles, {**names, "k": "%kb", "n": f"%col{i}"})
+        emit("      " + _guarded_load(f"%b{i}", "%B", b_at, f"%b_in{i}", b, tc))
         emit(f"      memref.store %b{i}, %Bs[%ty, %scol{i}] : {b_shared}")
     emit("      gpu.barrier")
     inner_init = ", ".join(f"%p{i}_{j} = %acc{i}_{j}" for i, j in pairs)
@@ -127,10 +186,11 @@ def _kernel(name: str, a: ir.MemRefType, b: ir.MemRefType, c: ir.MemRefType, til
     emit("    }")
     for p, (i, j) in enumerate(pairs):
         emit(f"    %out_in{i}_{j} = arith.andi %row_in{i}, %col_in{j} : i1")
+        c_at = _indices(contraction.c_roles, {**names, "m": f"%row{i}", "n": f"%col{j}"})
         emit(f"    scf.if %out_in{i}_{j} {{")
-        emit(f"      %old{i}_{j} = memref.load %C[{prefix}%row{i}, %col{j}] : {c}")
+        emit(f"      %old{i}_{j} = memref.load %C[{c_at}] : {c}")
         emit(f"      %new{i}_{j} = arith.addf %old{i}_{j}, %sums#{p} : {tc}")
-        emit(f"      memref.store %new{i}_{j}, %C[{prefix}%row{i}, %col{j}] : {c}")
+        emit(f"      memref.store %new{i}_{j}, %C[{c_at}] : {c}")
         emit("    }")
     emit("    gpu.terminator")
     emit("  }")
@@ -148,33 +208,125 @@ def register_tile(m: int, n: int, tile: int, thread_tile: int) -> int:
     return r
 
 
-def _eligible(op: ir.Operation) -> bool:
-    if "indexing_maps" in op.attributes:  # transposed / broadcast variants
-        return False
+MAX_GRID_Z = 65535  # CUDA's limit on gridDim.z: the batch of one launch
+
+
+def _static_float_memrefs(op: ir.Operation) -> list[ir.MemRefType] | None:
     types = [operand.type for operand in op.operands]
     if len(types) != 3 or not all(isinstance(t, ir.MemRefType) for t in types):
-        return False
+        return None
     types = [ir.MemRefType(t) for t in types]
-    return all(t.has_static_shape and _is_float(str(t.element_type)) for t in types)
+    if not all(t.has_static_shape and _is_float(str(t.element_type)) for t in types):
+        return None
+    return types
+
+
+def _named_contraction(op: ir.Operation) -> Contraction | None:
+    """linalg.matmul / batch_matmul with their default maps."""
+    if "indexing_maps" in op.attributes:  # transposed / broadcast variants: through the generic path below
+        return None
+    types = _static_float_memrefs(op)
+    if types is None:
+        return None
+    if types[2].rank == 3:
+        return Contraction(*types, ("batch0", "m", "k"), ("batch0", "k", "n"), ("batch0", "m", "n"))
+    return Contraction(*types, ("m", "k"), ("k", "n"), ("m", "n"))
+
+
+def _dims(map_attr: ir.Attribute) -> list[tuple[int, int]] | None:
+    """(loop dimension, divisor) of each result of an indexing map: `d` is (d, 1), `d floordiv c` (grouped-query
+    attention's key/value head) is (d, c); None for any other expression or a repeated dimension."""
+    dims = []
+    for expr in ir.AffineMapAttr(map_attr).value.results:
+        if isinstance(expr, ir.AffineDimExpr):
+            dims.append((expr.position, 1))
+        elif (isinstance(expr, ir.AffineFloorDivExpr) and isinstance(expr.lhs, ir.AffineDimExpr)
+              and isinstance(expr.rhs, ir.AffineConstantExpr) and expr.rhs.value > 0):
+            dims.append((expr.lhs.position, expr.rhs.value))
+        else:
+            return None
+    return dims if len({d for d, _ in dims}) == len(dims) else None
+
+
+def _is_multiply_accumulate(op: ir.Operation) -> bool:
+    """The body is `out + in0 * in1` (either operand order), nothing else."""
+    block = op.regions[0].blocks[0]
+    ops = list(block.operations)
+    if len(ops) != 3 or [o.operation.name for o in ops] != ["arith.mulf", "arith.addf", "linalg.yield"]:
+        return False
+    a, b, out = block.arguments
+    mul, add, done = (o.operation for o in ops)
+    def is_pair(operands, x, y):
+        return (operands[0] == x and operands[1] == y) or (operands[0] == y and operands[1] == x)
+
+    return (is_pair(mul.operands, a, b) and is_pair(add.operands, out, mul.results[0])
+            and done.operands[0] == add.results[0])
+
+
+def _generic_contraction(op: ir.Operation) -> Contraction | None:
+    """A linalg.generic that is a (batched, transposed) matmul: one reduction loop k; every other loop in C
+    and in A (the m loop), in B (the n loop) or in both (batch loops); each map a permutation of its
+    loops; the body a multiply-accumulate; all three buffers of one float type."""
+    types = _static_float_memrefs(op)
+    if types is None or len(op.regions[0].blocks[0].arguments) != 3 or not _is_multiply_accumulate(op):
+        return None
+    if len({str(t.element_type) for t in types}) != 1:
+        return None
+    maps = [_dims(m) for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    if any(m is None for m in maps):
+        return None
+    a_dims, b_dims, c_dims = ({d for d, _ in m} for m in maps)
+    kinds = [str(kind) for kind in ir.ArrayAttr(op.attributes["iterator_types"])]
+    reductions = [d for d, kind in enumerate(kinds) if "reduction" in kind]
+    loops = set(range(len(kinds)))
+    if len(reductions) != 1 or (a_dims | b_dims | c_dims) != loops:
+        return None
+    k = reductions[0]
+    m_dims, n_dims = (a_dims & c_dims) - b_dims, (b_dims & c_dims) - a_dims
+    batch = a_dims & b_dims & c_dims
+    if (k in c_dims or k not in a_dims or k not in b_dims or len(m_dims) != 1 or len(n_dims) != 1
+            or c_dims != batch | m_dims | n_dims or a_dims != batch | m_dims | {k} or b_dims != batch | n_dims | {k}):
+        return None
+    role = {k: "k", m_dims.pop(): "m", n_dims.pop(): "n"}
+    role.update({d: f"batch{i}" for i, (d, _) in enumerate(r for r in maps[2] if r[0] in batch)})
+    # Only a batch loop may be divided (an operand shared by a group of batch entries), and never in C.
+    if any(divisor != 1 and (role[d] in "mnk" or m is maps[2]) for m in maps for d, divisor in m):
+        return None
+    roles = [tuple(role[d] if divisor == 1 else f"{role[d]}/{divisor}" for d, divisor in m) for m in maps]
+    return Contraction(*types, *roles)
+
+
+def _contraction(op: ir.Operation) -> Contraction | None:
+    if is_op(op, (linalg.MatmulOp, linalg.BatchMatmulOp)):
+        found = _named_contraction(op)
+    elif is_op(op, linalg.GenericOp):
+        found = _generic_contraction(op)
+    else:
+        return None
+    if found is None or math.prod(found.size(role) for role in found.batch_roles) > MAX_GRID_Z:
+        return None
+    return found
 
 
 @dataclasses.dataclass(frozen=True)
 class GpuTileMatmul(RlxPass):
     name = "rlx-gpu-tile-matmul"
-    summary = "linalg.matmul / batch_matmul on buffers as shared-memory tiled gpu.launch kernels"
+    summary = "matmuls (named, batched, or generic contractions) on buffers as shared-memory tiled gpu.launch kernels"
     tile: int = option(16, "T: blocks of T x T threads; slices of K are T wide", minimum=1, maximum=32)
     thread_tile: int = option(8, "largest R: each thread accumulates R x R outputs in registers", minimum=1)
 
     def run(self, module: ir.Operation) -> None:
         body = module.regions[0].blocks[0]
         kernels: dict[str, str] = {}
-        for op in collect_ops(module, lambda o: is_op(o, (linalg.MatmulOp, linalg.BatchMatmulOp)) and _eligible(o)):
-            a, b, c = (ir.MemRefType(operand.type) for operand in op.operands)
-            key = f"{a}|{b}|{c}"
+        for op in collect_ops(module, lambda o: is_op(o, (linalg.MatmulOp, linalg.BatchMatmulOp, linalg.GenericOp))):
+            contraction = _contraction(op)
+            if contraction is None:
+                continue
+            key = repr(contraction)
             if key not in kernels:
                 kernels[key] = f"__rlx_gpu_matmul_{len(kernels)}"
-                reg = register_tile(c.shape[-2], c.shape[-1], self.tile, self.thread_tile)
-                parsed = ir.Module.parse(_kernel(kernels[key], a, b, c, self.tile, reg))
+                reg = register_tile(contraction.size("m"), contraction.size("n"), self.tile, self.thread_tile)
+                parsed = ir.Module.parse(_kernel(kernels[key], contraction, self.tile, reg))
                 for function in list(parsed.body.operations):
                     function.operation.move_before(body.operations[0])
             with ir.InsertionPoint(op), op.location:

@@ -16,9 +16,10 @@
 // GPU: %[[ARENA:.*]] = gpu.alloc () : memref<[[SIZE:[0-9]+]]xi8>
 // GPU: %[[SCORES:.*]] = memref.view %[[ARENA]][%{{.*}}][] : memref<[[SIZE]]xi8> to memref<1x2x128x128xf32>
 // GPU-NOT: gpu.alloc
-// Scores: one block of 16 x 16 threads per head (z), each thread an 8 x 8 register tile of the 128 x 128 scores.
-// GPU: gpu.launch blocks(%{{.*}}, %{{.*}}, %[[BZ:.*]]) in (%{{[a-z0-9_]+}} = %c1, %{{[a-z0-9_]+}} = %c1, %{{[a-z0-9_]+}} = %c2) threads(%[[TX:.*]], %[[TY:.*]], %{{.*}}) in (%{{[a-z0-9_]+}} = %c16, %{{[a-z0-9_]+}} = %c16, %{{.*}}) workgroup(%[[AS:.*]] : memref<128x16xf32, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<16x128xf32, #gpu.address_space<workgroup>>)
-// GPU-NEXT: %[[HEAD:.*]] = arith.remui %[[BZ]], %c2 : index
+// Scores: 8 x 8 blocks of 16 x 16 threads per head (z), one score per thread (R = 1: larger register tiles
+// would leave fewer than min-blocks = 132 blocks).
+// GPU: gpu.launch blocks(%{{.*}}, %{{.*}}, %[[BZ:.*]]) in (%{{[a-z0-9_]+}} = %c8, %{{[a-z0-9_]+}} = %c8, %{{[a-z0-9_]+}} = %c2) threads(%[[TX:.*]], %[[TY:.*]], %{{.*}}) in (%{{[a-z0-9_]+}} = %c16, %{{[a-z0-9_]+}} = %c16, %{{.*}}) workgroup(%[[AS:.*]] : memref<16x16xf32, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<16x16xf32, #gpu.address_space<workgroup>>)
+// GPU: %[[HEAD:.*]] = arith.remui %[[BZ]], %c2 : index
 // GPU-NEXT: %[[BATCH:.*]] = arith.divui %[[BZ]], %c2 : index
 // GPU-NEXT: %[[KV:.*]] = arith.divui %[[HEAD]], %c2 : index
 // GPU: memref.load %{{.*}}[%[[BATCH]], %{{.*}}, %[[HEAD]], %[[TX]]] : memref<1x128x2x16xf32>

@@ -6,7 +6,10 @@
 // workgroup memory (zero outside the matrices), the block synchronises, each
 // thread accumulates with fused multiply-adds, and synchronises again; it
 // finally adds its sums to C.  f16 operands are widened and accumulated in f32.
-// RUN: rlx-opt %s --rlx-lower-to-gpu | FileCheck %s --check-prefix=GPU
+// R = 2 is what fits with min-blocks=0; by default (min-blocks=132) R halves while
+// the grid has fewer than 132 blocks, so a matmul this small keeps R = 1 (DEFAULT).
+// RUN: rlx-opt %s '--rlx-lower-to-gpu=min-blocks=0' | FileCheck %s --check-prefix=GPU
+// RUN: rlx-opt %s --rlx-lower-to-gpu | FileCheck %s --check-prefix=DEFAULT
 // RUN: rlx-opt %s --rlx-lower-to-nvvm | FileCheck %s --check-prefix=PTX
 
 // GPU-LABEL: func.func @matmul
@@ -56,11 +59,14 @@
 // GPU-NEXT: arith.extf %{{.*}} : f16 to f32
 // GPU: arith.truncf %{{.*}} : f32 to f16
 
+// DEFAULT-LABEL: func.func @matmul
+// DEFAULT: gpu.launch blocks({{.*}}) in (%{{[a-z0-9_]+}} = %c3, %{{[a-z0-9_]+}} = %c4, %{{[a-z0-9_]+}} = %c1) threads({{.*}}) in (%{{[a-z0-9_]+}} = %c16, %{{[a-z0-9_]+}} = %c16, %{{.*}}) workgroup(%{{.*}} : memref<16x16xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16x16xf32, #gpu.address_space<workgroup>>)
+
 // PTX-LABEL: gpu.binary @matmul_kernel_0
 // PTX-SAME: .visible .entry matmul_kernel(
 // PTX-SAME: .maxntid 16, 16, 1
-// PTX-SAME: .shared .align 4 .b8 __wg_matmul_kernel_0[2048];
-// PTX-SAME: .shared .align 4 .b8 __wg_matmul_kernel_1[2048];
+// PTX-SAME: .shared .align 4 .b8 __wg_matmul_kernel_0[1024];
+// PTX-SAME: .shared .align 4 .b8 __wg_matmul_kernel_1[1024];
 // PTX-SAME: st.shared.b32
 // PTX-SAME: bar.sync \090;
 // PTX-SAME: ld.shared

@@ -51,7 +51,7 @@ from ..transforms.gpu.check_mapping import GpuCheckMapping
 from ..transforms.gpu.device_memory import GpuDeviceMemory
 from ..transforms.gpu.grid_loops import GpuGridLoops
 from ..transforms.gpu.hoist_parallel_loops import GpuHoistParallelLoops
-from ..transforms.gpu.tile_matmul import GpuTileMatmul
+from ..transforms.gpu.tile_matmul import MIN_BLOCKS, GpuTileMatmul
 from ..transforms.linalg.bool_tensors_to_i8 import BoolTensorsToI8
 from ..transforms.linalg.memref_copy_to_linalg import MemrefCopyToLinalg
 
@@ -78,6 +78,7 @@ class LowerToGPU(RlxPipeline):
         256, "threads per block for elementwise and row-wise kernels", minimum=1, maximum=1024, power_of_two=True
     )
     tile: int = option(16, "matmul tile edge (T x T threads, T x T shared-memory tiles)", minimum=1, maximum=32)
+    min_blocks: int = option(MIN_BLOCKS, "matmul register tiles shrink while a grid has fewer blocks", minimum=0)
     block_reductions: bool = option(True, "row reductions as one block per output (tree in shared memory)")
 
     def elements(self):
@@ -85,7 +86,7 @@ class LowerToGPU(RlxPipeline):
         return [
             HirToMir(), *lowering, BoolTensorsToI8(), "inline", "symbol-dce", "eliminate-empty-tensors",
             "canonicalize", DistinctResults(), BUFFERIZE, HOIST, OUT_PARAMS, "canonicalize",
-            GpuTileMatmul(tile=self.tile), MemrefCopyToLinalg(), "convert-linalg-to-parallel-loops",
+            GpuTileMatmul(tile=self.tile, min_blocks=self.min_blocks), MemrefCopyToLinalg(), "convert-linalg-to-parallel-loops",
             "inline", "symbol-dce", GpuHoistParallelLoops(),
             *([GpuBlockReductions(block_size=self.block_size)] if self.block_reductions else []),
             GpuGridLoops(block_size=self.block_size), *MAP_TO_GPU, "canonicalize",
@@ -105,6 +106,7 @@ class LowerToNVVM(RlxPipeline):
         256, "threads per block for elementwise and row-wise kernels", minimum=1, maximum=1024, power_of_two=True
     )
     tile: int = option(16, "matmul tile edge (T x T threads, T x T shared-memory tiles)", minimum=1, maximum=32)
+    min_blocks: int = option(MIN_BLOCKS, "matmul register tiles shrink while a grid has fewer blocks", minimum=0)
     block_reductions: bool = option(True, "row reductions as one block per output (tree in shared memory)")
     opt_level: int = option(3, "LLVM optimization level for the kernels", minimum=0, maximum=3)
 
@@ -125,7 +127,7 @@ class LowerToNVVM(RlxPipeline):
             f"cubin-format={self.format} opt-level={self.opt_level}}}"
         )
         return [
-            LowerToGPU(plan=self.plan, block_size=self.block_size, tile=self.tile,
+            LowerToGPU(plan=self.plan, block_size=self.block_size, tile=self.tile, min_blocks=self.min_blocks,
                        block_reductions=self.block_reductions),
             # Constants and index math move into the kernels (static bounds, no extra parameters).
             "gpu-launch-sink-index-computations", "gpu-kernel-outlining", "func.func(gpu-async-region)",

@@ -108,6 +108,22 @@ CASES.append(
             'head_dim = 16 : i64, mask_kind = "causal", num_heads = 4 : i64'),
      [normal(2, 9, 64), normal(2, 9, 32), normal(2, 9, 32)],
      lambda q, k, v: attention_reference(q, k, v, 4, 16), 1e-5, 1e-5))
+# Scalars (rank-0: no loops) and unit dimensions (loops of one iteration) map to one-thread kernels rather
+# than staying on the host (found by running fuzzed programs through the GPU interpreter).
+CASES.append(
+    ("scalar-ops",
+     "func.func @f(%x: tensor<f32>) -> tensor<f32> {\n"
+     '  %0 = "rlx.mul"(%x, %x) : (tensor<f32>, tensor<f32>) -> tensor<f32>\n'
+     '  %1 = "rlx.tanh"(%0) : (tensor<f32>) -> tensor<f32>\n'
+     "  return %1 : tensor<f32>\n}\n",
+     [np.array(0.7, np.float32)], lambda x: np.tanh(x * x), 1e-6, 1e-7))
+CASES.append(
+    ("unit-dims-reduce",
+     one_op("reduce", ["tensor<1x1x5xf32>"], "tensor<1x1x1xf32>", 'kind = "max", axes = array<i64: 2>, keep_dim = true'),
+     [normal(1, 1, 5)], lambda x: x.max(axis=2, keepdims=True), 0, 0))
+CASES.append(
+    ("unit-dims-sigmoid", one_op("sigmoid", ["tensor<1xf32>"], "tensor<1xf32>"),
+     [normal(1)], lambda x: 1 / (1 + np.exp(-x)), 1e-6, 1e-7))
 # Q.K^T and P.V through rlx-gpu-tile-matmul's generic contractions: 34 queries and keys are two 32-wide
 # register tiles (R = 2) plus a ragged edge, 2 query heads on 1 kv head, 2 batch entries.
 CASES.append(

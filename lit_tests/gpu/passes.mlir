@@ -205,3 +205,35 @@ func.func @middle_axis(%x: memref<4x5x300xf32>, %out: memref<4x300xf32>) {
   }
   return
 }
+
+// -----
+
+// Linalg ops on scalars (rank-0 buffers) have no loops: each gets one loop of
+// one iteration, which maps to a one-thread kernel; ops with loops are left alone.
+// RUN: rlx-opt %s --split-input-file --rlx-gpu-scalar-ops-in-loops | FileCheck %s --check-prefix=SCALAR
+// SCALAR-LABEL: func.func @scalars
+// SCALAR-SAME: (%[[X:.*]]: memref<f32>, %[[Y:.*]]: memref<f32>, %[[V:.*]]: memref<4xf32>)
+// SCALAR: %[[ZERO:.*]] = arith.constant 0 : index
+// SCALAR-NEXT: %[[ONE:.*]] = arith.constant 1 : index
+// SCALAR-NEXT: scf.parallel (%{{.*}}) = (%[[ZERO]]) to (%[[ONE]]) step (%[[ONE]]) {
+// SCALAR-NEXT: linalg.fill ins(%{{.*}} : f32) outs(%[[Y]] : memref<f32>)
+// SCALAR-NEXT: scf.reduce
+// SCALAR-NEXT: }
+// SCALAR: scf.parallel (%{{.*}}) = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
+// SCALAR-NEXT: linalg.generic {{.*}} ins(%[[X]] : memref<f32>) outs(%[[Y]] : memref<f32>)
+// SCALAR: scf.reduce
+// SCALAR-NEXT: }
+// SCALAR-NEXT: linalg.fill ins(%{{.*}} : f32) outs(%[[V]] : memref<4xf32>)
+// SCALAR-NEXT: return
+#scalar = affine_map<() -> ()>
+func.func @scalars(%x: memref<f32>, %y: memref<f32>, %v: memref<4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%y : memref<f32>)
+  linalg.generic {indexing_maps = [#scalar, #scalar], iterator_types = []} ins(%x : memref<f32>) outs(%y : memref<f32>) {
+  ^bb0(%a: f32, %b: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  }
+  linalg.fill ins(%zero : f32) outs(%v : memref<4xf32>)
+  return
+}

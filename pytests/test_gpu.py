@@ -109,7 +109,7 @@ CASES.append(
      [normal(2, 9, 64), normal(2, 9, 32), normal(2, 9, 32)],
      lambda q, k, v: attention_reference(q, k, v, 4, 16), 1e-5, 1e-5))
 # Scalars (rank-0: no loops) and unit dimensions (loops of one iteration) map to one-thread kernels rather
-# than staying on the host (found by running fuzzed programs through the GPU interpreter).
+# than staying on the host (rlx-gpu-straight-line-kernels; found by fuzzed programs in the GPU interpreter).
 CASES.append(
     ("scalar-ops",
      "func.func @f(%x: tensor<f32>) -> tensor<f32> {\n"
@@ -121,6 +121,9 @@ CASES.append(
     ("unit-dims-reduce",
      one_op("reduce", ["tensor<1x1x5xf32>"], "tensor<1x1x1xf32>", 'kind = "max", axes = array<i64: 2>, keep_dim = true'),
      [normal(1, 1, 5)], lambda x: x.max(axis=2, keepdims=True), 0, 0))
+CASES.append(
+    ("unit-dims-cumsum", one_op("cumsum", ["tensor<1x1xf32>"], "tensor<1x1xf32>", "axis = 0 : i64, exclusive = false"),
+     [normal(1, 1)], lambda x: x, 0, 0))
 CASES.append(
     ("unit-dims-sigmoid", one_op("sigmoid", ["tensor<1xf32>"], "tensor<1xf32>"),
      [normal(1)], lambda x: 1 / (1 + np.exp(-x)), 1e-6, 1e-7))

@@ -208,32 +208,38 @@ func.func @middle_axis(%x: memref<4x5x300xf32>, %out: memref<4x300xf32>) {
 
 // -----
 
-// Linalg ops on scalars (rank-0 buffers) have no loops: each gets one loop of
-// one iteration, which maps to a one-thread kernel; ops with loops are left alone.
-// RUN: rlx-opt %s --split-input-file --rlx-gpu-scalar-ops-in-loops | FileCheck %s --check-prefix=SCALAR
-// SCALAR-LABEL: func.func @scalars
-// SCALAR-SAME: (%[[X:.*]]: memref<f32>, %[[Y:.*]]: memref<f32>, %[[V:.*]]: memref<4xf32>)
-// SCALAR: %[[ZERO:.*]] = arith.constant 0 : index
-// SCALAR-NEXT: %[[ONE:.*]] = arith.constant 1 : index
-// SCALAR-NEXT: scf.parallel (%{{.*}}) = (%[[ZERO]]) to (%[[ONE]]) step (%[[ONE]]) {
-// SCALAR-NEXT: linalg.fill ins(%{{.*}} : f32) outs(%[[Y]] : memref<f32>)
-// SCALAR-NEXT: scf.reduce
-// SCALAR-NEXT: }
-// SCALAR: scf.parallel (%{{.*}}) = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
-// SCALAR-NEXT: linalg.generic {{.*}} ins(%[[X]] : memref<f32>) outs(%[[Y]] : memref<f32>)
-// SCALAR: scf.reduce
-// SCALAR-NEXT: }
-// SCALAR-NEXT: linalg.fill ins(%{{.*}} : f32) outs(%[[V]] : memref<4xf32>)
-// SCALAR-NEXT: return
-#scalar = affine_map<() -> ()>
-func.func @scalars(%x: memref<f32>, %y: memref<f32>, %v: memref<4xf32>) {
-  %zero = arith.constant 0.0 : f32
-  linalg.fill ins(%zero : f32) outs(%y : memref<f32>)
-  linalg.generic {indexing_maps = [#scalar, #scalar], iterator_types = []} ins(%x : memref<f32>) outs(%y : memref<f32>) {
-  ^bb0(%a: f32, %b: f32):
-    %s = arith.addf %a, %b : f32
-    linalg.yield %s : f32
+// Element code left in the host function (ops on scalars have no loops; loops of
+// one iteration are folded away): each run of loads, stores and arithmetic goes
+// in a loop of one iteration, in place; constants before it stay outside, and a
+// run whose value is used after it is left alone (rlx-gpu-check-mapping reports it).
+// RUN: rlx-opt %s --split-input-file --rlx-gpu-straight-line-kernels | FileCheck %s --check-prefix=STRAIGHT
+// HOIST-LABEL: func.func @straight_line
+// STRAIGHT-LABEL: func.func @straight_line
+// STRAIGHT-SAME: (%[[X:.*]]: memref<f32>, %[[Y:.*]]: memref<1xf32>, %[[V:.*]]: memref<4xf32>)
+// STRAIGHT: %[[TWO:.*]] = arith.constant 2.0
+// STRAIGHT: scf.parallel (%{{.*}}) = (%[[ZERO:.*]]) to (%[[ONE:.*]]) step (%[[ONE]]) {
+// STRAIGHT-NEXT: %[[A:.*]] = memref.load %[[X]][] : memref<f32>
+// STRAIGHT-NEXT: %[[B:.*]] = arith.mulf %[[A]], %[[TWO]] : f32
+// STRAIGHT-NEXT: memref.store %[[B]], %[[Y]][%{{.*}}] : memref<1xf32>
+// STRAIGHT-NEXT: scf.reduce
+// STRAIGHT-NEXT: }
+// STRAIGHT-NEXT: scf.parallel (%[[I:.*]]) = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
+// STRAIGHT-NEXT: memref.store %[[TWO]], %[[V]][%[[I]]]
+// STRAIGHT: }
+// STRAIGHT-NEXT: %[[KEPT:.*]] = memref.load %[[X]][] : memref<f32>
+// STRAIGHT-NEXT: return %[[KEPT]] : f32
+func.func @straight_line(%x: memref<f32>, %y: memref<1xf32>, %v: memref<4xf32>) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %two = arith.constant 2.0 : f32
+  %a = memref.load %x[] : memref<f32>
+  %b = arith.mulf %a, %two : f32
+  memref.store %b, %y[%c0] : memref<1xf32>
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    memref.store %two, %v[%i] : memref<4xf32>
+    scf.reduce
   }
-  linalg.fill ins(%zero : f32) outs(%v : memref<4xf32>)
-  return
+  %kept = memref.load %x[] : memref<f32>
+  return %kept : f32
 }

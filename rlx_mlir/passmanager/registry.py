@@ -89,7 +89,7 @@ PASSES = LazyTable({
     "rlx-gpu-tile-matmul": "transforms.gpu.tile_matmul:GpuTileMatmul",
     "rlx-memref-copy-to-linalg": "transforms.linalg.memref_copy_to_linalg:MemrefCopyToLinalg",
     "rlx-gpu-hoist-parallel-loops": "transforms.gpu.hoist_parallel_loops:GpuHoistParallelLoops",
-    "rlx-gpu-scalar-ops-in-loops": "transforms.gpu.scalar_ops_in_loops:GpuScalarOpsInLoops",
+    "rlx-gpu-straight-line-kernels": "transforms.gpu.straight_line_kernels:GpuStraightLineKernels",
     "rlx-gpu-block-reductions": "transforms.gpu.block_reductions:GpuBlockReductions",
     "rlx-gpu-grid-loops": "transforms.gpu.grid_loops:GpuGridLoops",
     "rlx-gpu-check-mapping": "transforms.gpu.check_mapping:GpuCheckMapping",

@@ -12,11 +12,12 @@ Stages, each a named pass.  Stages 1-4 are the pipeline `rlx-lower-to-gpu` (host
    functions, results as caller-provided buffers;
 2. matmuls become shared-memory, register-tiled kernels (`rlx-gpu-tile-matmul`);
    every other linalg op (copies included, `rlx-memref-copy-to-linalg`) becomes
-   an `scf.parallel` nest (`convert-linalg-to-parallel-loops`; ops on scalars in a
-   loop of one iteration, `rlx-gpu-scalar-ops-in-loops`), with parallel
+   an `scf.parallel` nest (`convert-linalg-to-parallel-loops`), with parallel
    loops hoisted out of reduction loops (`rlx-gpu-hoist-parallel-loops`); row reductions
    become one block per output with a shared-memory tree
-   (`rlx-gpu-block-reductions`); other nests are flattened and tiled into
+   (`rlx-gpu-block-reductions`); element code left outside any loop (ops on
+   scalars, loops of one iteration folded away) goes in a loop of one iteration
+   (`rlx-gpu-straight-line-kernels`); other nests are flattened and tiled into
    blocks x threads (`rlx-gpu-grid-loops`) and mapped to `gpu.launch` by
    upstream `gpu-map-parallel-loops` + `convert-parallel-loops-to-gpu`;
 3. `rlx-gpu-check-mapping` fails, naming the op, if any loop nest stayed on the host;
@@ -52,7 +53,7 @@ from ..transforms.gpu.check_mapping import GpuCheckMapping
 from ..transforms.gpu.device_memory import GpuDeviceMemory
 from ..transforms.gpu.grid_loops import GpuGridLoops
 from ..transforms.gpu.hoist_parallel_loops import GpuHoistParallelLoops
-from ..transforms.gpu.scalar_ops_in_loops import GpuScalarOpsInLoops
+from ..transforms.gpu.straight_line_kernels import GpuStraightLineKernels
 from ..transforms.gpu.tile_matmul import MIN_BLOCKS, GpuTileMatmul
 from ..transforms.linalg.bool_tensors_to_i8 import BoolTensorsToI8
 from ..transforms.linalg.memref_copy_to_linalg import MemrefCopyToLinalg
@@ -88,13 +89,10 @@ class LowerToGPU(RlxPipeline):
         return [
             HirToMir(), *lowering, BoolTensorsToI8(), "inline", "symbol-dce", "eliminate-empty-tensors",
             "canonicalize", DistinctResults(), BUFFERIZE, HOIST, OUT_PARAMS, "canonicalize",
-            GpuTileMatmul(tile=self.tile, min_blocks=self.min_blocks), MemrefCopyToLinalg(), GpuScalarOpsInLoops(),
-            "convert-linalg-to-parallel-loops",
-            # No canonicalization here (the inliner's default): it would fold loops of one iteration into
-            # host code; they map to the GPU as they are.
-            "inline{default-pipeline=}", "symbol-dce", GpuHoistParallelLoops(),
+            GpuTileMatmul(tile=self.tile, min_blocks=self.min_blocks), MemrefCopyToLinalg(),
+            "convert-linalg-to-parallel-loops", "inline", "symbol-dce", GpuHoistParallelLoops(),
             *([GpuBlockReductions(block_size=self.block_size)] if self.block_reductions else []),
-            GpuGridLoops(block_size=self.block_size), *MAP_TO_GPU, "canonicalize",
+            GpuStraightLineKernels(), GpuGridLoops(block_size=self.block_size), *MAP_TO_GPU, "canonicalize",
             GpuCheckMapping(), GpuDeviceMemory(), "symbol-dce",
         ]
 

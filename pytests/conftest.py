@@ -7,6 +7,8 @@ def pytest_addoption(parser):
                     help="run thousands of programs, each under every pipeline configuration")
     group.addoption("--fuzz-seed", type=int, default=None, help="first program seed (default: the CI profile's)")
     group.addoption("--fuzz-count", type=int, default=None, help="how many programs (seeds) to run")
+    group.addoption("--fuzz-gpu", action="store_true",
+                    help="also run each program's GPU kernels (rlx-lower-to-gpu) in pytests/gpu_interpreter.py")
 
 
 def pytest_configure(config):

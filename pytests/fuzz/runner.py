@@ -28,9 +28,12 @@ from typing import Optional
 from unittest import mock
 
 import numpy as np
+from gpu_interpreter import Interpreter, numpy_dtype
+from mlir import ir
 
 import rlx_mlir
 from rlx_mlir import CompileError
+from rlx_mlir.passmanager.pipeline import run_pipeline
 from rlx_mlir.pipelines.lower_to_llvm import LowerToLLVM
 from rlx_mlir.runtime import jit
 
@@ -46,6 +49,13 @@ CONFIGS = {
     "threads=1": {"threads": 1},
     "fusion off": {"fuse_elementwise": False, "reassociate": False},
 }
+# Not a compile() configuration: the program lowered by rlx-lower-to-gpu and its kernels executed by
+# pytests/gpu_interpreter.py (a Python thread per GPU thread, barriers and shared memory included), so the
+# GPU backend is fuzzed on machines without a GPU.  Opt-in (--fuzz-gpu): slow, and only for programs
+# the interpreter can hold (GPU_MAX_ELEMENTS per value, no bf16).
+GPU = "gpu interpreter"
+CONFIGS[GPU] = {"gpu_interpreter": True}
+GPU_MAX_ELEMENTS = 4096
 PIPELINE_OPTIONS = ("fuse_elementwise", "reassociate")
 # A result passes when |got - expected| <= TOLERANCE * bound + ABSOLUTE (reference.py's bound).
 TOLERANCE = 2.0
@@ -54,10 +64,20 @@ SHRINK_ATTEMPTS = 150
 TIMEOUT_S = 120
 
 
-def configs_for(seed: int, everything: bool) -> list[str]:
-    """Every configuration, or (the CI profile) the default and one other chosen by the seed."""
-    others = [name for name in CONFIGS if name != "default"]
-    return ["default", *others] if everything else ["default", others[seed % len(others)]]
+def configs_for(seed: int, everything: bool, gpu: bool = False) -> list[str]:
+    """Every compile() configuration, or (the CI profile) the default and one other chosen by the seed;
+    with `gpu`, also the GPU interpreter's."""
+    others = [name for name in CONFIGS if name not in ("default", GPU)]
+    chosen = ["default", *others] if everything else ["default", others[seed % len(others)]]
+    return chosen + [GPU] * gpu
+
+
+def runs_on(program, config: str) -> bool:
+    """Whether `config` applies to `program` (the GPU interpreter: small values, no bf16)."""
+    if config != GPU:
+        return True
+    values = [*program.inputs, *program.ops]
+    return all(v.dtype != "bf16" and int(np.prod(v.shape)) <= GPU_MAX_ELEMENTS for v in values)
 
 
 # ------------------------------------------------------------------------------- in the worker
@@ -72,8 +92,34 @@ def compile_with(text: str, config: dict):
         return rlx_mlir.compile(text, "f", cache=False, **options)
 
 
+def execute_on_gpu_interpreter(text: str, arrays: list) -> list:
+    """The outputs of `text`'s @f lowered by rlx-lower-to-gpu, its kernels run by the GPU interpreter."""
+    with rlx_mlir.make_context(), ir.Location.unknown():
+        module = ir.Module.parse(text)
+        function = next(op for op in module.body.operations if op.operation.name == "func.func")
+        booleans = [str(ir.ShapedType(t).element_type) == "i1" for t in function.type.results]
+        run_pipeline(module.operation, "builtin.module(rlx-lower-to-gpu)")
+        machine = Interpreter(module)
+        parameters = machine.functions["f"].regions[0].blocks[0].arguments
+        outputs = []
+        for parameter in list(parameters)[len(arrays):]:
+            type_ = ir.MemRefType(parameter.type)
+            dtype = numpy_dtype(type_.element_type)
+            outputs.append(np.full(type_.shape, np.nan if dtype.kind == "f" else 99, dtype))  # unwritten: wrong
+        machine.call("f", *[np.array(a, copy=True) for a in arrays], *outputs)
+    # i1 results are stored as bytes on the GPU (rlx-bool-tensors-to-i8); the runtime reads them back as bool.
+    return [out.astype(bool) if boolean else out for out, boolean in zip(outputs, booleans)]
+
+
 def execute(text: str, config: dict, arrays: list) -> tuple:
     """("ok", outputs) or the kind of failure and its message."""
+    if config.get("gpu_interpreter"):
+        try:
+            return "ok", execute_on_gpu_interpreter(text, arrays)
+        except Exception as error:  # noqa: BLE001 - a pass failure is the MLIRError of run_pipeline
+            if "Failure while executing pass pipeline" in str(error):
+                return "compile_error", str(error)
+            return "internal_error", traceback.format_exc(limit=6)
     try:
         executable = compile_with(text, config)
     except CompileError as error:
@@ -297,7 +343,8 @@ class Failure:
         detail = self.outcome.detail.strip().splitlines()
         lines += detail[:8] + ["..."] * (len(detail) > 8)
         lines += [f"config '{o.config}': {o.kind}" for o in self.others]
-        lines.append(f"reproduce: pytest pytests/fuzz --fuzz-seed {self.seed} --fuzz-count 1 [--fuzz-long]")
+        flag = "--fuzz-gpu" if self.outcome.config == GPU else "[--fuzz-long]"
+        lines.append(f"reproduce: pytest pytests/fuzz --fuzz-seed {self.seed} --fuzz-count 1 {flag}")
         return "\n".join(lines)
 
 
@@ -305,7 +352,7 @@ def check_program(worker: Worker, program, configs: list[str]) -> Optional[Failu
     """None when every configuration computes the reference's results; else the shrunk failure."""
     with np.errstate(all="ignore"):
         values = reference.evaluate(program)
-    outcomes = [run_config(worker, program, config, values) for config in configs]
+    outcomes = [run_config(worker, program, config, values) for config in configs if runs_on(program, config)]
     failed = [o for o in outcomes if o.kind != "ok"]
     if not failed:
         return None

@@ -11,12 +11,13 @@ is shrunk to a minimal program, printed with its configuration and error.
     pytest -q pytests/fuzz                                  # CI profile: 300 programs, 2 configs each
     pytest pytests/fuzz --fuzz-long                         # 3000 programs, every configuration
     pytest pytests/fuzz --fuzz-seed 1234 --fuzz-count 1     # one program (what a failure prints)
+    pytest pytests/fuzz --fuzz-gpu --fuzz-count 50          # also the GPU kernels, in the GPU interpreter
 """
 
 import pytest
 
 from .generator import generate
-from .runner import Worker, check_program, configs_for
+from .runner import GPU, Worker, check_program, configs_for, runs_on
 
 CI_SEED, CI_COUNT = 0, 300
 LONG_COUNT = 3000
@@ -45,7 +46,22 @@ def worker():
 
 def test_program(seed, worker, request):
     program = generate(seed)
-    failure = check_program(worker, program, configs_for(seed, request.config.getoption("--fuzz-long")))
+    configs = configs_for(seed, request.config.getoption("--fuzz-long"), request.config.getoption("--fuzz-gpu"))
+    failure = check_program(worker, program, configs)
+    if failure is not None:
+        pytest.fail(failure.report(), pytrace=False)
+
+
+GPU_CI_SEEDS = range(CI_SEED, CI_SEED + 16)
+
+
+@pytest.mark.parametrize("gpu_seed", GPU_CI_SEEDS, ids=lambda seed: f"seed{seed}")
+def test_gpu_kernels_of_a_program(gpu_seed, worker):
+    """Every profile: a few programs' GPU kernels in the GPU interpreter (all of them with --fuzz-gpu)."""
+    program = generate(gpu_seed)
+    if not runs_on(program, GPU):
+        pytest.skip("bf16 or values too large for the GPU interpreter")
+    failure = check_program(worker, program, [GPU])
     if failure is not None:
         pytest.fail(failure.report(), pytrace=False)
 

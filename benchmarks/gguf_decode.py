@@ -20,13 +20,16 @@ contender in a child process of its own (no two thread pools in one process):
   the benchmark prints one line and runs rlx alone), `eval` of the prompt, then one token at a time.
 
 Both run the same random prompt of `--prompt` token ids and `--steps` greedy steps, `--runs` times
-(best and median).  Time to first token = the prompt's prefill plus choosing the first token;
-tokens/s = decode steps / their time.  "same tokens" compares the greedy sequences: llama.cpp
-quantises the activations to 8 bits for its dot products (rlx keeps them f32), so on a random model
-with flat logits a sequence may part at a near-tie; the column gives the first position where they
-differ, and the last column the largest gap between the two logit vectors after the prompt, over their
-range (a wrong model shows tens of percent; llama.cpp's 8-bit activations alone about 1%).  The
-machine is shared: the table says so, and contenders alternate.
+(best and median): the contenders' children are prepared one after another, then their generations
+interleave (one each per round, the order reversed every other round), so that a busy moment on the
+shared machine falls on all of them.  Time to first token = the prompt's prefill plus choosing the
+first token; tokens/s = decode steps / their time, in wall-clock time and per second of the child's
+CPU time (what other jobs on a loaded machine take away shows in the first only).  "same tokens"
+compares the greedy sequences: llama.cpp quantises the activations to 8 bits for its dot products
+(rlx keeps them f32 unless asked for q8), so on a random model with flat logits a sequence may part
+at a near-tie; the column gives the first position where they differ, and the last column the
+largest gap between the two logit vectors after the prompt, over their range (a wrong model shows
+tens of percent; llama.cpp's 8-bit activations alone about 1%).
 """
 
 from __future__ import annotations
@@ -113,7 +116,7 @@ def write_gguf(path: str, c: LlamaConfig, scheme: str, seed: int = 0) -> None:
     writer.close()
 
 
-# --- the contenders, each run in a child process ---------------------------------------------
+# --- the contenders, each a child process that stays up while the runs alternate -------------
 
 
 def _timed(run):
@@ -122,7 +125,19 @@ def _timed(run):
     return value, time.perf_counter() - start
 
 
-def run_rlx(path: str, threads: int, prompt: list[int], steps: int, runs: int, activations: str = "f32") -> dict:
+def _generation(first, step, steps: int) -> dict:
+    """One greedy generation: `first()` -> the first token (timed: TTFT), then `steps` calls of
+    `step(token)`, timed in wall and in this process's CPU time."""
+    token, ttft = _timed(first)
+    tokens, start, cpu = [token], time.perf_counter(), time.process_time()
+    for _ in range(steps):
+        token = step(token)
+        tokens.append(token)
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return dict(ttft=ttft, tps=steps / wall, cpu_tps=steps / max(cpu, 1e-9), tokens=tokens)
+
+
+def prepare_rlx(path: str, threads: int, prompt: list[int], steps: int, activations: str = "f32"):
     from rlx_mlir.models.checkpoints import load_gguf
     from rlx_mlir.models.generate import CachedLlama
 
@@ -132,16 +147,13 @@ def run_rlx(path: str, threads: int, prompt: list[int], steps: int, runs: int, a
     ids = np.array([prompt], np.int64)
     model.reset()
     first_logits = model.forward(ids)[0, -1]
-    results = []
-    for _ in range(runs):
+
+    def generate() -> dict:
         model.reset()
-        token, ttft = _timed(lambda: int(np.argmax(model.forward(ids)[0, -1])))
-        tokens, start = [token], time.perf_counter()
-        for _ in range(steps):
-            token = int(np.argmax(model.forward(np.array([[token]], np.int64))[0, -1]))
-            tokens.append(token)
-        results.append((ttft, steps / (time.perf_counter() - start), tokens))
-    return _summary(results, prepare_s=compile_s, first_logits=first_logits)
+        return _generation(lambda: int(np.argmax(model.forward(ids)[0, -1])),
+                           lambda token: int(np.argmax(model.forward(np.array([[token]], np.int64))[0, -1])), steps)
+
+    return compile_s, first_logits, generate
 
 
 def _last_logits(llm) -> np.ndarray:
@@ -150,56 +162,83 @@ def _last_logits(llm) -> np.ndarray:
     return np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(llm.n_vocab(),))
 
 
-def run_llama_cpp(path: str, threads: int, prompt: list[int], steps: int, runs: int) -> dict:
+def prepare_llama_cpp(path: str, threads: int, prompt: list[int], steps: int):
     import llama_cpp
 
     llm, load_s = _timed(lambda: llama_cpp.Llama(model_path=path, n_ctx=len(prompt) + steps + 8, n_batch=512,
                                                  n_threads=threads, n_threads_batch=threads, verbose=False))
     llm.eval(prompt)
     first_logits = _last_logits(llm).copy()
-    results = []
-    for _ in range(runs):
+
+    def first() -> int:
+        llm.eval(prompt)
+        return int(np.argmax(_last_logits(llm)))
+
+    def step(token: int) -> int:
+        llm.eval([token])
+        return int(np.argmax(_last_logits(llm)))
+
+    def generate() -> dict:
         llm.reset()
+        return _generation(first, step, steps)
 
-        def first():
-            llm.eval(prompt)
-            return int(np.argmax(_last_logits(llm)))
-
-        token, ttft = _timed(first)
-        tokens, start = [token], time.perf_counter()
-        for _ in range(steps):
-            llm.eval([token])
-            token = int(np.argmax(_last_logits(llm)))
-            tokens.append(token)
-        results.append((ttft, steps / (time.perf_counter() - start), tokens))
-    return _summary(results, prepare_s=load_s, first_logits=first_logits)
-
-
-def _summary(results, prepare_s: float, first_logits) -> dict:
-    ttfts = [r[0] for r in results]
-    rates = [r[1] for r in results]
-    return dict(prepare_s=prepare_s, ttft_best=min(ttfts), ttft_median=statistics.median(ttfts),
-                tps_best=max(rates), tps_median=statistics.median(rates), tokens=results[0][2],
-                first_logits=[float(v) for v in first_logits])
+    return load_s, first_logits, generate
 
 
 def child(args) -> None:
-    runs = {"rlx": run_rlx, "rlx_q8": lambda *a: run_rlx(*a, activations="q8"), "llama_cpp": run_llama_cpp}
-    result = runs[args.child](args.path, args.threads, json.loads(args.prompt_ids), args.steps, args.runs)
-    print("RESULT " + json.dumps(result), flush=True)
+    """Prepare (load, compile), print READY, then one generation per `run` line read from stdin."""
+    prepare = {"rlx": prepare_rlx, "rlx_q8": lambda *a: prepare_rlx(*a, activations="q8"),
+               "llama_cpp": prepare_llama_cpp}[args.child]
+    prepare_s, first_logits, generate = prepare(args.path, args.threads, json.loads(args.prompt_ids), args.steps)
+    print("READY " + json.dumps(dict(prepare_s=prepare_s, first_logits=[float(v) for v in first_logits])), flush=True)
+    for line in sys.stdin:
+        if line.strip() != "run":
+            break
+        print("RUN " + json.dumps(generate()), flush=True)
 
 
-def spawn(tool: str, path: str, threads: int, prompt: list[int], args) -> dict | None:
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads))
-    command = [sys.executable, __file__, "--child", tool, "--path", path, "--threads", str(threads),
-               "--prompt-ids", json.dumps(prompt), "--steps", str(args.steps), "--runs", str(args.runs)]
-    done = subprocess.run(command, capture_output=True, text=True, env=env)
-    for line in done.stdout.splitlines():
-        if line.startswith("RESULT "):
-            return json.loads(line[len("RESULT "):])
-    tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
-    print(f"  ({tool}, {threads} thread(s) failed: {' | '.join(tail)})")
-    return None
+class Contender:
+    """A child process of one contender (its own thread pool), driven one generation at a time."""
+
+    def __init__(self, tool: str, path: str, threads: int, prompt: list[int], args):
+        env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads))
+        command = [sys.executable, __file__, "--child", tool, "--path", path, "--threads", str(threads),
+                   "--prompt-ids", json.dumps(prompt), "--steps", str(args.steps)]
+        self.tool, self.runs = tool, []
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, text=True, env=env)
+        self.ready = self._read("READY ")
+
+    def _read(self, tag: str) -> dict | None:
+        for line in self.process.stdout:
+            if line.startswith(tag):
+                return json.loads(line[len(tag):])
+        self.process.wait()
+        tail = self.process.stderr.read().strip().splitlines()[-3:]
+        print(f"  ({self.tool} failed: {' | '.join(tail)})")
+        return None
+
+    def run(self) -> None:
+        if self.ready is None or self.process.poll() is not None:
+            return
+        self.process.stdin.write("run\n")
+        self.process.stdin.flush()
+        result = self._read("RUN ")
+        if result is not None:
+            self.runs.append(result)
+
+    def close(self) -> dict | None:
+        if self.process.poll() is None:
+            self.process.stdin.close()
+            self.process.wait()
+        if self.ready is None or not self.runs:
+            return None
+        summary = dict(self.ready, tokens=self.runs[0]["tokens"])
+        for key in ("ttft", "tps", "cpu_tps"):
+            values = [r[key] for r in self.runs]
+            summary[f"{key}_best"] = min(values) if key == "ttft" else max(values)
+            summary[f"{key}_median"] = statistics.median(values)
+        return summary
 
 
 def same_tokens(a: list[int], b: list[int]) -> str:
@@ -246,16 +285,19 @@ def main() -> None:
             size_mb = os.path.getsize(path) / 2**20
             contenders = [*tools, "rlx_q8"] if scheme == "q4_k" else tools
             for threads in args.threads:
-                found = {}
-                order = contenders if threads % 2 else list(reversed(contenders))  # alternate who goes first
-                for tool in order:
-                    found[tool] = spawn(tool, path, threads, prompt, args)
-                rows.append((scheme, size_mb, threads, found))
+                # prepared one after another, then their generations interleaved round by round
+                running = [Contender(tool, path, threads, prompt, args) for tool in contenders]
+                for round_ in range(args.runs):
+                    for contender in running if round_ % 2 == 0 else running[::-1]:
+                        contender.run()
+                rows.append((scheme, size_mb, threads, {c.tool: c.close() for c in running}))
 
     print()
+    print("Wall-clock tok/s and tok per CPU second (this process's CPU time over the decode steps: "
+          "what a loaded machine takes away shows in wall time only).")
     print("| scheme | file | threads | contender | load/compile s | TTFT ms best / median | decode tok/s best / median "
-          "| rlx / llama.cpp tok/s | same greedy tokens | max logit gap / range |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "| decode tok/CPU-s best / median | rlx / llama.cpp wall (CPU) | same greedy tokens | max logit gap / range |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for scheme, size_mb, threads, found in rows:
         rlx, cpp = found.get("rlx"), found.get("llama_cpp")
         for tool in sorted(found, key=["rlx", "rlx_q8", "llama_cpp"].index):
@@ -264,14 +306,15 @@ def main() -> None:
                 continue
             ratio = same = gap = ""
             if tool != "llama_cpp" and cpp is not None:
-                ratio = f"{r['tps_best'] / cpp['tps_best']:.2f}x"
+                ratio = f"{r['tps_best'] / cpp['tps_best']:.2f}x ({r['cpu_tps_best'] / cpp['cpu_tps_best']:.2f}x)"
                 same = same_tokens(r["tokens"], cpp["tokens"])
                 ours, theirs = np.array(r["first_logits"]), np.array(cpp["first_logits"])
                 gap = f"{np.max(np.abs(ours - theirs)) / (np.ptp(theirs) or 1.0):.2%}"
             name = {"rlx": "rlx", "rlx_q8": "rlx q8", "llama_cpp": "llama.cpp"}[tool]
             print(f"| {scheme} | {size_mb:.0f} MB | {threads} | {name} | {r['prepare_s']:.1f} "
                   f"| {1e3 * r['ttft_best']:.1f} / {1e3 * r['ttft_median']:.1f} "
-                  f"| {r['tps_best']:.1f} / {r['tps_median']:.1f} | {ratio} | {same} | {gap} |")
+                  f"| {r['tps_best']:.1f} / {r['tps_median']:.1f} | {r['cpu_tps_best']:.1f} / {r['cpu_tps_median']:.1f} "
+                  f"| {ratio} | {same} | {gap} |")
         if rlx is None and cpp is None:
             print(f"| {scheme} | {size_mb:.0f} MB | {threads} | (both failed) | | | | | | |")
 

@@ -237,6 +237,63 @@ func.func @step(%x: tensor<1x1x8xf32> {rlx.name = "x"}, %cache: tensor<1x16x8xf3
                                expected_cache, rtol=1e-5, atol=1e-6)
 
 
+def test_bf16_and_float8_tensors_cross_the_c_api_and_ship_in_safetensors(built, tmp_path):
+    """bfloat16 and float8_e4m3fn (OCP FP8 E4M3) inputs, weights and results: in the header and the
+    manifest, queried, passed and returned through the C runtime, and an F8_E4M3 / BF16 weight file
+    written by the safetensors package shipped with --params and bound from it (C and Python)."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    torch = pytest.importorskip("torch")
+    safetensors_torch = pytest.importorskip("safetensors.torch")
+    _, _, program = built
+    source = tmp_path / "mix.mlir"
+    source.write_text("""
+func.func @mix(%x: tensor<4xbf16> {rlx.name = "x"}, %w: tensor<4xf8E4M3FN> {rlx.name = "w", rlx.param},
+               %s: tensor<4xbf16> {rlx.name = "s", rlx.param}) -> (tensor<4xf32>, tensor<4xf8E4M3FN>, tensor<4xbf16>) {
+  %xf = "rlx.cast"(%x) : (tensor<4xbf16>) -> tensor<4xf32>
+  %wf = "rlx.cast"(%w) : (tensor<4xf8E4M3FN>) -> tensor<4xf32>
+  %sf = "rlx.cast"(%s) : (tensor<4xbf16>) -> tensor<4xf32>
+  %p = "rlx.mul"(%xf, %wf) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %y = "rlx.add"(%p, %sf) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %y8 = "rlx.cast"(%y) : (tensor<4xf32>) -> tensor<4xf8E4M3FN>
+  %y16 = "rlx.cast"(%y) : (tensor<4xf32>) -> tensor<4xbf16>
+  return %y, %y8, %y16 : tensor<4xf32>, tensor<4xf8E4M3FN>, tensor<4xbf16>
+}
+""")
+    w = np.array([1.5, -0.25, 448.0, 0.0068359375], np.float32).astype(ml_dtypes.float8_e4m3fn)
+    s = np.array([0.5, 3.0, -2.0, 1e-3], np.float32).astype(ml_dtypes.bfloat16)
+    weights = tmp_path / "weights.safetensors"
+    safetensors_torch.save_file({"w": torch.from_numpy(w.view(np.uint8).copy()).view(torch.float8_e4m3fn),
+                                 "s": torch.from_numpy(s.view(np.uint16).copy()).view(torch.bfloat16)}, str(weights))
+    stored = json.loads(weights.read_bytes()[8:8 + int.from_bytes(weights.read_bytes()[:8], "little")])
+    assert (stored["w"]["dtype"], stored["s"]["dtype"]) == ("F8_E4M3", "BF16")
+    done = rlx_compile(source, "-o", tmp_path / "libmix.so", "--params", weights)
+    assert done.returncode == 0, done.stderr
+    header = (tmp_path / "libmix.h").read_text()
+    assert "#define RLX_MIX_INPUT_X_DTYPE RLX_DTYPE_BFLOAT16" in header
+    assert "#define RLX_MIX_INPUT_W_DTYPE RLX_DTYPE_FLOAT8_E4M3FN" in header
+    assert check(program, "info", tmp_path / "libmix.so").splitlines()[1:] == [
+        "input x bfloat16 [4] bytes 8 param 0 tied -1", "input w float8_e4m3fn [4] bytes 4 param 1 tied -1",
+        "input s bfloat16 [4] bytes 8 param 1 tied -1", "output result0 float32 [4] bytes 16 param 0 tied -1",
+        "output result1 float8_e4m3fn [4] bytes 4 param 0 tied -1", "output result2 bfloat16 [4] bytes 8 param 0 tied -1"]
+    x = np.array([2.0, -4.0, 0.5, 100.0], np.float32).astype(ml_dtypes.bfloat16)
+    x.tofile(tmp_path / "x.bin")  # no w.bin, s.bin: the shipped file's weights
+    check(program, "raw", tmp_path / "libmix.so", tmp_path)
+    expected = x.astype(np.float64) * w.astype(np.float64) + s.astype(np.float64)  # exact in f32 here
+    y = np.fromfile(tmp_path / "result0.out.bin", np.float32)
+    np.testing.assert_array_equal(y, expected.astype(np.float32))
+    y8 = np.fromfile(tmp_path / "result1.out.bin", np.uint8)
+    np.testing.assert_array_equal(y8, y.astype(ml_dtypes.float8_e4m3fn).view(np.uint8))
+    y16 = np.fromfile(tmp_path / "result2.out.bin", np.uint16)
+    np.testing.assert_array_equal(y16, y.astype(ml_dtypes.bfloat16).view(np.uint16))
+    # The Python loader reads the same shipped file (aot.params: F8_E4M3 -> float8_e4m3fn).
+    shipped = aot.loader.load_params(str(tmp_path / "libmix.safetensors"))
+    assert shipped["w"].dtype == np.dtype(ml_dtypes.float8_e4m3fn) and shipped["s"].dtype == np.dtype(ml_dtypes.bfloat16)
+    np.testing.assert_array_equal(shipped["w"].view(np.uint8), w.view(np.uint8))
+    results = aot.load(str(tmp_path / "libmix.so"))(x)
+    np.testing.assert_array_equal(results[0], y)
+    np.testing.assert_array_equal(results[1].view(np.uint8), y8)
+
+
 def test_rlx_compile_emits_header_object_and_llvm_dialect(tmp_path):
     source = EXAMPLES / "mlp.mlir"
     assert rlx_compile(source, "-o", tmp_path / "mlp.h", "--emit", "header").returncode == 0

@@ -371,6 +371,25 @@ def test_hf_tied_embeddings_and_f16_bf16_tensors(tmp_path):
     np.testing.assert_array_equal(weights["layers.0.up"], hf["model.layers.0.mlp.up_proj.weight"].astype(np.float32).T)
 
 
+def test_hf_f8_e4m3_tensors_widen_exactly(tmp_path):
+    """An F8_E4M3 tensor (OCP FP8 E4M3), as the safetensors package writes torch's float8_e4m3fn,
+    loads as its exact float32 values (ml_dtypes' decoding); the model runs on them."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    torch = pytest.importorskip("torch")
+    safetensors_torch = pytest.importorskip("safetensors.torch")
+    hf = hf_tensors(SMALL, seed=8)
+    name = "model.layers.0.mlp.down_proj.weight"
+    f8 = hf[name].astype(ml_dtypes.float8_e4m3fn)  # round to nearest even
+    path = write_hf(tmp_path / "fp8", SMALL, {n: v for n, v in hf.items() if n != name})
+    safetensors_torch.save_file({name: torch.from_numpy(f8.view(np.uint8).copy()).view(torch.float8_e4m3fn)},
+                                str(path / "fp8.safetensors"))
+    config, weights = load_hf(path)
+    exact = f8.astype(np.float32)
+    assert np.abs(exact - hf[name]).max() > 0  # the values did change: not the f32 tensor read back
+    np.testing.assert_array_equal(weights["layers.0.down"], exact.T)
+    assert_runs_like_reference(config, weights, hf_by_role({**hf, name: exact}, SMALL), rope_halves)
+
+
 def _write_bf16(file, name, values):
     import struct
     data = (values.view(np.uint32) >> 16).astype("<u2").tobytes()

@@ -21,7 +21,8 @@
  *                                                    with dlsym): per phase (two contexts created, calls,
  *                                                    destroyed) what was asked of the driver
  *   check_runtime raw LIBRARY DIR                    any model: input i from DIR/<name>.bin (weights bound,
- *                                                    the rest passed), outputs tied to an input given as
+ *                                                    the rest passed; a weight without a file: the one the
+ *                                                    model ships), outputs tied to an input given as
  *                                                    NULL; writes DIR/<output>.out.bin for the others and
  *                                                    DIR/<input>.after.bin for the inputs updated in place
  */
@@ -171,6 +172,11 @@ static int run_raw(const rlx_model_t *model, const char *dir) {
   rlx_tensor_t *in = calloc(inputs + 1, sizeof *in), *out = calloc(outputs + 1, sizeof *out);
   for (size_t i = 0; i < inputs; ++i) {
     const rlx_tensor_info_t *info = rlx_model_input(model, i);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.bin", dir, info->name);
+    FILE *exists = fopen(path, "rb");
+    if (exists) fclose(exists);
+    if (info->is_param && !exists) continue; /* the weights the model ships, bound at creation */
     data[i] = load(dir, info->name, info->bytes);
     if (info->is_param) {
       if (rlx_context_bind_param(context, info->name, data[i], info->bytes, &err) != RLX_OK) die("bind", err);

@@ -22,7 +22,7 @@ from ..ir.dtypes import from_numpy
 SUFFIX = ".safetensors"
 _MAX_HEADER_BYTES = 100 << 20
 DTYPES = {"F32": "float32", "F16": "float16", "F64": "float64", "BOOL": "bool", "I8": "int8", "U8": "uint8",
-          "I16": "int16", "I32": "int32", "I64": "int64", "BF16": "bfloat16"}
+          "I16": "int16", "I32": "int32", "I64": "int64", "BF16": "bfloat16", "F8_E4M3": "float8_e4m3fn"}
 
 
 class ParamsError(RlxError, ValueError):

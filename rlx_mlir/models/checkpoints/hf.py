@@ -11,7 +11,8 @@ heads), `vocab_size`, `rms_norm_eps`, `rope_theta` (default 10000), `tie_word_em
 than `silu`, Qwen2's q/k/v biases (`model_type` `qwen2`) and Qwen3's per-head q/k RMSNorm
 (`qwen3`).
 
-Tensors (every `*.safetensors` file of the directory; F32, F16 and BF16):
+Tensors (every `*.safetensors` file of the directory; F32, F16, BF16 and F8_E4M3, all widened to
+float32 exactly; an FP8 checkpoint's scale tensors, e.g. `weight_scale_inv`, are not read: an error):
 `model.embed_tokens.weight`, `model.layers.{i}.input_layernorm.weight`,
 `.self_attn.{q,k,v,o}_proj.weight`, `.post_attention_layernorm.weight`,
 `.mlp.{gate,up,down}_proj.weight`, `model.norm.weight`, `lm_head.weight` (not read when the
@@ -39,6 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ...ir.dtypes import load_numpy_dtype
 from ..llama import DEQUANT_SCHEMES, LlamaConfig
 from .weights import (
     CheckpointError,
@@ -172,28 +174,42 @@ def read_safetensors(directory: Path) -> dict[str, np.ndarray]:
                     if name in tensors:
                         raise CheckpointError(f"{os.fspath(file)}: tensor '{name}' is also in another file")
                     kind = f.get_slice(name).get_dtype()
-                    if kind == "BF16":  # numpy has no bfloat16: widen the raw bits
-                        tensors[name] = _bf16_tensor(file, name)
+                    if kind in _RAW_FLOATS:  # numpy has no bfloat16 / float8: widen the raw bytes
+                        tensors[name] = _raw_float_tensor(file, name, kind)
                     elif kind in ("F32", "F16"):
                         tensors[name] = f.get_tensor(name).astype(np.float32)
                     else:
                         raise CheckpointError(
-                            f"{os.fspath(file)}: tensor '{name}' has dtype {kind}; supported: F32, F16, BF16"
+                            f"{os.fspath(file)}: tensor '{name}' has dtype {kind}; supported: F32, F16, BF16, F8_E4M3"
                         )
         except SafetensorError as e:
             raise CheckpointError(f"{os.fspath(file)}: not a readable safetensors file ({e})") from None
     return tensors
 
 
-def _bf16_tensor(file: Path, name: str) -> np.ndarray:
-    """A BF16 tensor of a safetensors file as float32, from the header's offsets (8-byte header length, JSON header)."""
+# safetensors dtypes numpy lacks, read from their raw bytes: the little-endian integer of their bits
+# and how it widens to float32 (BF16: the high half of an f32; F8_E4M3: ml_dtypes' float8_e4m3fn,
+# OCP FP8 E4M3, exactly representable in f32).
+_RAW_FLOATS = {"BF16": "<u2", "F8_E4M3": "u1"}
+
+
+def _raw_float_tensor(file: Path, name: str, kind: str) -> np.ndarray:
+    """A BF16 or F8_E4M3 tensor of a safetensors file as float32 (exactly), from the header's
+    offsets (8-byte header length, JSON header)."""
     with open(file, "rb") as f:
         (length,) = struct.unpack("<Q", f.read(8))
         entry = json.loads(f.read(length))[name]
         begin, end = entry["data_offsets"]
         f.seek(8 + length + begin)
-        bits = np.frombuffer(f.read(end - begin), "<u2").astype(np.uint32)
-    return (bits << 16).view(np.float32).reshape(entry["shape"])
+        bits = np.frombuffer(f.read(end - begin), _RAW_FLOATS[kind])
+    if kind == "BF16":
+        values = (bits.astype(np.uint32) << 16).view(np.float32)
+    else:
+        try:
+            values = bits.view(load_numpy_dtype("float8_e4m3fn", f"{os.fspath(file)}: tensor '{name}'")).astype(np.float32)
+        except ValueError as error:  # ml_dtypes missing
+            raise CheckpointError(str(error)) from None
+    return values.reshape(entry["shape"])
 
 
 def _builder_name(name: str, source: str) -> str | None:

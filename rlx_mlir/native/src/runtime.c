@@ -58,9 +58,9 @@ void rlx_error_free(rlx_error_t *error) {
   if (error != NULL && !error->is_static) free(error);
 }
 
-static const char *const DTYPE_NAMES[] = {"float32", "float16", "float64", "bool", "int8",
-                                          "uint8",   "int16",   "int32",   "int64"};
-static const size_t DTYPE_SIZES[] = {4, 2, 8, 1, 1, 1, 2, 4, 8};
+static const char *const DTYPE_NAMES[] = {"float32", "float16", "float64", "bool",     "int8",         "uint8",
+                                          "int16",   "int32",   "int64",   "bfloat16", "float8_e4m3fn"};
+static const size_t DTYPE_SIZES[] = {4, 2, 8, 1, 1, 1, 2, 4, 8, 2, 1};
 #define NUM_DTYPES (sizeof DTYPE_SIZES / sizeof DTYPE_SIZES[0])
 
 const char *rlx_dtype_name(rlx_dtype_t dtype) {
@@ -592,7 +592,8 @@ static const param_entry *find_param(const rlx_params_t *params, const char *nam
 static const struct { const char *name; rlx_dtype_t dtype; } SAFETENSORS_DTYPES[] = {
     {"F32", RLX_DTYPE_FLOAT32}, {"F16", RLX_DTYPE_FLOAT16}, {"F64", RLX_DTYPE_FLOAT64},
     {"BOOL", RLX_DTYPE_BOOL},   {"I8", RLX_DTYPE_INT8},     {"U8", RLX_DTYPE_UINT8},
-    {"I16", RLX_DTYPE_INT16},   {"I32", RLX_DTYPE_INT32},   {"I64", RLX_DTYPE_INT64}};
+    {"I16", RLX_DTYPE_INT16},   {"I32", RLX_DTYPE_INT32},   {"I64", RLX_DTYPE_INT64},
+    {"BF16", RLX_DTYPE_BFLOAT16}, {"F8_E4M3", RLX_DTYPE_FLOAT8_E4M3FN}};
 
 void rlx_params_close(rlx_params_t *params) {
   if (params == NULL) return;

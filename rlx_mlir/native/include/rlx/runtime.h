@@ -39,7 +39,8 @@ typedef enum rlx_status {
   RLX_ERROR_DEVICE = 11           /* a CUDA model where no CUDA driver (libcuda.so.1, loaded at run time) or no device is */
 } rlx_status_t;
 
-/* The dtypes of rlx_mlir.ir.dtypes.NUMPY_NAMES (bool is one byte per element). */
+/* The dtypes of rlx_mlir.ir.dtypes.NUMPY_NAMES (bool is one byte per element; bfloat16 and
+ * float8_e4m3fn, OCP FP8 E4M3, are stored as their raw 2 and 1 bytes). */
 typedef enum rlx_dtype {
   RLX_DTYPE_FLOAT32 = 0,
   RLX_DTYPE_FLOAT16 = 1,
@@ -49,7 +50,9 @@ typedef enum rlx_dtype {
   RLX_DTYPE_UINT8 = 5,
   RLX_DTYPE_INT16 = 6,
   RLX_DTYPE_INT32 = 7,
-  RLX_DTYPE_INT64 = 8
+  RLX_DTYPE_INT64 = 8,
+  RLX_DTYPE_BFLOAT16 = 9,
+  RLX_DTYPE_FLOAT8_E4M3FN = 10
 } rlx_dtype_t;
 
 typedef struct rlx_error rlx_error_t;

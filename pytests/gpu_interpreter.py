@@ -179,6 +179,18 @@ class Interpreter:
                     local.update(zip(body.arguments, ivs))
                     yield from self._block(body, local, on_device)
                 continue
+            if name == "scf.forall" and not on_device:  # a host loop around launches (batched matmuls)
+                if len(op.results):
+                    raise NotImplementedError("gpu_interpreter: scf.forall with results (tensors) on the host")
+                ranges = [range(lo, hi, st) for lo, hi, st in zip(*self._forall_bounds(op, env))]
+                body = op.regions[0].blocks[0]
+                for ivs in itertools.product(*ranges):
+                    local = dict(env)
+                    local.update(zip(body.arguments, ivs))
+                    yield from self._block(body, local, on_device)
+                continue
+            if name == "scf.forall.in_parallel":
+                continue
             if name == "gpu.launch":
                 if on_device:
                     raise AssertionError("nested gpu.launch")
@@ -188,6 +200,16 @@ class Interpreter:
                 raise AssertionError(f"host code accesses device memory: {op}")
             self._simple(op, env)
         return []
+
+    @staticmethod
+    def _forall_bounds(op: ir.Operation, env: dict) -> list[list[int]]:
+        """[lower bounds, upper bounds, steps] of an scf.forall: static values, dynamic ones from operands."""
+        dynamic = iter(env[v] for v in op.operands)
+        bounds = []
+        for name in ("staticLowerBound", "staticUpperBound", "staticStep"):
+            values = list(ir.DenseI64ArrayAttr(op.attributes[name]))
+            bounds.append([next(dynamic) if v == ir.ShapedType.get_dynamic_size() else v for v in values])
+        return bounds
 
     def _simple(self, op: ir.Operation, env: dict) -> None:
         name = op.name

@@ -124,6 +124,16 @@ CASES.append(
 CASES.append(
     ("unit-dims-cumsum", one_op("cumsum", ["tensor<1x1xf32>"], "tensor<1x1xf32>", "axis = 0 : i64, exclusive = false"),
      [normal(1, 1)], lambda x: x, 0, 0))
+CASES.append(  # a host scf.forall over the batch around each entry's matmul kernels
+    ("matmul-batched", one_op("matmul", ["tensor<3x8x1xf32>", "tensor<3x1x31xf32>"], "tensor<3x8x31xf32>"),
+     [normal(3, 8, 1), normal(3, 1, 31)], lambda a, b: a @ b, 1e-6, 1e-6))
+CASES.append(  # a 1 x 1 matmul result, then a cumsum over its unit axis in the arena
+    ("unit-dims-matmul-cumsum",
+     "func.func @f(%a: tensor<1x6xf32>, %b: tensor<6x1xf32>) -> tensor<1x1xf32> {\n"
+     '  %0 = "rlx.matmul"(%a, %b) : (tensor<1x6xf32>, tensor<6x1xf32>) -> tensor<1x1xf32>\n'
+     '  %1 = "rlx.cumsum"(%0) {axis = 0 : i64, exclusive = false} : (tensor<1x1xf32>) -> tensor<1x1xf32>\n'
+     "  return %1 : tensor<1x1xf32>\n}\n",
+     [normal(1, 6), normal(6, 1)], lambda a, b: a @ b, 1e-6, 1e-6))
 CASES.append(
     ("unit-dims-sigmoid", one_op("sigmoid", ["tensor<1xf32>"], "tensor<1xf32>"),
      [normal(1)], lambda x: 1 / (1 + np.exp(-x)), 1e-6, 1e-7))

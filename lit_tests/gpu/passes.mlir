@@ -243,3 +243,30 @@ func.func @straight_line(%x: memref<f32>, %y: memref<1xf32>, %v: memref<4xf32>) 
   %kept = memref.load %x[] : memref<f32>
   return %kept : f32
 }
+
+// -----
+
+// A view in the run (the arena's slot of a scalar) stays on the host, before the loop.
+// STRAIGHT-LABEL: func.func @with_view
+// STRAIGHT-SAME: (%[[ARENA:.*]]: memref<64xi8>, %[[X:.*]]: memref<1x1xf32>, %[[OUT:.*]]: memref<1x1xf32>)
+// STRAIGHT: %[[SLOT:.*]] = memref.view %[[ARENA]]
+// STRAIGHT-NEXT: %{{.*}} = arith.constant 0 : index
+// STRAIGHT-NEXT: %{{.*}} = arith.constant 1 : index
+// STRAIGHT-NEXT: scf.parallel
+// STRAIGHT-NEXT: memref.load %[[X]]
+// STRAIGHT-NEXT: arith.addf
+// STRAIGHT-NEXT: memref.store %{{.*}}, %[[SLOT]]
+// STRAIGHT-NEXT: memref.load %[[SLOT]]
+// STRAIGHT-NEXT: memref.store %{{.*}}, %[[OUT]]
+// STRAIGHT-NEXT: scf.reduce
+func.func @with_view(%arena: memref<64xi8>, %x: memref<1x1xf32>, %out: memref<1x1xf32>) {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f32
+  %a = memref.load %x[%c0, %c0] : memref<1x1xf32>
+  %b = arith.addf %a, %one : f32
+  %slot = memref.view %arena[%c0][] : memref<64xi8> to memref<1x1xf32>
+  memref.store %b, %slot[%c0, %c0] : memref<1x1xf32>
+  %c = memref.load %slot[%c0, %c0] : memref<1x1xf32>
+  memref.store %c, %out[%c0, %c0] : memref<1x1xf32>
+  return
+}

@@ -8,8 +8,9 @@ canonicalization folds loops of one iteration (`rlx.cumsum` of a `tensor<1x1xf32
 on `tensor<1xf32>`) into their bodies.  Such code would run on the CPU over device memory,
 which `rlx-gpu-check-mapping` refuses.  This pass finds, in each host function's body,
 every maximal run of consecutive ops made only of `memref.load`, `memref.store` and `arith` /
-`math` ops that holds at least one load or store, and whose values are not used after it,
-and moves it into
+`math` ops (and views: `memref.view`, `subview`, reshapes, which stay on the host, moved before
+the run) that holds at least one load or store, and whose values are not used after it, and
+moves it into
 
     scf.parallel (%i) = (0) to (1) step (1) { <the run> }
 
@@ -27,6 +28,9 @@ from mlir.dialects import arith, func, memref, scf
 from ...ir.walk import collect_ops, is_op
 from ...passmanager.base import RlxPass
 
+_VIEWS = (memref.ViewOp, memref.SubViewOp, memref.CastOp, memref.ExpandShapeOp, memref.CollapseShapeOp,
+          memref.ReinterpretCastOp)
+
 
 def _straight_line(op: ir.Operation) -> bool:
     return is_op(op, (memref.LoadOp, memref.StoreOp)) or op.name.split(".", 1)[0] in ("arith", "math")
@@ -36,7 +40,7 @@ def _runs(block: ir.Block) -> list[list[ir.Operation]]:
     runs, current = [], []
     for op in block.operations:
         op = op.operation
-        if _straight_line(op):
+        if _straight_line(op) or is_op(op, _VIEWS):
             current.append(op)
             continue
         runs.append(current)
@@ -52,14 +56,18 @@ def _trim(run: list[ir.Operation]) -> list[ir.Operation]:
     return run[access[0]:access[-1] + 1]
 
 
-def _escapes(run: list[ir.Operation]) -> bool:
-    inside = {op for op in run}
+def _movable(run: list[ir.Operation]) -> bool:
+    """Whether the run's views can go before it (their operands come from before the run) and no value
+    computed in it is used after it."""
+    inside = set(run)
     for op in run:
-        for result in op.results:
-            for use in result.uses:
-                if use.owner.operation not in inside:
-                    return True
-    return False
+        if is_op(op, _VIEWS):
+            if any(not isinstance(v.owner, ir.Block) and v.owner.operation in inside for v in op.operands):
+                return False
+            continue
+        if any(use.owner.operation not in inside for result in op.results for use in result.uses):
+            return False
+    return True
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,11 +80,14 @@ class GpuStraightLineKernels(RlxPass):
             if not len(function.regions[0].blocks):
                 continue
             for run in _runs(function.regions[0].blocks[0]):
-                if not _escapes(run):
+                if _movable(run):
                     self._wrap(run)
 
     @staticmethod
     def _wrap(run: list[ir.Operation]) -> None:
+        for view in [op for op in run if is_op(op, _VIEWS)]:
+            view.move_before(run[0])
+        run = [op for op in run if not is_op(op, _VIEWS)]
         with ir.InsertionPoint(run[0]), run[0].location:
             zero = arith.ConstantOp(ir.IndexType.get(), 0)
             one = arith.ConstantOp(ir.IndexType.get(), 1)

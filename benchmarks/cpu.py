@@ -22,6 +22,23 @@ same weights, its logits checked), weights passed per call and bound once
 time of that model, of a compile-cache hit and of binding.
 The peers are optional (`pip install -e .[bench]`: torch, onnxruntime, onnx); a missing
 one is a line under the table.
+
+FMA peak (section `peak`, issue 19: the model prefill at >= 85% of it): measured, not a datasheet
+number.  A function of 16 independent `vector.fma` chains on `vector<16xf32>` values that never
+leave the registers (no loads or stores in the loop; 16 chains cover the FMA latency times the
+FMA ports, so the ports never wait), JIT-compiled by MLIR's ExecutionEngine for this host's CPU
+features (the engine rlx's own code is compiled with) and called on 1 or N threads at once: its
+FLOPs over the best wall time is the peak; a GEMM's best GFLOP/s would only be a lower bound of it
+(and would make every fraction look better).  The process CPU time gives a second peak, per CPU
+second, which load does not lower.  Under the table, the model prefills' FLOPs (from the config:
+projections, SwiGLU, causal attention's query-key pairs, LM head) over their best times as a
+fraction of the peak: wall against the wall peak, and on one thread CPU time against the CPU-time
+peak (the figure to trust on a loaded machine), with ONNX Runtime's wall fraction beside it.
+
+Long prefills (`--long-prefill`, or `long` in `--sections`; not in the default set): the model at
+512 and 2048 tokens, weights bound, against PyTorch eager, interleaved, wall and CPU time per
+token and its growth from 512 to 2048 (issue 19: rlx's grows no faster than torch eager's), the
+compile and bind time of each length in the same table.
 """
 
 from __future__ import annotations
@@ -87,6 +104,87 @@ def bench_matmul(threads: int, repeat: int) -> None:
         flops = 2.0 * m * n * k
         emit(section="matmul", case=f"{m}x{k}x{n}", threads=threads, unit="GFLOP/s",
              numpy=numpy_time, rlx=rlx_time, work=flops / 1e9)
+
+
+FMA_ACCUMULATORS = 16  # independent vector.fma chains: more than FMA latency x ports, so the ports never wait
+FMA_LANES = 16  # f32 lanes of one AVX-512 vector
+FMA_ITERATIONS = 250_000  # per call: 0.13 GFLOP per thread, about 0.5 ms on one core: short enough that
+FMA_CALLS = 60  # some of these calls run unpreempted on a loaded machine (the best wall time is the peak)
+
+
+def fma_probe_module() -> str:
+    """A function `fma_loop(n: i64) -> f32`: n iterations of FMA_ACCUMULATORS independent
+    `acc = acc * m + c` chains on vector<FMA_LANES x f32> values held in registers (no memory
+    traffic), the sum of the accumulators returned so that nothing is dead code."""
+    vt = f"vector<{FMA_LANES}xf32>"
+    count = FMA_ACCUMULATORS
+    types = ", ".join([vt] * count)
+    lines = [
+        "func.func @fma_loop(%n: i64) -> f32 {",
+        f"  %m = arith.constant dense<0.999> : {vt}",
+        f"  %c = arith.constant dense<0.001> : {vt}",
+        *(f"  %init{i} = arith.constant dense<{1.0 + i / 1024}> : {vt}" for i in range(count)),
+        "  %zero = arith.constant 0 : i64",
+        "  %one = arith.constant 1 : i64",
+        f"  %acc:{count} = scf.for %i = %zero to %n step %one iter_args("
+        + ", ".join(f"%a{i} = %init{i}" for i in range(count)) + f") -> ({types}) : i64 {{",
+        *(f"    %f{i} = vector.fma %a{i}, %m, %c : {vt}" for i in range(count)),
+        "    scf.yield " + ", ".join(f"%f{i}" for i in range(count)) + f" : {types}",
+        "  }",
+        f"  %s0 = arith.addf %acc#0, %acc#1 : {vt}",
+        *(f"  %s{i} = arith.addf %s{i - 1}, %acc#{i + 1} : {vt}" for i in range(1, count - 1)),
+        f"  %total = vector.reduction <add>, %s{count - 2} : {vt} into f32",
+        "  return %total : f32",
+        "}",
+    ]
+    return "\n".join(lines)
+
+
+def fma_peak(threads: int, repeat: int) -> dict:
+    """The FMA peak measured here: `fma_probe_module` JIT-compiled by MLIR's ExecutionEngine (the
+    engine rlx compiles with, for this host's CPU features), called on `threads` Python threads at
+    once (ctypes releases the GIL): FLOPs (2 per lane per FMA) over the best wall time of `repeat`
+    calls, and over the best process CPU time (the figure that load does not lower, on one thread)."""
+    import ctypes
+    from concurrent.futures import ThreadPoolExecutor
+
+    from mlir import ir, passmanager
+    from mlir.execution_engine import ExecutionEngine
+
+    with ir.Context():
+        module = ir.Module.parse(fma_probe_module())
+        passmanager.PassManager.parse(
+            "builtin.module(convert-scf-to-cf,convert-vector-to-llvm,convert-arith-to-llvm,convert-func-to-llvm,"
+            "convert-cf-to-llvm,reconcile-unrealized-casts)").run(module.operation)
+        engine = ExecutionEngine(module, opt_level=3)
+        # the packed entry point: void(void **arguments), one pointer per argument and result
+        function = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p))(engine.raw_lookup("fma_loop"))
+
+    def call(_=None):
+        count, result = ctypes.c_int64(FMA_ITERATIONS), ctypes.c_float()
+        function((ctypes.c_void_p * 2)(ctypes.addressof(count), ctypes.addressof(result)))
+        return result.value
+
+    call()
+    walls, cpus = [], []
+    with ThreadPoolExecutor(threads) as pool:
+        for _ in range(repeat):
+            start, cpu = time.perf_counter(), time.process_time()
+            if threads == 1:
+                call()
+            else:
+                list(pool.map(call, range(threads)))
+            walls.append(time.perf_counter() - start)
+            cpus.append(time.process_time() - cpu)
+    walls.sort()
+    flops = 2.0 * FMA_ITERATIONS * FMA_ACCUMULATORS * FMA_LANES * threads
+    return dict(wall=(walls[0], walls[len(walls) // 2]), gflop=flops / 1e9, cpu_gflops=flops / min(cpus) / 1e9)
+
+
+def bench_peak(threads: int, repeat: int) -> None:
+    peak = fma_peak(threads, FMA_CALLS)
+    emit(section="peak", case=f"FMA peak: {FMA_ACCUMULATORS} register-resident vector.fma<{FMA_LANES}xf32> chains",
+         threads=threads, unit="GFLOP/s", rlx=peak["wall"], work=peak["gflop"], cpu_gflops=peak["cpu_gflops"])
 
 
 INTERLEAVED = 1024  # the matmul of the interleaved row: numpy's and rlx's alternately, no pause
@@ -311,14 +409,36 @@ def torch_llama(tokens, w, c):
 
 def interleaved(functions, repeat: int) -> list[tuple[float, float]]:
     """(best, median) seconds of each function, called in turn `repeat` times after one warm-up round."""
-    times = [[] for _ in functions]
+    return interleaved_with_cpu(functions, repeat)[0]
+
+
+def interleaved_with_cpu(functions, repeat: int) -> tuple[list[tuple[float, float]], list[tuple[float, float]]]:
+    """`interleaved`'s (best, median) wall seconds of each function, and the same of its process CPU
+    seconds (every thread's: on one thread, the time it ran, which load does not stretch)."""
+    walls, cpus = [[] for _ in functions], [[] for _ in functions]
     for round_ in range(repeat + 1):
-        for function, spent in zip(functions, times):
-            start = time.perf_counter()
+        for function, wall, cpu in zip(functions, walls, cpus):
+            start, cpu_start = time.perf_counter(), time.process_time()
             function()
             if round_:
-                spent.append(time.perf_counter() - start)
-    return [(sorted(t)[0], sorted(t)[len(t) // 2]) for t in times]
+                wall.append(time.perf_counter() - start)
+                cpu.append(time.process_time() - cpu_start)
+
+    def best_median(times):
+        return [(sorted(t)[0], sorted(t)[len(t) // 2]) for t in times]
+
+    return best_median(walls), best_median(cpus)
+
+
+def prefill_flops(c, seq: int) -> float:
+    """Multiply-adds x 2 of the model's prefill of `seq` tokens, from the config: the projections
+    (q, k, v at kv_heads, o), the SwiGLU's three, causal attention (Q K^T and P V over the
+    seq (seq + 1) / 2 query-key pairs a causal mask keeps) and the LM head; norms, RoPE and
+    softmax (a few FLOPs per element) left out."""
+    q_width, kv_width = c.heads * c.head_dim, c.kv_heads * c.head_dim
+    projections = 2 * seq * c.hidden * (2 * q_width + 2 * kv_width) + 2 * seq * 3 * c.hidden * c.ffn
+    attention = 2 * 2 * c.heads * c.head_dim * seq * (seq + 1) / 2
+    return c.layers * (projections + attention) + 2 * seq * c.hidden * c.vocab
 
 
 def onnx_llama(w, c, seq: int):
@@ -452,11 +572,12 @@ def bench_model(threads: int, repeat: int, layers: int) -> None:
     out = np.empty_like(logits)
     numpy_time = timed(lambda: numpy_llama(tokens, weights, c), repeat)
     pause()
-    rlx_time, bound_time = interleaved([lambda: exe(tokens=tokens, **weights, out=out),
-                                        lambda: bound(tokens, out=out)], repeat)
+    (rlx_time, bound_time), (rlx_cpu, bound_cpu) = interleaved_with_cpu(
+        [lambda: exe(tokens=tokens, **weights, out=out), lambda: bound(tokens, out=out)], repeat)
     pause()
     row = dict(section="model", case=f"llama {layers} layers, prefill 128", threads=threads, unit="tok/s",
-               numpy=numpy_time, rlx=rlx_time, work=float(c.seq))
+               numpy=numpy_time, rlx=rlx_time, work=float(c.seq), gflop=prefill_flops(c, c.seq) / 1e9,
+               rlx_cpu=rlx_cpu)
     forward = torch_llama(tokens, weights, c)
     if forward is not None:
         import torch
@@ -467,7 +588,7 @@ def bench_model(threads: int, repeat: int, layers: int) -> None:
         row["torch_version"] = torch.__version__
     row.update(onnxruntime_columns(tokens, weights, c, threads, repeat, expected))
     emit(**row)
-    emit(**{**row, "case": f"llama {layers} layers, prefill 128, params bound", "rlx": bound_time})
+    emit(**{**row, "case": f"llama {layers} layers, prefill 128, params bound", "rlx": bound_time, "rlx_cpu": bound_cpu})
     emit(section="compile", case=f"llama {layers} layers: builder to first result", threads=threads,
          unit="s", rlx=(first_result, first_result))
     emit(section="compile", case=f"llama {layers} layers: compile-cache hit (build + compile)", threads=threads,
@@ -476,10 +597,65 @@ def bench_model(threads: int, repeat: int, layers: int) -> None:
          unit="s", rlx=(bind_time, bind_time))
 
 
+LONG_PREFILLS = (512, 2048)
+
+
+def bench_long(threads: int, repeat: int, layers: int) -> None:
+    """Prefill of LONG_PREFILLS tokens (issue 19: time per token grows no faster than torch eager's):
+    each length's model compiled (timed) and its weights bound, then rlx and torch eager interleaved
+    (wall and process CPU time), logits checked against torch's."""
+    import dataclasses
+
+    import numpy as np
+
+    from rlx_mlir.models.llama import LlamaConfig, build_llama, random_weights
+
+    base = LlamaConfig(layers=layers, hidden=512, heads=8, kv_heads=8, head_dim=64, ffn=1408, vocab=1000, seq=128)
+    weights = random_weights(base, seed=0)
+    for seq in LONG_PREFILLS:
+        c = dataclasses.replace(base, seq=seq)
+        tokens = np.random.default_rng(seq).integers(0, c.vocab, (1, seq)).astype(np.int64)
+        start = time.perf_counter()
+        exe = build_llama(c).compile(threads=threads)
+        compile_time = time.perf_counter() - start
+        start = time.perf_counter()
+        bound = exe.bind_params(**weights)
+        bind_time = time.perf_counter() - start
+        logits = bound(tokens)
+        out = np.empty_like(logits)
+        row = dict(section="prefill-long", case=f"llama {layers} layers, prefill {seq}, params bound",
+                   threads=threads, unit="tok/s", work=float(seq), gflop=prefill_flops(c, seq) / 1e9, seq=seq,
+                   compile_s=compile_time, bind_s=bind_time)
+        forward = torch_llama(tokens, weights, c)
+        functions = [lambda bound=bound, tokens=tokens, out=out: bound(tokens, out=out)]
+        if forward is not None:
+            import torch
+
+            torch.set_num_threads(threads)
+            expected = forward().numpy()
+            assert np.allclose(logits, expected, rtol=1e-3, atol=1e-3 * np.abs(expected).max()), "rlx model is wrong"
+            row["torch_version"] = torch.__version__
+            functions.append(forward)
+        else:
+            row["note"] = "torch eager column of the long prefills: not measured (pip install torch: the bench extra)"
+        pause()
+        walls, cpus = interleaved_with_cpu(functions, repeat)
+        row.update(rlx=walls[0], rlx_cpu=cpus[0])
+        if forward is not None:
+            row.update(torch=walls[1], torch_cpu=cpus[1])
+        emit(**row)
+        emit(section="compile", case=f"llama {layers} layers, prefill {seq}: compile (build + compile)",
+             threads=threads, unit="s", rlx=(compile_time, compile_time))
+        emit(section="compile", case=f"llama {layers} layers, prefill {seq}: bind_params (compile prepacked, pack)",
+             threads=threads, unit="s", rlx=(bind_time, bind_time))
+
+
 def child(args) -> None:
     threads = args.threads
     repeat = 3 if args.quick else args.repeat
     sections = args.sections.split(",")
+    if "peak" in sections:
+        bench_peak(threads, repeat)
     if "matmul" in sections:
         bench_matmul(threads, repeat)
     if "interleaved" in sections:
@@ -490,6 +666,8 @@ def child(args) -> None:
         bench_rows(threads, repeat)
     if "model" in sections:
         bench_model(threads, max(3, repeat // 2), 4 if args.quick else 12)
+    if "long" in sections:
+        bench_long(threads, 3, 4 if args.quick else 12)
 
 
 # --- the parent: one child per thread setting, one table ---------------------------------------
@@ -541,11 +719,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=9, help="timed calls per measurement (default 9)")
     parser.add_argument("--quick", action="store_true", help="3 calls per measurement and a 4-layer model")
-    parser.add_argument("--sections", default="matmul,interleaved,gelu,rows,model",
-                        help="comma-separated subset of matmul,interleaved,gelu,rows,model")
+    parser.add_argument("--sections", default="peak,matmul,interleaved,gelu,rows,model",
+                        help="comma-separated subset of peak,matmul,interleaved,gelu,rows,model,long "
+                             "(long: prefill 512 and 2048 against torch eager, not in the default set)")
+    parser.add_argument("--long-prefill", action="store_true",
+                        help="add the long section (prefill 512 and 2048 tokens, a few minutes more)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--threads", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.long_prefill and "long" not in args.sections.split(","):
+        args.sections += ",long"
     if args.child:
         child(args)
         return
@@ -553,7 +736,7 @@ def main() -> None:
 
     cores = default_threads()
     rows = run_child(1, args) + (run_child(cores, args) if cores > 1 else [])
-    order = ["matmul", "bias+gelu", "softmax", "rms_norm", "model", "compile"]
+    order = ["peak", "matmul", "bias+gelu", "softmax", "rms_norm", "model", "prefill-long", "compile"]
     rows.sort(key=lambda r: (order.index(r["section"]), r["case"], r["threads"]))
     import numpy
 
@@ -566,6 +749,68 @@ def main() -> None:
         print("peers: " + ", ".join(peers))
     for note in sorted({row["note"] for row in rows if "note" in row}):
         print(note)
+    for lines in (peak_table(rows), long_table(rows)):
+        if lines:
+            print()
+            print("\n".join(lines))
+
+
+def peak_table(rows: list[dict]) -> list[str]:
+    """The model prefills' FLOP rates as fractions of the FMA peak measured in the same child: at the
+    best wall times, and on one thread also at the best process CPU times (peak per CPU second)."""
+    peaks = {r["threads"]: r for r in rows if r["section"] == "peak"}
+    models = sorted((r for r in rows if "gflop" in r and r["threads"] in peaks),
+                    key=lambda r: (r["section"] != "model", r.get("seq", 0), r["case"], r["threads"]))
+    if not models:
+        return []
+    lines = ["| case | threads | model GFLOP | FMA peak GFLOP/s (wall best; per CPU s) | rlx GFLOP/s (wall best) "
+             "| of peak (wall) | rlx GFLOP/s per CPU s (1 thread) | of peak (CPU time) | ORT of peak (wall) |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in models:
+        peak = peaks[r["threads"]]
+        peak_wall = peak["work"] / peak["rlx"][0]
+        rate = r["gflop"] / r["rlx"][0]
+        cpu_rate, cpu_fraction = "", ""
+        if r["threads"] == 1 and "rlx_cpu" in r:
+            cpu_rate = f"{r['gflop'] / r['rlx_cpu'][0]:.1f}"
+            cpu_fraction = f"{100 * r['gflop'] / r['rlx_cpu'][0] / peak['cpu_gflops']:.0f}%"
+        ort = f"{100 * r['gflop'] / r['ort'][0] / peak_wall:.0f}%" if "ort" in r else ""
+        threads = "1" if r["threads"] == 1 else f"all ({r['threads']})"
+        lines.append(f"| {r['case']} | {threads} | {r['gflop']:.2f} | {peak_wall:.1f}; {peak['cpu_gflops']:.1f} "
+                     f"| {rate:.1f} | {100 * rate / peak_wall:.0f}% | {cpu_rate} | {cpu_fraction} | {ort} |")
+    return lines
+
+
+def long_table(rows: list[dict]) -> list[str]:
+    """Time per token of the long prefills, rlx and torch eager, and its growth from the shortest to
+    the longest (wall best; CPU time best on one thread)."""
+    long = [r for r in rows if r["section"] == "prefill-long"]
+    if not long:
+        return []
+    lines = ["| threads | tokens | rlx ms/token (wall best; CPU best) | torch ms/token (wall best; CPU best) "
+             "| rlx compile s (bind s) |", "|---|---|---|---|---|"]
+
+    def per_token(r, name):
+        if name not in r:
+            return None, None
+        return r[name][0] / r["seq"], r[name + "_cpu"][0] / r["seq"]
+
+    for threads in sorted({r["threads"] for r in long}):
+        mine = sorted((r for r in long if r["threads"] == threads), key=lambda r: r["seq"])
+        for r in mine:
+            cells = []
+            for name in ("rlx", "torch"):
+                wall, cpu = per_token(r, name)
+                cells.append("" if wall is None else f"{1e3 * wall:.3f}; {1e3 * cpu:.3f}")
+            lines.append(f"| {threads} | {r['seq']} | {cells[0]} | {cells[1]} | {r['compile_s']:.1f} ({r['bind_s']:.1f}) |")
+        first, last = mine[0], mine[-1]
+        growth = []
+        for name in ("rlx", "torch"):
+            a, b = per_token(first, name), per_token(last, name)
+            if a[0] is not None:
+                growth.append(f"{name} x{b[0] / a[0]:.2f} (CPU x{b[1] / a[1]:.2f})")
+        lines.append(f"| {threads} | growth {first['seq']} -> {last['seq']} per token | {' | '.join(growth)} | |")
+    return lines
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ import re
 import numpy as np
 import pytest
 
+import rlx_mlir
 from rlx_mlir.ir.diagnostics import DiagnosticCollector
 from rlx_mlir.models.generate import CachedLlama, generate
 from rlx_mlir.models.llama import LlamaConfig, random_weights
@@ -227,6 +228,27 @@ def test_prefill_buckets_serve_every_prompt_length_with_one_compile_per_bucket(w
     extra = np.array([7, 30])
     _close_to(bucketed.forward(extra[None])[0], full_forward(np.concatenate([PROMPT, extra]), weights, CONFIG)[-2:])
     assert bucketed.compiled_lengths == [1, 8]
+
+
+def test_a_new_prompt_length_within_a_bucket_compiles_nothing(weights):
+    """The documented bound (README, "KV cache"): every prompt length up to the largest bucket runs in
+    an already compiled step once its bucket has been compiled: `compile` is not even asked (no cache
+    hit or miss) for the new lengths, and the first length of the next bucket is one compile."""
+    rlx_mlir.clear_compile_cache()
+    bucketed = CachedLlama(CONFIG, weights, capacity=CAPACITY, prefill_buckets=(8, 16))
+    bucketed.forward(np.arange(5)[None])
+    before = rlx_mlir.compile_cache_info()
+    for length in (1, 2, 3, 6, 7, 8):
+        bucketed.reset()
+        prompt = (np.arange(length) * 7 + 3) % CONFIG.vocab
+        _close_to(bucketed.forward(prompt[None])[0, -1], full_forward(prompt, weights, CONFIG)[-1])
+    after = rlx_mlir.compile_cache_info()
+    # length 1 is the decode step: its one compile is the only request for a new executable
+    assert (after.hits + after.misses) - (before.hits + before.misses) == 1
+    bucketed.reset()
+    bucketed.forward(np.arange(12)[None])
+    assert rlx_mlir.compile_cache_info().misses - after.misses == 1
+    assert bucketed.compiled_lengths == [1, 8, 16]
 
 
 def test_prefill_buckets_fall_back_to_the_exact_length(weights):

@@ -21,6 +21,12 @@ threads=1 (and OPENBLAS_NUM_THREADS=1); the "all" rows use every core.  Best and
 rounds; "vs routed" is the contender's best time over routed's best (above 1: routed is faster).
 On a loaded machine the 1-thread rows' process CPU time (which leaves out the time other processes
 hold the core) is the steadier measure; its ratios are in the last column.
+
+The bandwidth-bound floor: the weight bytes each contender must read from memory (the routed block
+and dense-masked read all E experts' three matrices, 277 MB in f32; the same-FLOPs dense forms one
+expert's, 35 MB; a decode step its two chosen experts') over this machine's streaming bandwidth,
+measured in the same rounds as a 256 MiB numpy copy (bytes read + written over its best time).  The
+routed block cannot beat the larger of that floor and its FLOPs' time (the dense FFN row).
 """
 
 from __future__ import annotations
@@ -40,6 +46,31 @@ sys.path.insert(0, ROOT)
 
 TOKENS, HIDDEN, FFN, EXPERTS, TOP_K = 128, 1024, 2816, 8, 2
 QUANT = "q8_0"  # the packed experts of the quantised decode rows
+STREAM = "stream: numpy copy of 256 MiB"  # the bandwidth the floors are measured against
+
+
+def weight_bytes(experts: int, scheme: str | None = None) -> int:
+    """The bytes of `experts` experts' gate, up and down matrices (f32, or packed in `scheme`)."""
+    elements = experts * 3 * HIDDEN * FFN
+    if scheme is None:
+        return 4 * elements
+    from rlx_mlir.dialects.rlx.quant import GGUF_SCHEMES
+
+    return elements // HIDDEN * GGUF_SCHEMES[scheme].row_bytes(HIDDEN)
+
+
+# The weights each contender reads from memory (a decode step: its TOP_K chosen experts').
+WEIGHT_BYTES = {
+    "routed (direct)": weight_bytes(EXPERTS),
+    "dense-masked (fusable)": weight_bytes(EXPERTS),
+    "dense FFN, same FLOPs": weight_bytes(1),
+    "one GEMM, same FLOPs": weight_bytes(1),
+    "numpy GEMM, same FLOPs": weight_bytes(1),
+    "decode: 1 token, E = 8 (routed)": weight_bytes(TOP_K),
+    "decode: 1 token, E = 2 (routed)": weight_bytes(TOP_K),
+    f"decode: 1 token, E = 8, {QUANT} experts": weight_bytes(TOP_K, QUANT),
+    f"decode: 1 token, E = 2, {QUANT} experts": weight_bytes(TOP_K, QUANT),
+}
 
 
 def log(message: str) -> None:
@@ -140,6 +171,8 @@ def bench(threads: int, repeat: int) -> None:
     decode2_args = dict(x=one, router=p["router"][:, :2], gate=p["gate"][:2], up=p["up"][:2], down=p["down"][:2])
     quant_args = dict(x=one, router=p["router"], **{n: packed(p[n], QUANT) for n in ("gate", "up", "down")})
     quant2_args = dict(quant_args, router=p["router"][:, :2], **{n: quant_args[n][:2] for n in ("gate", "up", "down")})
+    source = np.ones(64 * 2**20, np.float32)  # 256 MiB: far past the caches
+    copy = np.empty_like(source)
 
     a, b = routed(**moe_args), masked(**moe_args)
     check = [0, 1, 77, TOKENS - 1]
@@ -158,6 +191,7 @@ def bench(threads: int, repeat: int) -> None:
         "decode: 1 token, E = 2 (routed)": lambda: decode2(**decode2_args),
         f"decode: 1 token, E = 8, {QUANT} experts": lambda: quant8(**quant_args),
         f"decode: 1 token, E = 2, {QUANT} experts": lambda: quant2(**quant2_args),
+        STREAM: lambda: np.copyto(copy, source),
     }
     times = {name: [] for name in contenders}
     cpu = {name: [] for name in contenders}  # process CPU time: what a 1-thread run costs, preemption left out
@@ -175,6 +209,7 @@ def bench(threads: int, repeat: int) -> None:
         ordered, ordered_cpu = sorted(samples), sorted(cpu[name])
         emit(threads=threads, contender=name, best=ordered[0], median=ordered[len(ordered) // 2],
              cpu_best=ordered_cpu[0], cpu_median=ordered_cpu[len(ordered_cpu) // 2])
+    emit(threads=threads, contender="bandwidth", bytes_per_s=2 * source.nbytes / min(times[STREAM]))
 
 
 def run_child(threads: int, args) -> list[dict]:
@@ -183,15 +218,24 @@ def run_child(threads: int, args) -> list[dict]:
 
 def table(rows: list[dict]) -> str:
     flops = 2 * TOKENS * TOP_K * HIDDEN * FFN * 3
+    bandwidth = {r["threads"]: r["bytes_per_s"] for r in rows if r["contender"] == "bandwidth"}
+    rows = [r for r in rows if r["contender"] != "bandwidth"]
     lines = ["| threads | contender | ms (best / median) | CPU ms, 1 thread (best / median) "
-             "| GFLOP/s of the routed work (best) | vs routed (best) | vs routed (CPU best, 1 thread) |",
-             "|---|---|---|---|---|---|---|"]
+             "| weights read, MB: bandwidth floor, ms | GFLOP/s of the routed work (best) | vs routed (best) "
+             "| vs routed (CPU best, 1 thread) |",
+             "|---|---|---|---|---|---|---|---|"]
     best = {(r["threads"], r["contender"]): r["best"] for r in rows}
     cpu_best = {(r["threads"], r["contender"]): r["cpu_best"] for r in rows}
     for row in rows:
         single = row["threads"] == 1
         threads = "1" if single else f"all ({row['threads']})"
         times = f"{row['best'] * 1e3:.1f} / {row['median'] * 1e3:.1f}"
+        if row["contender"] == STREAM:
+            lines.append(f"| {threads} | {STREAM} (read + write) | {times} | - "
+                         f"| {bandwidth[row['threads']] / 1e9:.1f} GB/s | - | - | - |")
+            continue
+        moved = WEIGHT_BYTES[row["contender"]]
+        floor = f"{moved / 1e6:.1f}: {moved / bandwidth[row['threads']] * 1e3:.1f}"
         # A 1-thread run's CPU time leaves out preemption by other processes (a loaded machine);
         # with threads it sums them, so only the wall time is shown.
         cpu = f"{row['cpu_best'] * 1e3:.1f} / {row['cpu_median'] * 1e3:.1f}" if single else "-"
@@ -201,10 +245,10 @@ def table(rows: list[dict]) -> str:
         ratio = row["best"] / best[(row["threads"], peer)]
         cpu_ratio = f"{row['cpu_best'] / cpu_best[(1, peer)]:.2f}x" if single else "-"
         if peer != "routed (direct)":  # compared with the E = 2 model: the weights read
-            lines.append(f"| {threads} | {row['contender']} | {times} | {cpu} | - | {ratio:.2f}x of E = 2 "
+            lines.append(f"| {threads} | {row['contender']} | {times} | {cpu} | {floor} | - | {ratio:.2f}x of E = 2 "
                          f"| {cpu_ratio} of E = 2 |")
             continue
-        lines.append(f"| {threads} | {row['contender']} | {times} | {cpu} | {flops / row['best'] / 1e9:.0f} "
+        lines.append(f"| {threads} | {row['contender']} | {times} | {cpu} | {floor} | {flops / row['best'] / 1e9:.0f} "
                      f"| {ratio:.2f}x | {cpu_ratio} |")
     return "\n".join(lines)
 

@@ -4,8 +4,8 @@
 // most ceil(5 / 8) + 3 - 1 = 3 tiles, 24 slots) and each row its slot; a generic gathers the
 // rows into slot order, then per block of weight columns (one scf.forall), per expert with rows,
 // per tile of that expert a static 8xK linalg.matmul against the expert's weight (the block read
-// in place, not copied) is inserted into the slot rows, and a generic reads each row back from
-// its slot (zeros for an out-of-range expert: slot -1).
+// in place, not copied: 5 rows, so no expert can get two tiles) is inserted into the slot rows, and
+// a generic reads each row back from its slot (zeros for an out-of-range expert: slot -1).
 // rlx.scatter_add is an scf.for over the update rows adding each into its destination row in
 // place (out-of-range indices add zero).
 // RUN: rlx-opt %s --rlx-mir-to-linalg | FileCheck %s
@@ -45,6 +45,22 @@
 func.func @grouped(%x: tensor<5x16xf32>, %w: tensor<3x16x8xf32>, %idx: tensor<5xi64>) -> tensor<5x8xf32> {
   %0 = "rlx.grouped_matmul"(%x, %w, %idx) : (tensor<5x16xf32>, tensor<3x16x8xf32>, tensor<5xi64>) -> tensor<5x8xf32>
   return %0 : tensor<5x8xf32>
+}
+
+// With more rows than a tile (10 rows, tiles of 8) an expert may get several tiles: the block of
+// its weight is copied contiguous once (linalg.copy into a fresh [K, block]), before its tile
+// loop, and every tile's matmul reads the copy.
+// CHECK-LABEL: func.func @grouped_copied
+// CHECK-SAME: %{{.*}}: tensor<10x16xf32>, %[[W:.*]]: tensor<3x16x8xf32>
+// CHECK: scf.forall
+// CHECK: scf.if
+// CHECK: %[[VIEW:.*]] = tensor.extract_slice %[[W]][%{{.*}}, 0, %{{.*}}] [1, 16, 8] [1, 1, 1] : tensor<3x16x8xf32> to tensor<16x8xf32>
+// CHECK: %[[BLOCK:.*]] = linalg.copy {{.*}}ins(%[[VIEW]] : tensor<16x8xf32>) outs(%{{.*}} : tensor<16x8xf32>)
+// CHECK: scf.for
+// CHECK: linalg.matmul ins(%{{.*}}, %[[BLOCK]] : tensor<8x16xf32>, tensor<16x8xf32>)
+func.func @grouped_copied(%x: tensor<10x16xf32>, %w: tensor<3x16x8xf32>, %idx: tensor<10xi64>) -> tensor<10x8xf32> {
+  %0 = "rlx.grouped_matmul"(%x, %w, %idx) : (tensor<10x16xf32>, tensor<3x16x8xf32>, tensor<10xi64>) -> tensor<10x8xf32>
+  return %0 : tensor<10x8xf32>
 }
 
 // CHECK-LABEL: func.func @scatter

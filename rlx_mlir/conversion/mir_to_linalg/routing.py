@@ -16,9 +16,10 @@ sort, so each expert's weight multiplies only its own rows:
    one parallel region for the op, and rlx-tile-matmul leaves the kernels inside it serial), then
    per expert with rows (`scf.if`: an expert without rows is not read), per tile of that expert:
    one static `[T, K] x [K, block]` `linalg.matmul` (which `rlx-pack-matmul` turns into the GEMM
-   kernel) on the block of the expert's weight, read in place, written into `ys [tiles * T, N]`.
-   The tile loop inside keeps one block of the expert's weight in cache while its tiles pass, so
-   each weight is read from memory once; with `T` the kernel's 8 rows, at most 7
+   kernel) on the block of the expert's weight, written into `ys [tiles * T, N]`.  The block is
+   first copied contiguous (read in place, its rows N floats apart share a few cache sets), unless
+   no expert can have two tiles (decode: then it is read in place, once).  The tile loop inside
+   keeps the block in cache while the expert's tiles pass, so each weight is read from memory once; with `T` the kernel's 8 rows, at most 7
    padding rows per expert are computed.  The quantised form has the same loops over blocks of
    the slab's rows (output columns) and multiplies a tile by its expert's block with
    `rlx.dequant_matmul`'s lowering (`quant.packed_matmul`: blocks decoded inside the product);
@@ -49,9 +50,10 @@ from . import quant
 ROW_TILE = 8
 # Weight columns per pass over an expert's tiles: half the kernel's cache block of B
 # (rlx-tile-matmul's NC), so a block of K = 1024 rows (512 KiB) stays in a 1 MiB L2 while the
-# expert's tiles pass.  Measured on the MoE benchmark's block (1 thread, CPU time, loaded machine):
-# 256 columns copied contiguous first 49.6 ms, 128 columns read in place 43.5 ms (dense same-FLOPs
-# FFN 40.3 ms).
+# expert's tiles pass.  Measured per grouped matmul of the MoE benchmark (E = 8, 256 rows, 1
+# thread, CPU ms best of 9 interleaved, loaded machine; [K, N] = gate [1024, 2816] / down [2816,
+# 1024]): the block copied contiguous 32 columns 26.0 / 25.1, 64: 19.5 / 20.7, 128: 14.2 / 15.4,
+# 256: 14.8 / 15.8; 128 columns read in place 16.7 / 19.9 (dense [256, K] x [K, N] GEMM 8-9 ms).
 COLUMN_BLOCK = 128
 
 Offset = lb.Offset
@@ -269,11 +271,16 @@ def _lower_grouped_matmul(op) -> ir.Value:
     buckets = _Buckets(op.expert_idx, rows, experts, tile)
     xs = buckets.gather_rows(op.x, k, f32)
     block = lb.largest_divisor(n, COLUMN_BLOCK)
+    several_tiles = rows > tile  # an expert may get more than one tile: each reads its block
 
     def weight_block(e, column):
-        # The block of the expert's weight read in place (rows N apart in the stack): the kernel
-        # streams it once from memory for the first tile, from L2 for the others.
-        return lb.extract_slice(op.weight, [e, 0, column], [1, k, block], [k, block])
+        view = lb.extract_slice(op.weight, [e, 0, column], [1, k, block], [k, block])
+        if not several_tiles:  # one tile per expert (decode): the kernel reads the block in place, once
+            return view
+        # Copied contiguous, `[K, block]`: read from memory once, then every tile of the expert
+        # reads it from L2.  Read in place, its rows lie N floats apart (4 KiB for N = 1024), so
+        # they fall into a few cache sets and the tiles after the first miss L2.
+        return linalg.copy(view, outs=[lb.empty([k, block], f32)])
 
     def multiply(rows_of_tile, weights):
         return linalg.matmul(rows_of_tile, weights, outs=[lb.zeros([tile, block], f32)])

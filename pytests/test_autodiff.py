@@ -226,6 +226,14 @@ CASES["matmul"] = (
     lambda s: ([(s[0], "f"), (s[1], "f")], lambda g, a, b: a @ b, np.matmul, [0, 1]),
 )
 
+
+def test_matmul_gradient_in_both_forms_of_d_x():
+    """`d x = dy @ w^T` is built as `(w @ dy^T)^T` when the rows are fewer than the weight's
+    elements allow (no weight-sized transposed copy) and directly otherwise: both forms equal
+    central differences (lit_tests/mir-passes/grad-matmul-forms.mlir pins which form is built)."""
+    for x_shape, w_shape in [((1, 2, 6), (6, 7)), ((2, 6), (6, 7)), ((9, 2), (2, 3))]:
+        check_gradients(lambda g, a, b: a @ b, np.matmul, [(x_shape, "f"), (w_shape, "f")], [0, 1])
+
 DOT_GENERAL = [
     # (lhs shape, rhs shape, lhs_c, rhs_c, lhs_b, rhs_b, einsum)
     ((3, 4), (4, 2), [1], [0], [], [], "mk,kn->mn"),

@@ -71,6 +71,7 @@ PASSES = LazyTable({
     "rlx-tile-matmul": "transforms.linalg.tile_matmul:TileMatmul",
     "rlx-tile-gemv": "transforms.linalg.tile_gemv:TileGemv",
     "rlx-parallelize-linalg": "transforms.linalg.parallelize_linalg:ParallelizeLinalg",
+    "rlx-forall-reads-shared-outs": "transforms.linalg.forall_reads_shared_outs:ForallReadsSharedOuts",
     "rlx-approximate-math": "transforms.linalg.approximate_math:ApproximateMath",
     "rlx-vectorize-elementwise": "transforms.linalg.vectorize_elementwise:VectorizeElementwise",
     # MIR clean-up and fusion, in a sensible order: clean up, fuse SwiGLU before

@@ -32,6 +32,7 @@ from ..transforms.hir.outline_blocks import OutlineBlocks
 from ..transforms.linalg.approximate_math import ApproximateMath
 from ..transforms.linalg.bf16_as_i16 import Bf16AsI16
 from ..transforms.linalg.bool_tensors_to_i8 import BoolTensorsToI8
+from ..transforms.linalg.forall_reads_shared_outs import ForallReadsSharedOuts
 from ..transforms.linalg.fuse_elementwise import FuseElementwise
 from ..transforms.linalg.hoist_param_packing import HoistParamPacking
 from ..transforms.linalg.memref_copy_to_linalg import MemrefCopyToLinalg
@@ -152,7 +153,10 @@ class LowerToLLVM(RlxPipeline):
             steps += ["canonicalize", gemm]
         if threads > 1:
             steps.append(ParallelizeLinalg(threads=threads))
-        steps += ["eliminate-empty-tensors", "canonicalize", DistinctResults(), ReadonlyArguments(), BUFFERIZE]
+        steps += ["eliminate-empty-tensors", "canonicalize"]
+        if threads > 1:  # a tile read and overwritten in place (a tied update) is not copied first
+            steps.append(ForallReadsSharedOuts())
+        steps += [DistinctResults(), ReadonlyArguments(), BUFFERIZE]
         steps += [*CLEAN_UP, HOIST]
         steps.append(DropTiedResults())  # results updated in an argument's buffer (KV caches) are no outputs
         if self.out_params:

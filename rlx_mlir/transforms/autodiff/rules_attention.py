@@ -108,7 +108,9 @@ def _attention(emit, op, cts):
     q = _heads(emit, op.q, h, d)
     k = _repeat_groups(emit, _heads(emit, op.k, hkv, d), groups)
     v = _repeat_groups(emit, _heads(emit, op.v, hkv, d), groups)
-    scores = emit.scale(emit.dot_general(q, k, [3], [3], [0, 1], [0, 1]), scale)  # [B, H, Sq, Sk]
+    # Batched products in the plain `[.., M, K] x [.., K, N]` form (one 2-D GEMM per head, no
+    # operand copied again inside), each transposed operand transposed once here.
+    scores = emit.scale(emit.matmul(q, emit.swap_last(k)), scale)  # [B, H, Sq, Sk]
     capped = None
     if op.softcap is not None:
         c = float(op.softcap)
@@ -123,8 +125,8 @@ def _attention(emit, op, cts):
     if visible is not None:  # rows that see no key: P = 0 (the forward outputs zeros)
         p = emit.where(visible, p, emit.scalar(0.0, p))
     do = _heads(emit, dy, h, d)
-    dv = emit.dot_general(p, do, [2], [2], [0, 1], [0, 1])  # [B, H, Sk, D]
-    dp = emit.dot_general(do, v, [3], [3], [0, 1], [0, 1])  # [B, H, Sq, Sk]
+    dv = emit.matmul(emit.swap_last(p), do)  # [B, H, Sk, D]
+    dp = emit.matmul(do, emit.swap_last(v))  # [B, H, Sq, Sk]
     ds = emit.mul(p, emit.sub(dp, emit.sum(emit.mul(dp, p), [3], keep_dim=True)))
     pairs = []
     if str(op.mask_kind) == "bias":
@@ -132,8 +134,8 @@ def _attention(emit, op, cts):
     if capped is not None:
         ds = emit.mul(ds, emit.sub(emit.scalar(1.0, ds), emit.mul(capped, capped)))
     ds = emit.scale(ds, scale)
-    dq = emit.dot_general(ds, k, [3], [2], [0, 1], [0, 1])  # [B, H, Sq, D]
-    dk = emit.dot_general(ds, q, [2], [2], [0, 1], [0, 1])  # [B, H, Sk, D]
+    dq = emit.matmul(ds, k)  # [B, H, Sq, D]
+    dk = emit.matmul(emit.swap_last(ds), q)  # [B, H, Sk, D]
     pairs += [
         (op.q, _unheads(emit, dq)),
         (op.k, _unheads(emit, _sum_groups(emit, dk, groups))),

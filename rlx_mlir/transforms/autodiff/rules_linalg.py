@@ -16,10 +16,11 @@ def matmul_cotangents(emit: Emitter, a, b, dy):
     `rlx.matmul` with a transposed operand lowers to a much slower loop nest)."""
     a_shape, b_shape, dy_shape = shape_of(a.type), shape_of(b.type), shape_of(dy.type)
     if len(b_shape) == 2:
-        da = emit.matmul(dy, emit.swap_last(b))
         rows = num_elements(dy_shape[:-1])
+        flat_dy = emit.reshape(dy, [rows, b_shape[-1]])
+        da = emit.reshape(_times_transposed_weight(emit, flat_dy, b), [*dy_shape[:-1], b_shape[0]])
         flat_a = emit.reshape(emit.expand(a, [*dy_shape[:-2], *a_shape[-2:]]), [rows, a_shape[-1]])
-        db = emit.matmul(emit.swap_last(flat_a), emit.reshape(dy, [rows, b_shape[-1]]))
+        db = emit.matmul(emit.swap_last(flat_a), flat_dy)
         return emit.unbroadcast(da, a_shape), db
     if a_shape[:-2] == b_shape[:-2]:
         batch = list(range(len(a_shape) - 2))
@@ -30,6 +31,20 @@ def matmul_cotangents(emit: Emitter, a, b, dy):
     da = emit.matmul(dy, emit.swap_last(b))
     db = emit.matmul(emit.swap_last(a), dy)
     return emit.unbroadcast(da, a_shape), emit.unbroadcast(db, b_shape)
+
+
+def _times_transposed_weight(emit: Emitter, dy, w):
+    """`dy @ w^T` for 2-D `dy` [R, N] and `w` [K, N], transposing whichever side is smaller.
+
+    A transposed copy is a strided pass over memory, far slower per element than a GEMM's
+    (a [1408, 512] weight: 1.5 ms, the [128, 512] x [512, 1408] product it feeds 0.8 ms).  With
+    fewer rows than the weight has (a training step's tokens against hidden x ffn weights),
+    `(w @ dy^T)^T` keeps `w` in place as the GEMM's row operand and transposes the two
+    activation-sized matrices instead (0.97 against 2.4 ms for that down projection)."""
+    (rows, n), (k, _) = shape_of(dy.type), shape_of(w.type)
+    if rows * (n + k) < k * n:
+        return emit.swap_last(emit.matmul(w, emit.swap_last(dy)))
+    return emit.matmul(dy, emit.swap_last(w))
 
 
 def _matmul(emit, op, cts):

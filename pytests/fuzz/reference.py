@@ -328,10 +328,20 @@ def norm(kind, axis, eps, x: RefValue, gamma: RefValue, beta: RefValue) -> RefVa
 
 # ------------------------------------------------------------------------------------------ matmul
 
+def _bound_product(x, y):
+    """matmul(x, y) of non-negative bounds, with inf * 0 = 0: an unbounded factor (an integer cast that
+    rounding could change) times an exact zero adds nothing, where plain matmul would give NaN."""
+    finite = np.matmul(np.where(np.isinf(x), 0.0, x), np.where(np.isinf(y), 0.0, y))
+    unbounded = (np.matmul(np.isinf(x).astype(np.float64), (y > 0).astype(np.float64))
+                 + np.matmul((x > 0).astype(np.float64), np.isinf(y).astype(np.float64))) > 0
+    return np.where(unbounded, np.inf, finite)
+
+
 def matmul(a: RefValue, b: RefValue) -> RefValue:
     k = a.value.shape[-1]
     exact = np.matmul(a.value, b.value)
-    propagated = np.matmul(np.abs(a.value), b.err) + np.matmul(a.err, np.abs(b.value)) + np.matmul(a.err, b.err)
+    propagated = (_bound_product(np.abs(a.value), b.err) + _bound_product(a.err, np.abs(b.value))
+                  + _bound_product(a.err, b.err))
     rounding = 2 * (k + 2) * F32_ROUNDING * np.matmul(np.abs(a.value), np.abs(b.value))
     return _finish(exact, propagated + rounding, a.dtype)
 

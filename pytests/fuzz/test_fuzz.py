@@ -110,3 +110,18 @@ def test_a_crashing_compile_is_an_outcome_not_a_dead_pytest():
     process = Worker(command=[sys.executable, "-c", "import os; os.abort()"])
     kind, message = process.run("func.func @f() { return }", {}, [])
     assert kind == "crash" and "signal 6" in message
+
+
+def test_matmul_bound_of_an_unbounded_factor_is_never_nan():
+    """Seed 6700060: an integer cast that rounding could change has an infinite bound; times an exact
+    operand, plain matmul of the bounds gave inf * 0 = NaN, and every configuration 'failed'."""
+    import numpy as np
+
+    from .reference import RefValue, matmul
+
+    a = RefValue(np.array([[2.0, 0.0]]), np.array([[np.inf, 0.0]]), "f32")
+    b = RefValue(np.array([[1.5], [0.0]]), np.zeros((2, 1)), "f32")
+    assert np.isinf(matmul(a, b).err).all()  # the uncertain 2.0 meets a nonzero weight
+    c = RefValue(np.array([[0.0], [1.5]]), np.zeros((2, 1)), "f32")
+    bound = matmul(a, c).err  # ... or only an exact zero: no uncertainty added
+    assert np.isfinite(bound).all() and not np.isnan(bound).any()

@@ -22,7 +22,10 @@ positions up to the query's own only).  The weights are bound to each static ste
 `BIND_MIN_TOKENS` (256) new tokens when it is compiled (`Executable.bind_params`; the
 `bind_params` argument moves the threshold): those the GEMM kernels read are packed into their
 panel layout then, once, and such a step is called with the tokens, the position and the caches
-only.  Sampling runs in numpy on the last position's logits.  A config with `quant` (`rlx_mlir.models.llama`) takes its quantised
+only.  A static step is called through `Executable.pin`, the caches and the weights it takes
+pinned once: each call checks and binds only the tokens and the position (runtime/pinned.py; for a
+12-layer model that is about 0.3 ms less CPU per token).  Sampling runs in numpy on the last
+position's logits.  A config with `quant` (`rlx_mlir.models.llama`) takes its quantised
 projections as packed `uint8` weights, as `load_gguf(path, keep_quantized=True)`
 returns them.
 """

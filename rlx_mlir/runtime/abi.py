@@ -395,7 +395,8 @@ class PinnedCall:
 
     The compiled code reads and writes the pinned arrays through their addresses: their contents
     may change between calls (the caches are updated in place, as they would be by a plain call),
-    but each must stay the same buffer (not resized; pin again to replace one).  Calls give what
+    but each must stay the same buffer (not resized; pin again to replace one); an input that the
+    compiled code cannot read in place (not C-contiguous, say) is copied once, when pinned.  Calls give what
     a plain call (`Interface.prepare`) gives for the same arguments, errors included; where a
     pinned input shares memory with a pinned argument updated in place (so it must be copied
     before each call), every call takes the plain path, through `function`'s pool.
@@ -418,13 +419,11 @@ class PinnedCall:
         # would need a copy at every call: such a function takes the plain path.
         tied_pinned = [index for index in interface.tied if index in pinned]
         sharing = _sharing(self._extents[tied_pinned, None, :], self._extents[None, pinned_positions, :])
-        sharing[[row for row, index in enumerate(tied_pinned)],
-                [pinned_positions.index(index) for index in tied_pinned]] = False
+        sharing[range(len(tied_pinned)), [pinned_positions.index(index) for index in tied_pinned]] = False
         self.fast = not sharing.any()
         self._context = function.context()
         self._context.bind_at(pinned_positions, self._extents[pinned_positions, 0].tolist())
-        fresh_start = count
-        self._fresh_positions = list(range(fresh_start, fresh_start + len(interface.fresh_outputs)))
+        self._fresh_positions = list(range(count, count + len(interface.fresh_outputs)))  # after the inputs
         self._rebind: list[int] = []  # pinned positions bound to a copy by the last call, to restore
 
     def run(self, values: Sequence, out=None):
@@ -446,11 +445,10 @@ class PinnedCall:
             extents[free] = _extents([arrays[index] for index in free])
         copied = interface._read_before_update(arrays, extents) if interface.tied else []
         call = interface.call(arrays, extents, out)
-        positions = [*free, *copied, *self._rebind, *self._fresh_positions]
-        addresses = extents[[*free, *copied, *self._rebind], 0].tolist()
-        addresses += call.addresses[len(arrays):]
-        self._rebind = [index for index in copied if index not in free]
         with self._context.lock:
-            self._context.bind_at(positions, addresses)
+            positions = [*free, *copied, *self._rebind]
+            addresses = extents[positions, 0].tolist() + call.addresses[len(arrays):]
+            self._rebind = [index for index in copied if index not in free]
+            self._context.bind_at([*positions, *self._fresh_positions], addresses)
             self._context.call()
         return call.finish()

@@ -421,6 +421,10 @@ class PinnedCall:
         sharing = _sharing(self._extents[tied_pinned, None, :], self._extents[None, pinned_positions, :])
         sharing[range(len(tied_pinned)), [pinned_positions.index(index) for index in tied_pinned]] = False
         self.fast = not sharing.any()
+        # What a call must test for shared memory: the pinned in-place arguments against the free
+        # inputs (pinned against pinned was tested here); a free in-place argument against everything.
+        self._tied_extents = self._extents[tied_pinned, None, :]
+        self._tied_free = any(index not in pinned for index in interface.tied)
         self._context = function.context()
         self._context.bind_at(pinned_positions, self._extents[pinned_positions, 0].tolist())
         self._fresh_positions = list(range(count, count + len(interface.fresh_outputs)))  # after the inputs
@@ -443,7 +447,8 @@ class PinnedCall:
         extents = self._extents.copy()
         if free:
             extents[free] = _extents([arrays[index] for index in free])
-        copied = interface._read_before_update(arrays, extents) if interface.tied else []
+        shared = self._tied_free or (free and _sharing(self._tied_extents, extents[None, free, :]).any())
+        copied = interface._read_before_update(arrays, extents) if shared else []
         call = interface.call(arrays, extents, out)
         with self._context.lock:
             positions = [*free, *copied, *self._rebind]

@@ -22,7 +22,10 @@ positions up to the query's own only).  The weights are bound to each static ste
 `BIND_MIN_TOKENS` (256) new tokens when it is compiled (`Executable.bind_params`; the
 `bind_params` argument moves the threshold): those the GEMM kernels read are packed into their
 panel layout then, once, and such a step is called with the tokens, the position and the caches
-only.  Sampling runs in numpy on the last position's logits.  A config with `quant` (`rlx_mlir.models.llama`) takes its quantised
+only.  A static step is called through `Executable.pin`, the caches and the weights it takes
+pinned once: each call checks and binds only the tokens and the position (runtime/pinned.py; for a
+12-layer model that is about 0.3 ms less CPU per token).  Sampling runs in numpy on the last
+position's logits.  A config with `quant` (`rlx_mlir.models.llama`) takes its quantised
 projections as packed `uint8` weights, as `load_gguf(path, keep_quantized=True)`
 returns them.
 """
@@ -92,6 +95,7 @@ class CachedLlama:
         self.caches = {name: np.zeros(cache_shape(config, capacity), np.float32) for name in cache_names(config)}
         self.position = 0
         self._steps: dict = {}  # compiled step by number of new tokens ("SEQ" when dynamic)
+        self._pinned: dict = {}  # static step by number of new tokens, caches and weights pinned
 
     @property
     def binds_params(self) -> bool:
@@ -114,6 +118,15 @@ class CachedLlama:
             else:
                 self._steps[key] = graph.compile(**self.compile_options)
         return self._steps[key]
+
+    def _pinned_step(self, seq: int):
+        """The static step for `seq` new tokens with the caches and the weights pinned
+        (`Executable.pin`): a call takes the tokens and the position only."""
+        if seq not in self._pinned:
+            step = self.step(seq)
+            weights = {} if self._binds(seq) else self.weights
+            self._pinned[seq] = step.pin(**self.caches, **weights)
+        return self._pinned[seq]
 
     @property
     def compiled_lengths(self) -> list:
@@ -140,8 +153,11 @@ class CachedLlama:
         run = self._bucket(seq)
         if run > seq:  # pad with the last token; its keys and values go past the prompt, its logits are dropped
             tokens = np.concatenate([tokens, np.repeat(tokens[:, -1:], run - seq, axis=1)], axis=1)
-        weights = {} if self._binds(run) else self.weights
-        outputs = self.step(run)(tokens=tokens, pos=np.array(self.position, np.int64), **self.caches, **weights)
+        pos = np.array(self.position, np.int64)
+        if self.dynamic:
+            outputs = self.step(run)(tokens=tokens, pos=pos, **self.caches, **self.weights)
+        else:
+            outputs = self._pinned_step(run)(tokens=tokens, pos=pos)
         self.position += seq
         return outputs[0][:, :seq] if run > seq else outputs[0]
 

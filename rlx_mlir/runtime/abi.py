@@ -116,6 +116,14 @@ class CallContext:
         for descriptor, address in zip(self._bound, addresses):
             descriptor.allocated = descriptor.aligned = address
 
+    def bind_at(self, positions: Sequence[int], addresses: Sequence[int]) -> None:
+        """Points the descriptors at these `positions` (in `bind`'s order) at these buffers; the others
+        keep the buffers they were last bound to."""
+        bound = self._bound
+        for position, address in zip(positions, addresses):
+            descriptor = bound[position]
+            descriptor.allocated = descriptor.aligned = address
+
     def call(self) -> None:
         """Calls the function on the buffers last bound (the caller holds `lock`)."""
         self._function(*self._pointers)
@@ -263,6 +271,11 @@ class Interface:
         extents = _extents(arrays)
         if self.tied:
             self._read_before_update(arrays, extents)
+        return self.call(arrays, extents, out)
+
+    def call(self, arrays: list, extents: np.ndarray, out=None) -> Call:
+        """The buffers of one call on checked `arrays` whose byte ranges are `extents` (inputs that
+        share memory with an argument updated in place already replaced by copies)."""
         given = self._check_out(out)
         outputs = [arrays[index] if index is not None
                    else given[position] if given else np.empty(spec.shape, spec.dtype)
@@ -278,23 +291,25 @@ class Interface:
         """The arguments as arrays the compiled code can read: C-contiguous and aligned (copied where
         they are not), except those a result is tied to, which are updated in place and so must
         already be such arrays (a copy would leave the caller's array, a KV cache, unchanged)."""
-        arrays = []
-        for index, (spec, value) in enumerate(zip(self.inputs, values)):
-            if index in self.tied:
-                self._check_in_place(value, spec, self.tied[index])
-            array = np.asarray(value)
-            if not array.dtype.isnative:  # e.g. big-endian '>f4': the same values, copied into native order
-                array = array.astype(array.dtype.newbyteorder("="))
-            if array.dtype != spec.dtype or array.shape != spec.shape:
-                raise ArgumentError(
-                    f"argument '{spec.name}' of {self.label}: expected {spec.describe()}, "
-                    f"got numpy {array.dtype.name} {list(array.shape)}",
-                    spec,
-                )
-            if not (array.flags.c_contiguous and array.flags.aligned):
-                array = np.array(array, order="C")  # a fresh copy is aligned
-            arrays.append(array)
-        return arrays
+        return [self.check_argument(index, value) for index, value in enumerate(values)]
+
+    def check_argument(self, index: int, value) -> np.ndarray:
+        """Argument `index` as an array the compiled code can read (`check_arguments`)."""
+        spec = self.inputs[index]
+        if index in self.tied:
+            self._check_in_place(value, spec, self.tied[index])
+        array = np.asarray(value)
+        if not array.dtype.isnative:  # e.g. big-endian '>f4': the same values, copied into native order
+            array = array.astype(array.dtype.newbyteorder("="))
+        if array.dtype != spec.dtype or array.shape != spec.shape:
+            raise ArgumentError(
+                f"argument '{spec.name}' of {self.label}: expected {spec.describe()}, "
+                f"got numpy {array.dtype.name} {list(array.shape)}",
+                spec,
+            )
+        if not (array.flags.c_contiguous and array.flags.aligned):
+            array = np.array(array, order="C")  # a fresh copy is aligned
+        return array
 
     def _check_in_place(self, value, spec, result) -> None:
         """ArgumentError unless `value` is an array that the compiled code can update in place."""
@@ -317,10 +332,12 @@ class Interface:
             spec,
         )
 
-    def _read_before_update(self, arrays: list[np.ndarray], extents: np.ndarray) -> None:
+    def _read_before_update(self, arrays: list[np.ndarray], extents: np.ndarray) -> list[int]:
         """Replaces each input that shares memory with an argument updated in place by a copy (so it
-        is read as it was before the update); two in-place arguments that share memory are an error."""
+        is read as it was before the update); two in-place arguments that share memory are an error.
+        Returns the positions of the inputs replaced."""
         tied_inputs = list(self.tied)
+        copied = []
         sharing = _sharing(extents[tied_inputs, None, :], extents[None, :, :])  # [tied, every input]
         sharing[range(len(tied_inputs)), tied_inputs] = False
         for row, index in np.argwhere(sharing).tolist():
@@ -332,6 +349,8 @@ class Interface:
                 )
             arrays[index] = arrays[index].copy()  # a fresh array: it shares nothing
             extents[index] = _extents([arrays[index]])[0]  # the address the call binds
+            copied.append(index)
+        return copied
 
     def _check_out(self, out) -> list[np.ndarray]:
         if out is None:
@@ -367,3 +386,74 @@ def _sharing(first: np.ndarray, second: np.ndarray) -> np.ndarray:
     every in-place argument against a model's hundred weights. Empty ranges share nothing."""
     start, end = np.maximum(first[..., 0], second[..., 0]), np.minimum(first[..., 1], second[..., 1])
     return start < end
+
+
+class PinnedCall:
+    """Repeated calls of a C interface with some arguments pinned: the same arrays at every call (a
+    decode step's KV caches and weights), checked, and bound to descriptors of a call context of
+    its own, once; each call checks and binds only the other arguments and the fresh results.
+
+    The compiled code reads and writes the pinned arrays through their addresses: their contents
+    may change between calls (the caches are updated in place, as they would be by a plain call),
+    but each must stay the same buffer (not resized; pin again to replace one); an input that the
+    compiled code cannot read in place (not C-contiguous, say) is copied once, when pinned.  Calls give what
+    a plain call (`Interface.prepare`) gives for the same arguments, errors included; where a
+    pinned input shares memory with a pinned argument updated in place (so it must be copied
+    before each call), every call takes the plain path, through `function`'s pool.
+    """
+
+    def __init__(self, interface: Interface, function: CFunction, pinned: dict):
+        """`pinned`: the pinned arguments by position in `interface.inputs`."""
+        self.interface = interface
+        self._function = function
+        count = len(interface.inputs)
+        self._values: list = [None] * count
+        for index, value in pinned.items():
+            self._values[index] = interface.check_argument(index, value)
+        self.free = [index for index in range(count) if index not in pinned]
+        pinned_positions = sorted(pinned)
+        self._extents = np.zeros((count, 2), np.int64)
+        if pinned_positions:
+            self._extents[pinned_positions] = _extents([self._values[index] for index in pinned_positions])
+        # A pinned input read while a pinned in-place argument that shares its memory is updated
+        # would need a copy at every call: such a function takes the plain path.
+        tied_pinned = [index for index in interface.tied if index in pinned]
+        sharing = _sharing(self._extents[tied_pinned, None, :], self._extents[None, pinned_positions, :])
+        sharing[range(len(tied_pinned)), [pinned_positions.index(index) for index in tied_pinned]] = False
+        self.fast = not sharing.any()
+        # What a call must test for shared memory: the pinned in-place arguments against the free
+        # inputs (pinned against pinned was tested here); a free in-place argument against everything.
+        self._tied_extents = self._extents[tied_pinned, None, :]
+        self._tied_free = any(index not in pinned for index in interface.tied)
+        self._context = function.context()
+        self._context.bind_at(pinned_positions, self._extents[pinned_positions, 0].tolist())
+        self._fresh_positions = list(range(count, count + len(interface.fresh_outputs)))  # after the inputs
+        self._rebind: list[int] = []  # pinned positions bound to a copy by the last call, to restore
+
+    def run(self, values: Sequence, out=None):
+        """Calls the function on the free arguments `values` (in the order of `free`) and the pinned
+        ones; the results as `Call.finish` gives them."""
+        interface = self.interface
+        arrays = list(self._values)
+        for index, value in zip(self.free, values):
+            arrays[index] = value
+        if not self.fast:
+            call = interface.prepare(arrays, {}, out)
+            self._function.run(call.addresses)
+            return call.finish()
+        free = self.free
+        for index in free:
+            arrays[index] = interface.check_argument(index, arrays[index])
+        extents = self._extents.copy()
+        if free:
+            extents[free] = _extents([arrays[index] for index in free])
+        shared = self._tied_free or (free and _sharing(self._tied_extents, extents[None, free, :]).any())
+        copied = interface._read_before_update(arrays, extents) if shared else []
+        call = interface.call(arrays, extents, out)
+        with self._context.lock:
+            positions = [*free, *copied, *self._rebind]
+            addresses = extents[positions, 0].tolist() + call.addresses[len(arrays):]
+            self._rebind = [index for index in copied if index not in free]
+            self._context.bind_at([*positions, *self._fresh_positions], addresses)
+            self._context.call()
+        return call.finish()

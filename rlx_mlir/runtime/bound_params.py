@@ -21,6 +21,7 @@ from typing import Mapping, Optional
 import numpy as np
 
 from .abi import Interface, Parameters
+from .pinned import PinnedExecutable
 
 
 class BoundExecutable:
@@ -92,6 +93,14 @@ class BoundExecutable:
         for name, array in self._bound.items():
             values[self._positions[name]] = array
         return self.executable.run_arranged(values, out, self._panels, self._runner)
+
+    def pin(self, **arrays: np.ndarray) -> PinnedExecutable:
+        """This function with these inputs pinned as well as the bound parameters, for repeated calls
+        (runtime/pinned.py); a bound name is not an argument."""
+        bound = [name for name in arrays if name in self._bound]
+        if bound:
+            raise TypeError(f"{self._parameters.label}: '{bound[0]}' is bound, not an argument")
+        return PinnedExecutable(self.executable, {**self._bound, **arrays}, self._panels, self._parameters.label)
 
     def context(self) -> "BoundExecutable":
         """The same bound function with a call context of its own (its own arena): calls in

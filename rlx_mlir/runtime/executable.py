@@ -23,6 +23,7 @@ import numpy as np
 
 from .abi import ArenaSpec, CallContext, CFunction, Interface, Parameters
 from .bound_params import BoundExecutable
+from .pinned import PinnedExecutable
 from .specs import PackedParam, Signature
 
 PACKED_PREFIX = "_mlir__mlir_ciface_"  # the packed wrapper MLIR's ExecutionEngine adds to each C interface
@@ -115,6 +116,11 @@ class Executable:
         if not self.packed_params and self.prepacked_variant is not None:
             target = self.prepacked_variant()
         return BoundExecutable(target, {}, {}).bind_params(**weights)
+
+    def pin(self, **arrays: np.ndarray) -> PinnedExecutable:
+        """This function with these arguments pinned for repeated calls (a decode step's caches and
+        weights): a `PinnedExecutable`, called with the others; see runtime/pinned.py."""
+        return PinnedExecutable(self, arrays)
 
     def context(self) -> "ExecutionContext":
         """A call context of its own (its own arena): calls in different contexts run concurrently."""

@@ -74,3 +74,40 @@ func.func @read_twice(%p: tensor<64xf32> {rlx.name = "p"}, %q: tensor<64xf32> {r
   %2 = "rlx.sub"(%q, %0) : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>
   return %1, %2, %0 : tensor<64xf32>, tensor<64xf32>, tensor<64xf32>
 }
+
+// -----
+
+// SGD with momentum: the new velocity is stored and read by the parameter's update: one loop.
+// CHECK-LABEL: func.func @sgd(
+// CHECK-SAME: %[[P:[^:]*]]: tensor<256x512xf32> {{.*}}, %[[V:[^:]*]]: tensor<256x512xf32> {{.*}}, %[[G:[^:]*]]: tensor<256x512xf32>
+// CHECK-NOT: linalg.generic
+// CHECK: %[[U:.*]]:2 = linalg.generic
+// CHECK: %[[NEWV:.*]] = arith.addf
+// CHECK: %[[NEWP:.*]] = arith.subf
+// CHECK: linalg.yield %[[NEWP]], %[[NEWV]] : f32, f32
+// CHECK-NOT: linalg.generic
+// CHECK: %[[RV:.*]] = bufferization.materialize_in_destination %[[U]]#1 in %[[V]]
+// CHECK: %[[RP:.*]] = bufferization.materialize_in_destination %[[U]]#0 in %[[P]]
+// CHECK: return %[[RP]], %[[RV]]
+// LLVM-LABEL: llvm.func @sgd(
+// LLVM-NOT: llvm.call @malloc
+// LLVM-NOT: llvm.intr.memcpy
+// LLVM: llvm.return
+// OMP-LABEL: llvm.func @sgd(
+// OMP-NOT: llvm.call @malloc
+// OMP-NOT: llvm.intr.memcpy
+// OMP: omp.wsloop
+// OMP-NOT: omp.wsloop
+// OMP-NOT: llvm.call @malloc
+// OMP-NOT: llvm.intr.memcpy
+// OMP: llvm.return
+func.func @sgd(%p: tensor<256x512xf32> {rlx.name = "p"}, %v: tensor<256x512xf32> {rlx.name = "v"}, %g: tensor<256x512xf32> {rlx.name = "g"})
+    -> (tensor<256x512xf32> {rlx.tied = 0 : i64}, tensor<256x512xf32> {rlx.tied = 1 : i64}) {
+  %a = "rlx.constant"() {value = dense<0.9> : tensor<f32>} : () -> tensor<f32>
+  %lr = "rlx.constant"() {value = dense<0.1> : tensor<f32>} : () -> tensor<f32>
+  %0 = "rlx.mul"(%v, %a) : (tensor<256x512xf32>, tensor<f32>) -> tensor<256x512xf32>
+  %newv = "rlx.add"(%0, %g) : (tensor<256x512xf32>, tensor<256x512xf32>) -> tensor<256x512xf32>
+  %1 = "rlx.mul"(%newv, %lr) : (tensor<256x512xf32>, tensor<f32>) -> tensor<256x512xf32>
+  %newp = "rlx.sub"(%p, %1) : (tensor<256x512xf32>, tensor<256x512xf32>) -> tensor<256x512xf32>
+  return %newp, %newv : tensor<256x512xf32>, tensor<256x512xf32>
+}

@@ -5,7 +5,12 @@ A `linalg.generic` P is fused into the `linalg.generic` C that reads its result 
 - P is elementwise: every loop parallel, one result written through the identity map,
   and its body does not read the result's initial value (a pure map of its inputs);
 - P's result has no other use (a value the LIR plan gave a slot is also used by its
-  materialisation, so it stays: the plan decides what lives in memory);
+  materialisation, so it stays: the plan decides what lives in memory); or its only use
+  stores it (`bufferization.materialize_in_destination`: a returned result, maybe into a
+  tied argument, as an optimiser's new state) and the stored value is read by one op
+  besides `func.return`, through the identity: C then becomes a multi-result generic that
+  also yields P's value, written where P wrote it, and the store moves after it. A
+  parameter update and the state updates it reads (AdamW's m, v, then p) are one pass;
 - C reads it through a permutation of all of C's loops, so P's body runs exactly once per
   element, as before (no recomputation under broadcasts or reductions); through the identity
   when P's body reads loop indices (`linalg.index`), which name P's own loops;

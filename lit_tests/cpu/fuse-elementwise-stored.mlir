@@ -111,3 +111,18 @@ func.func @sgd(%p: tensor<256x512xf32> {rlx.name = "p"}, %v: tensor<256x512xf32>
   %newp = "rlx.sub"(%p, %1) : (tensor<256x512xf32>, tensor<256x512xf32>) -> tensor<256x512xf32>
   return %newp, %newv : tensor<256x512xf32>, tensor<256x512xf32>
 }
+
+// -----
+
+// Not fused: a stored value read by a reduction (argmax over its only axis), whose loop would
+// write the extra result at every step of the reduction.
+// CHECK-LABEL: func.func @read_by_reduction(
+// CHECK: %[[V:.*]] = linalg.generic {{.*}} iterator_types = ["parallel"]
+// CHECK: %[[SAVED:.*]] = bufferization.materialize_in_destination %[[V]]
+// CHECK: linalg.generic {{.*}} iterator_types = ["reduction"]} ins(%[[SAVED]]
+func.func @read_by_reduction(%a: tensor<3xf32> {rlx.name = "a"}, %s: tensor<3xf32> {rlx.name = "s"})
+    -> (tensor<i64>, tensor<3xf32> {rlx.tied = 1 : i64}) {
+  %0 = "rlx.add"(%a, %a) : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %1 = "rlx.argmax"(%0) {axis = -1 : i64, keep_dim = false} : (tensor<3xf32>) -> tensor<i64>
+  return %1, %0 : tensor<i64>, tensor<3xf32>
+}

@@ -8,7 +8,8 @@ A `linalg.generic` P is fused into the `linalg.generic` C that reads its result 
   materialisation, so it stays: the plan decides what lives in memory); or its only use
   stores it (`bufferization.materialize_in_destination`: a returned result, maybe into a
   tied argument, as an optimiser's new state) and the stored value is read by one op
-  besides `func.return`, through the identity: C then becomes a multi-result generic that
+  besides `func.return`, through the identity, and C's loops are all parallel (a reduction
+  would write the extra result on every step): C then becomes a multi-result generic that
   also yields P's value, written where P wrote it, and the store moves after it. A
   parameter update and the state updates it reads (AdamW's m, v, then p) are one pass;
 - C reads it through a permutation of all of C's loops, so P's body runs exactly once per
@@ -148,6 +149,7 @@ class _FusionPlan:
         self.body_ops = _op_count(_body(consumer))
         maps = _maps(consumer)
         self.loops = maps[0].n_dims if maps else 0
+        self.all_parallel = all(it == "parallel" for it in _iterators(consumer))
         self.input_count = len(consumer.operands) - len(consumer.results)
         self.inputs: list[_Input] = []
         self.fused: list[_Input] = []  # in the order they were fused: each consumer before its producers
@@ -185,6 +187,8 @@ class _FusionPlan:
             stored = _stored_producer(entry.value)
             if stored is None or entry.map != ir.AffineMap.get_identity(self.loops):
                 return  # (read elsewhere than where it is written, an update in place would need a copy)
+            if not self.all_parallel:
+                return  # a result written by every step of a reduction loop is not one write per element
             producer, store = stored
             if store.parent != self.consumer.parent:
                 return

@@ -5,13 +5,7 @@ A `linalg.generic` P is fused into the `linalg.generic` C that reads its result 
 - P is elementwise: every loop parallel, one result written through the identity map,
   and its body does not read the result's initial value (a pure map of its inputs);
 - P's result has no other use (a value the LIR plan gave a slot is also used by its
-  materialisation, so it stays: the plan decides what lives in memory); or its only use
-  stores it (`bufferization.materialize_in_destination`: a returned result, maybe into a
-  tied argument, as an optimiser's new state) and the stored value is read by one op
-  besides `func.return`, through the identity, and C's loops are all parallel (a reduction
-  would write the extra result on every step): C then becomes a multi-result generic that
-  also yields P's value, written where P wrote it, and the store moves after it. A
-  parameter update and the state updates it reads (AdamW's m, v, then p) are one pass;
+  materialisation, so it stays: the plan decides what lives in memory);
 - C reads it through a permutation of all of C's loops, so P's body runs exactly once per
   element, as before (no recomputation under broadcasts or reductions); through the identity
   when P's body reads loop indices (`linalg.index`), which name P's own loops;
@@ -41,7 +35,7 @@ import dataclasses
 from typing import Optional
 
 from mlir import ir
-from mlir.dialects import bufferization, func, linalg
+from mlir.dialects import linalg
 
 from ...ir.walk import collect_ops, is_op
 from ...passmanager.base import RlxPass, option
@@ -118,26 +112,6 @@ class _Input:
     map: ir.AffineMap
     arguments: list
     producer: Optional[ir.Operation] = None
-    # When the value is a producer's result stored (bufferization.materialize_in_destination,
-    # a returned or tied result) and read here: the store, which the fused op's extra result feeds.
-    store: Optional[ir.Operation] = None
-
-
-def _stored_producer(value: ir.Value) -> Optional[tuple[ir.Operation, ir.Operation]]:
-    """(producer, store) when `value` is the result of materialising a generic's result, used
-    only there, in a destination (a result the function returns, maybe into a tied argument),
-    and is read by one op besides func.return: the fused op computes the producer's value once
-    and both writes it to the destination and uses it."""
-    store = value.owner
-    if not isinstance(store, bufferization.MaterializeInDestinationOp):
-        return None
-    store = store.operation
-    source = store.operands[0]
-    producer = _defining_generic(source)
-    if producer is None or _use_count(source, at_most=1) != 1:
-        return None
-    readers = [use.owner for use in value.uses if not isinstance(use.owner, func.ReturnOp)]
-    return (producer, store) if len(readers) == 1 else None
 
 
 class _FusionPlan:
@@ -149,7 +123,6 @@ class _FusionPlan:
         self.body_ops = _op_count(_body(consumer))
         maps = _maps(consumer)
         self.loops = maps[0].n_dims if maps else 0
-        self.all_parallel = all(it == "parallel" for it in _iterators(consumer))
         self.input_count = len(consumer.operands) - len(consumer.results)
         self.inputs: list[_Input] = []
         self.fused: list[_Input] = []  # in the order they were fused: each consumer before its producers
@@ -181,18 +154,8 @@ class _FusionPlan:
         self._count(map_, +1)
 
     def _try_fuse(self, entry: _Input) -> None:
-        store = None
         producer = _defining_generic(entry.value)
-        if producer is None:
-            stored = _stored_producer(entry.value)
-            if stored is None or entry.map != ir.AffineMap.get_identity(self.loops):
-                return  # (read elsewhere than where it is written, an update in place would need a copy)
-            if not self.all_parallel:
-                return  # a result written by every step of a reduction loop is not one write per element
-            producer, store = stored
-            if store.parent != self.consumer.parent:
-                return
-        elif _use_count(entry.value, at_most=1) != 1:
+        if producer is None or _use_count(entry.value, at_most=1) != 1:
             return
         if producer.parent != self.consumer.parent or not entry.map.is_permutation:
             return
@@ -212,12 +175,10 @@ class _FusionPlan:
         if any(self._ranging[loop] == 1 for loop in lost):
             return  # a loop only this input ranged over would have no bound
         entry.producer = producer
-        entry.store = store
         self.body_ops += producer_ops
         self.fused.append(entry)
         del self._by_key[(entry.value, entry.map)]
-        if store is None:  # a stored value stays an output of the fused op: its loops keep their bound
-            self._count(entry.map, -1)
+        self._count(entry.map, -1)
         arguments = _body(producer).arguments
         for index in range(inputs):
             self._add(producer.operands[index], composed[index], arguments[index])
@@ -226,13 +187,11 @@ class _FusionPlan:
         """Replaces the consumer and the fused producers by one generic."""
         consumer = self.consumer
         live = [entry for entry in self.inputs if entry.producer is None]
-        stored = [entry for entry in self.fused if entry.store is not None]
-        # A stored producer's value is an extra result, written where the producer wrote it.
-        outputs = list(consumer.operands)[self.input_count:] + [entry.producer.operands[-1] for entry in stored]
-        maps = [entry.map for entry in live] + _maps(consumer)[self.input_count:] + [entry.map for entry in stored]
+        outputs = list(consumer.operands)[self.input_count:]
+        maps = [entry.map for entry in live] + _maps(consumer)[self.input_count:]
         with ir.InsertionPoint(consumer), consumer.location:
             fused = linalg.GenericOp(
-                [r.type for r in consumer.results] + [entry.producer.results[0].type for entry in stored],
+                [r.type for r in consumer.results],
                 [entry.value for entry in live],
                 outputs,
                 ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
@@ -242,9 +201,8 @@ class _FusionPlan:
             block = fused.regions[0].blocks.append(*element_types)
         consumer_body = _body(consumer)
         old_yield = list(consumer_body.operations)[-1]
-        stored_values = [list(_body(entry.producer).operations)[-1].operands[0] for entry in stored]
         with ir.InsertionPoint(block), consumer.location:
-            new_yield = linalg.YieldOp(list(old_yield.operands) + stored_values)
+            new_yield = linalg.YieldOp(list(old_yield.operands))
         # Producers fused last compute what the earlier ones read: their ops come first.
         for op in [entry.producer for entry in reversed(self.fused)] + [consumer]:
             for inner in list(_body(op).operations)[:-1]:
@@ -261,10 +219,6 @@ class _FusionPlan:
                 old.replace_all_uses_with(yielded)
         for old, new in zip(consumer.results, fused.results):
             old.replace_all_uses_with(new)
-        for entry, result in zip(stored, list(fused.results)[len(consumer.results):]):
-            # The store now writes the fused op's result, after it (its destination is older).
-            entry.store.operands[0] = result
-            entry.store.move_after(fused.operation)
         consumer.erase()
         for entry in self.fused:  # each after its only user
             entry.producer.erase()

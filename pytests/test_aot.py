@@ -8,6 +8,7 @@ import importlib.util
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -252,7 +253,8 @@ def test_loading_a_cuda_model_without_a_device_is_a_clear_error(tmp_path):
 
 def test_gpu_bundle_builds_and_its_check_script_passes_on_cpu(tmp_path):
     # The deployment bundle of docs/design.md §5 without libLLVM and the benchmark models (fast);
-    # its check script runs the CPU builds against its own numpy references, MLIR-free.
+    # its check script runs the CPU builds against its own numpy references, MLIR-free, through the
+    # Python loader and through the C runtime.
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     out = tmp_path / "bundle"
     build = subprocess.run([sys.executable, os.path.join(root, "scripts", "gpu_bundle.py"), "--out", str(out),
@@ -263,8 +265,11 @@ def test_gpu_bundle_builds_and_its_check_script_passes_on_cpu(tmp_path):
     check = subprocess.run([sys.executable, str(out / "check.py"), "--cpu"], capture_output=True, text=True,
                            timeout=300, cwd=tmp_path)
     models = json.loads((out / "models.json").read_text())["numerics"]
-    passed = [line.split()[2] for line in check.stdout.splitlines() if line.startswith("PASS")]
-    assert passed == list(models), check.stdout + check.stderr
+    passed = [line.split()[2:4] for line in check.stdout.splitlines() if line.startswith("PASS")]
+    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    through_c = [["C", name] for name in models] if compiler else []
+    # Every model through the Python loader, then through the C runtime (c/run_model) where it was built.
+    assert passed == [["python", name] for name in models] + through_c, check.stdout + check.stderr
     assert check.returncode == 0
     if aot.cuda_device_error() is not None:
         no_gpu = subprocess.run([sys.executable, str(out / "check.py")], capture_output=True, text=True, timeout=60)

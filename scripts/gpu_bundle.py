@@ -10,6 +10,8 @@ The bundle holds, with no MLIR needed on the target (Python 3 + numpy + a CUDA d
 - `libLLVM.so.xz`: the libLLVM that runtime library needs, xz-compressed (check.py unpacks it into cuda/);
 - `cpu/<model>.so` + `.json`: the numerics models built for the CPU, to check the bundle anywhere;
 - `rlx_mlir/`: the MLIR-free part of the package that `rlx_mlir.aot.loader` imports (`loader_files`);
+- `c/run_model`: examples/c/run_model.c linked with the C runtime (rlx_mlir/native), where this machine
+  has a C compiler: `check.py` runs every numerics model through it too (the C API, `rlx_context_*`);
 - `check.py` (scripts/gpu_check.py), `models.json`.
 
 Numerics models: elementwise, matmul (f32 ragged, f16), softmax, RMS norm, causal GQA attention and the
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import lzma
+import os
 import shutil
 import subprocess
 import sys
@@ -159,6 +162,21 @@ def compress_llvm(destination: Path) -> None:
     stamp.write_text(key)
 
 
+def build_c_runner(out: Path) -> bool:
+    """c/run_model: the C example that runs any exported model from files, with the C runtime compiled in
+    (it loads the CUDA driver itself, with dlopen).  False (and a line) without a C compiler."""
+    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        print("no C compiler (cc or gcc): the bundle has no C runtime check")
+        return False
+    native = ROOT / "rlx_mlir" / "native"
+    (out / "c").mkdir(parents=True, exist_ok=True)
+    subprocess.run([compiler, "-std=c11", "-O2", f"-I{native / 'include'}", str(ROOT / "examples" / "c" / "run_model.c"),
+                    str(native / "src" / "runtime.c"), "-o", str(out / "c" / "run_model"), "-ldl", "-lpthread", "-lm"],
+                   check=True)
+    return True
+
+
 def build(out: Path, chip: str, features: str, bench: bool, llvm: bool) -> int:
     from rlx_mlir import aot
 
@@ -176,6 +194,8 @@ def build(out: Path, chip: str, features: str, bench: bool, llvm: bool) -> int:
     for file in loader_files():
         (out / file).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / file, out / file)
+    shutil.rmtree(out / "c", ignore_errors=True)
+    build_c_runner(out)
     shutil.copy2(ROOT / "scripts" / "gpu_check.py", out / "check.py")
     (out / "models.json").write_text(json.dumps(models, indent=2) + "\n")
     if llvm:

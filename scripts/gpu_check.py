@@ -6,6 +6,9 @@ Needs only Python 3, numpy and the bundle (no MLIR; the bundle carries the MLIR-
     python check.py --bench         # then time the benchmark models (and PyTorch, where installed)
     python check.py --cpu           # the same numerics with the bundle's CPU builds (any machine)
 
+Each numerics model runs twice: through the Python loader, and through the C runtime (`c/run_model`,
+examples/c/run_model.c built by gpu_bundle.py where it found a C compiler).
+
 Each model is `<name>.so` + `<name>.json` (its manifest) under `cuda/` or `cpu/`;
 `models.json` says, per model, how to make its inputs and which numpy reference
 it must match.  References are written here in plain numpy (float64).
@@ -19,8 +22,11 @@ import lzma
 import math
 import os
 import shutil
+import subprocess
 import sys
+import tempfile
 import time
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -132,20 +138,61 @@ def unpack_llvm(target_dir):
         os.replace(unpacked + ".part", unpacked)
 
 
+def expected_output(info, inputs):
+    return REFERENCES[info["reference"]]({k: v.astype(np.float64) if v.dtype.kind == "f" else v
+                                          for k, v in inputs.items()}, info["args"])
+
+
+def report(kind, via, name, out, expected, info, extra=""):
+    """Prints the PASS/FAIL line of one model's output against its reference; True when it passes."""
+    error = float(np.max(np.abs(out.astype(np.float64) - expected)))
+    scale = float(np.max(np.abs(expected))) or 1.0
+    ok = np.allclose(out.astype(np.float64), expected, rtol=info["rtol"], atol=info["atol"] * scale)
+    print(f"{'PASS' if ok else 'FAIL'}  {kind:4}  {via:6}  {name:24} max |error| {error:.3g} (scale {scale:.3g}){extra}")
+    return ok
+
+
 def check_numerics(models, kind):
+    """Every numerics model through the Python loader; the number of failures."""
     failures = 0
     for name, info in models["numerics"].items():
         model = loader.load(os.path.join(HERE, kind, name + ".so"))
         function = next(iter(model.functions.values()))
         inputs = make_inputs(function, info["seed"], info["args"].get("vocab"))
-        out = function(**inputs)
-        expected = REFERENCES[info["reference"]]({k: v.astype(np.float64) if v.dtype.kind == "f" else v
-                                                    for k, v in inputs.items()}, info["args"])
-        error = float(np.max(np.abs(out.astype(np.float64) - expected)))
-        scale = float(np.max(np.abs(expected))) or 1.0
-        ok = np.allclose(out.astype(np.float64), expected, rtol=info["rtol"], atol=info["atol"] * scale)
-        failures += not ok
-        print(f"{'PASS' if ok else 'FAIL'}  {kind:4}  {name:24} max |error| {error:.3g} (scale {scale:.3g})")
+        failures += not report(kind, "python", name, function(**inputs), expected_output(info, inputs), info)
+    return failures
+
+
+def check_c_runtime(models, kind, repeat):
+    """Every numerics model through the C runtime (`c/run_model`, examples/c/run_model.c: a context per
+    model, weights bound once, inputs from files); the number of failures.  Prints one line per model
+    with the C program's time per call (host arrays in and out, copies to and from the device included)."""
+    runner = os.path.join(HERE, "c", "run_model")
+    if not os.path.exists(runner):
+        print("(this bundle has no c/run_model: the C runtime is not checked)")
+        return 0
+    directory = os.path.join(HERE, kind)
+    env = {**os.environ, "LD_LIBRARY_PATH": os.pathsep.join(filter(None, [directory, os.environ.get("LD_LIBRARY_PATH")]))}
+    failures = 0
+    for name, info in models["numerics"].items():
+        with open(os.path.join(directory, name + ".json")) as f:
+            entry = json.load(f)["functions"][0]
+        specs = SimpleNamespace(inputs=[loader.Spec(e) for e in entry["inputs"]])
+        outputs = [loader.Spec(e) for e in entry["outputs"]]
+        inputs = make_inputs(specs, info["seed"], info["args"].get("vocab"))
+        with tempfile.TemporaryDirectory() as work:
+            for spec in specs.inputs:
+                np.ascontiguousarray(inputs[spec.name], spec.dtype).tofile(os.path.join(work, spec.name + ".bin"))
+            done = subprocess.run([runner, os.path.join(directory, name + ".so"), work, str(repeat)],
+                                  capture_output=True, text=True, env=env, timeout=300)
+            if done.returncode != 0:
+                failures += 1
+                print(f"FAIL  {kind:4}  {'C':6}  {name:24} exit {done.returncode}: {done.stderr.strip()}")
+                continue
+            out = np.fromfile(os.path.join(work, outputs[0].name + ".out.bin"), outputs[0].dtype)
+        timing = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""
+        failures += not report(kind, "C", name, out.reshape(outputs[0].shape), expected_output(info, inputs), info,
+                               f"; {timing}")
     return failures
 
 
@@ -208,13 +255,13 @@ def main(argv=None):
     with open(os.path.join(HERE, "models.json")) as f:
         models = json.load(f)
     if args.cpu:
-        return 1 if check_numerics(models, "cpu") else 0
+        return 1 if check_numerics(models, "cpu") + check_c_runtime(models, "cpu", args.repeat) else 0
     problem = loader.cuda_device_error()
     if problem:
         print(f"cannot run the CUDA models here: {problem} (python check.py --cpu checks the CPU builds)")
         return 2
     unpack_llvm(os.path.join(HERE, "cuda"))
-    failures = check_numerics(models, "cuda")
+    failures = check_numerics(models, "cuda") + check_c_runtime(models, "cuda", args.repeat)
     if args.bench:
         bench(models, args.repeat)
     return 1 if failures else 0

@@ -794,8 +794,8 @@ static rlx_status_t open_shipped_params(rlx_model_t *model, const json_t *params
   return model->params ? RLX_OK : rlx_error_code(err ? *err : NULL) ? rlx_error_code(*err) : RLX_ERROR_PARAMS;
 }
 
-/* --- CUDA models (target 'cuda'; UNTESTED on a GPU: written against the CUDA driver API and MLIR's
- * CUDA runtime wrappers, checked only where no driver is present) ----------------------------
+/* --- CUDA models (target 'cuda': written against the CUDA driver API and MLIR's CUDA runtime
+ * wrappers; checked against pytests/fake_cuda everywhere, and on an H100 by the GPU bundle's check.py) --
  * The driver (libcuda.so.1, or the library $RLX_CUDA_DRIVER names) is loaded with dlopen, never
  * linked: a program built with this runtime starts on machines without CUDA, and opening a CUDA
  * model there is an RLX_ERROR_DEVICE with the reason. Each context holds a stream and one device

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 
 import numpy as np
 from mlir import ir
@@ -225,6 +226,9 @@ class Interpreter:
                 out(_scalar(attr.value, result_type))
             elif isinstance(attr, ir.FloatAttr):
                 out(_scalar(attr.value, result_type))
+            elif isinstance(attr, ir.DenseElementsAttr) and attr.is_splat:  # a vector's splat
+                vector = ir.VectorType(result_type)
+                out(np.full(vector.shape, attr.get_splat_value().value, _dtype(vector.element_type)))
             else:
                 raise NotImplementedError(f"constant {attr}")
         elif name in _BINARY:
@@ -279,11 +283,53 @@ class Interpreter:
         elif name in ("gpu.dealloc", "memref.assume_alignment"):
             if name == "memref.assume_alignment":
                 out(operands[0])
+        elif name == "vector.load":  # a 1-D vector along the buffer's last dimension
+            *outer, last = operands[1:]
+            out(operands[0][tuple(outer)][last:last + ir.VectorType(result_type).shape[0]].copy())
+        elif name == "vector.store":
+            *outer, last = operands[2:]
+            operands[1][tuple(outer)][last:last + len(operands[0])] = operands[0]
+        elif name.startswith("gpu.subgroup_mma_"):
+            _mma(op, name, operands, out)
         elif name == "affine.apply":
             amap = ir.AffineMapAttr(op.attributes["map"]).value
             out(_affine(amap, operands))
         else:
             raise NotImplementedError(f"gpu_interpreter: no rule for '{name}'")
+
+
+def _mma_dtype(type_: ir.Type) -> np.dtype:
+    """The element dtype of a `!gpu.mma_matrix<16x16xf16, "AOp">`."""
+    element = re.fullmatch(r'!gpu\.mma_matrix<\d+x\d+x(\w+), "\w+">', str(type_)).group(1)
+    return np.dtype({"f16": np.float16, "f32": np.float32}[element])
+
+
+def _mma(op, name, operands, out):
+    """Warp-level matrix ops (WMMA): a fragment is the whole 16 x 16 matrix, which every thread of the warp
+    holds here; a load or store by each thread of a warp reads or writes the same elements (rows
+    `leadDimension` apart in the buffer from the element at the indices)."""
+    if name == "gpu.subgroup_mma_constant_matrix":
+        out(np.full((16, 16), operands[0], _mma_dtype(op.results[0].type)))
+    elif name == "gpu.subgroup_mma_compute":
+        a, b, c = operands
+        out((a.astype(np.float64) @ b.astype(np.float64) + c).astype(c.dtype))
+    elif name in ("gpu.subgroup_mma_load_matrix", "gpu.subgroup_mma_store_matrix"):
+        if "transpose" in op.attributes:
+            raise NotImplementedError("gpu_interpreter: transposed WMMA loads")
+        store = name.endswith("store_matrix")
+        buffer, indices = (operands[1], operands[2:]) if store else (operands[0], operands[1:])
+        flat = buffer.reshape(-1)
+        assert np.shares_memory(flat, buffer)
+        lead = ir.IntegerAttr(op.attributes["leadDimension"]).value
+        start = int(np.ravel_multi_index(tuple(indices), buffer.shape))
+        rows = [slice(start + r * lead, start + r * lead + 16) for r in range(16)]
+        if store:
+            for r, row in enumerate(rows):
+                flat[row] = operands[0][r]
+        else:
+            out(np.stack([flat[row] for row in rows]))
+    else:
+        raise NotImplementedError(f"gpu_interpreter: no rule for '{name}'")
 
 
 def _subview(op, operands):

@@ -146,6 +146,19 @@ CASES.append(
      [normal(2, 34, 64), normal(2, 34, 32), normal(2, 34, 32)],
      lambda q, k, v: attention_reference(q, k, v, 2, 32), 1e-5, 1e-5))
 
+# f16 contractions on tensor cores (rlx-gpu-mma-matmul): ragged edges in every dimension (zero-filled staging,
+# guarded epilogue), and attention's generic contractions with grouped-query heads.
+CASES.append(
+    ("matmul-f16-ragged", one_op("matmul", ["tensor<50x72xf16>", "tensor<72x40xf16>"], "tensor<50x40xf16>"),
+     [normal(50, 72, dtype=np.float16), normal(72, 40, dtype=np.float16)], lambda a, b: a @ b, 2e-3, 2e-2))
+CASES.append(
+    ("attention-f16-gqa",
+     one_op("attention", ["tensor<1x20x64xf16>", "tensor<1x20x32xf16>", "tensor<1x20x32xf16>"], "tensor<1x20x64xf16>",
+            'head_dim = 16 : i64, mask_kind = "causal", num_heads = 4 : i64'),
+     [normal(1, 20, 64, dtype=np.float16), normal(1, 20, 32, dtype=np.float16), normal(1, 20, 32, dtype=np.float16)],
+     lambda q, k, v: attention_reference(q, k, v, 4, 16), 5e-3, 5e-3))
+TENSOR_CORES = ("matmul-f16", "matmul-f16-ragged", "attention-f16-gqa")
+
 
 @needs_gpu
 @pytest.mark.cuda
@@ -222,8 +235,14 @@ def lower_to_gpu(text: str, options: str = ""):
 REGISTER_TILED = [c for c in CASES if c[0] in ("matmul-f32-ragged", "attention-tiled-gqa-ragged")]
 
 
-@pytest.mark.parametrize("case,options", [(c, "") for c in CASES] + [(c, "min-blocks=0") for c in REGISTER_TILED],
-                         ids=[c[0] for c in CASES] + [f"{c[0]}-min-blocks-0" for c in REGISTER_TILED])
+# tensor-cores=false: the f16 contractions through rlx-gpu-tile-matmul's f16 multiply-adds instead.
+SIMT_F16 = [c for c in CASES if c[0] in TENSOR_CORES]
+
+
+@pytest.mark.parametrize("case,options", [(c, "") for c in CASES] + [(c, "min-blocks=0") for c in REGISTER_TILED]
+                         + [(c, "tensor-cores=false") for c in SIMT_F16],
+                         ids=[c[0] for c in CASES] + [f"{c[0]}-min-blocks-0" for c in REGISTER_TILED]
+                         + [f"{c[0]}-tensor-cores-false" for c in SIMT_F16])
 def test_op_kernels_match_numpy_in_the_gpu_interpreter(case, options):
     # Everywhere: the kernels, barriers and shared memory executed by pytests/gpu_interpreter.py.
     _, text, inputs, reference, rtol, atol = case

@@ -14,10 +14,10 @@ The bundle holds, with no MLIR needed on the target (Python 3 + numpy + a CUDA d
   has a C compiler: `check.py` runs every numerics model through it too (the C API, `rlx_context_*`);
 - `check.py` (scripts/gpu_check.py), `models.json`.
 
-Numerics models: elementwise, matmul (f32 ragged, f16), softmax, RMS norm, causal GQA attention and the
-2-layer Llama-style model.  Benchmark models (CUDA only): f32 and f16 matmul 4096^3 (operands as weights,
-kept on the device), softmax 8192 x 8192, attention (batch 8, 16 heads, seq 1024, head_dim 64) and a
-12-layer Llama-style model.  The whole bundle must stay under 64 MiB; the script fails otherwise.
+Numerics models: elementwise, matmul (f32 ragged, f16), softmax, RMS norm, causal GQA attention (f32, f16)
+and the 2-layer Llama-style model.  Benchmark models (CUDA only): f32 and f16 matmul 4096^3 (operands as
+weights, kept on the device), softmax 8192 x 8192, attention in f32 and f16 (batch 8, 16 heads, seq 1024,
+head_dim 64) and a 12-layer Llama-style model.  The whole bundle must stay under 64 MiB; the script fails otherwise.
 """
 
 from __future__ import annotations
@@ -124,6 +124,9 @@ def numerics_models():
                      {"reference": "rms_norm", "args": {"eps": 1e-5}, **tol}),
         "attention_gqa": (attention_op(2, 9, 4, 2, 16),
                           {"reference": "attention", "args": {"heads": 4, "head_dim": 16, "causal": True}, **tol}),
+        "attention_gqa_f16": (attention_op(2, 40, 4, 2, 16, dtype="f16"),
+                              {"reference": "attention", "args": {"heads": 4, "head_dim": 16, "causal": True},
+                               "rtol": 5e-3, "atol": 5e-3}),
         "llama2": (llama_text(LLAMA2), {"reference": "llama", "args": LLAMA2, "rtol": 1e-4, "atol": 1e-4}),
     }
 
@@ -140,6 +143,9 @@ def bench_models():
         "attention_b8_h16_s1024_d64": (attention_op(8, 1024, 16, 16, 64, params=("q", "k", "v")),
                                        {"reference": "attention",
                                         "args": {"heads": 16, "head_dim": 64, "causal": True}}),
+        "attention_f16_b8_h16_s1024_d64": (attention_op(8, 1024, 16, 16, 64, dtype="f16", params=("q", "k", "v")),
+                                           {"reference": "attention",
+                                            "args": {"heads": 16, "head_dim": 64, "causal": True}}),
         "llama12": (llama_text(LLAMA12), {"reference": "llama", "args": LLAMA12}),
     }
 

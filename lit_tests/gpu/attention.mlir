@@ -53,7 +53,7 @@
 // PTX: gpu.binary @attention_kernel
 // PTX-SAME: .visible .entry attention_kernel(
 // PTX: gpu.binary {{.*}}.visible .entry attention_kernel({{.*}}ld.global.b32{{.*}}mul.rn.f32{{.*}}st.global.b32
-// PTX: gpu.binary {{.*}}.shared .align 4 .b8 __wg_attention_kernel_0[512];
+// PTX: gpu.binary {{.*}}.shared .align 32 .b8 __wg_attention_kernel_0[512];
 // PTX-SAME: max.NaN.f32
 // PTX-SAME: bar.sync \090;
 // PTX: gpu.binary {{.*}}ex2.approx.ftz.f32

@@ -6,9 +6,10 @@
 // workgroup memory (zero outside the matrices), the block synchronises, each
 // thread accumulates with fused multiply-adds, and synchronises again; it
 // finally adds its sums to C.  f16 operands are widened and accumulated in f32.
+// (f16 here with tensor-cores=false: by default rlx-gpu-mma-matmul takes it, see mma-matmul.mlir.)
 // R = 2 is what fits with min-blocks=0; by default (min-blocks=132) R halves while
 // the grid has fewer than 132 blocks, so a matmul this small keeps R = 1 (DEFAULT).
-// RUN: rlx-opt %s '--rlx-lower-to-gpu=min-blocks=0' | FileCheck %s --check-prefix=GPU
+// RUN: rlx-opt %s '--rlx-lower-to-gpu=min-blocks=0 tensor-cores=false' | FileCheck %s --check-prefix=GPU
 // RUN: rlx-opt %s --rlx-lower-to-gpu | FileCheck %s --check-prefix=DEFAULT
 // RUN: rlx-opt %s --rlx-lower-to-nvvm | FileCheck %s --check-prefix=PTX
 
@@ -65,8 +66,8 @@
 // PTX-LABEL: gpu.binary @matmul_kernel_0
 // PTX-SAME: .visible .entry matmul_kernel(
 // PTX-SAME: .maxntid 16, 16, 1
-// PTX-SAME: .shared .align 4 .b8 __wg_matmul_kernel_0[1024];
-// PTX-SAME: .shared .align 4 .b8 __wg_matmul_kernel_1[1024];
+// PTX-SAME: .shared .align 32 .b8 __wg_matmul_kernel_0[1024];
+// PTX-SAME: .shared .align 32 .b8 __wg_matmul_kernel_1[1024];
 // PTX-SAME: st.shared.b32
 // PTX-SAME: bar.sync \090;
 // PTX-SAME: ld.shared

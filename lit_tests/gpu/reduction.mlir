@@ -67,7 +67,7 @@
 // PTX-LABEL: gpu.binary @softmax_kernel_0
 // PTX-SAME: .visible .entry softmax_kernel(
 // PTX-SAME: .maxntid 256, 1, 1
-// PTX-SAME: .shared .align 4 .b8 __wg_softmax_kernel_0[1024];
+// PTX-SAME: .shared .align 32 .b8 __wg_softmax_kernel_0[1024];
 // PTX-SAME: ld.global.b32
 // PTX-SAME: max.NaN.f32
 // PTX-SAME: st.shared.b32

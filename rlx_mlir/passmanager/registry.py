@@ -87,6 +87,8 @@ PASSES = LazyTable({
     "rlx-jvp": "transforms.mir.jvp:Jvp",
     "rlx-vmap": "transforms.mir.vmap:Vmap",
     # GPU code generation (rlx-lower-to-nvvm)
+    "rlx-gpu-align-workgroup-memory": "transforms.gpu.align_workgroup_memory:GpuAlignWorkgroupMemory",
+    "rlx-gpu-mma-matmul": "transforms.gpu.mma_matmul:GpuMmaMatmul",
     "rlx-gpu-tile-matmul": "transforms.gpu.tile_matmul:GpuTileMatmul",
     "rlx-memref-copy-to-linalg": "transforms.linalg.memref_copy_to_linalg:MemrefCopyToLinalg",
     "rlx-gpu-hoist-parallel-loops": "transforms.gpu.hoist_parallel_loops:GpuHoistParallelLoops",

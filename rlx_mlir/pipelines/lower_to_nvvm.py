@@ -10,7 +10,9 @@ Stages, each a named pass.  Stages 1-4 are the pipeline `rlx-lower-to-gpu` (host
 1. plan and lower to linalg on tensors as the CPU pipeline does (`rlx-mir-to-lir`,
    `rlx-lir-to-linalg`; or `rlx-mir-to-linalg` with `plan=false`), bufferize whole
    functions, results as caller-provided buffers;
-2. matmuls become shared-memory, register-tiled kernels (`rlx-gpu-tile-matmul`);
+2. f16 matmuls become tensor-core kernels (`rlx-gpu-mma-matmul`, warp-level WMMA, f32 sums;
+   `tensor-cores=false` or a chip before sm_70 leaves them to the next pass), the other
+   matmuls shared-memory, register-tiled kernels (`rlx-gpu-tile-matmul`);
    every other linalg op (copies included, `rlx-memref-copy-to-linalg`) becomes
    an `scf.parallel` nest (`convert-linalg-to-parallel-loops`), with parallel
    loops hoisted out of reduction loops (`rlx-gpu-hoist-parallel-loops`); row reductions
@@ -23,7 +25,8 @@ Stages, each a named pass.  Stages 1-4 are the pipeline `rlx-lower-to-gpu` (host
 3. `rlx-gpu-check-mapping` fails, naming the op, if any loop nest stayed on the host;
 4. `rlx-gpu-device-memory`: one `gpu.alloc` per function call holds the LIR
    arena, every other buffer and the constants;
-5. kernels outlined, made async, and compiled by upstream
+5. kernels outlined (their workgroup buffers 32-byte aligned, `rlx-gpu-align-workgroup-memory`: tensor-core
+   fragments need it), made async, and compiled by upstream
    `gpu-lower-to-nvvm-pipeline`: NVVM, then `gpu-module-to-binary` embeds the
    kernels (PTX text with `format=isa`, needing no CUDA toolkit; cubin with
    `bin`, fatbin with `fatbin`, both needing `ptxas`), and host code calls
@@ -45,14 +48,16 @@ from ..conversion.lir_to_linalg import LirToLinalg
 from ..conversion.mir_to_linalg.mir_to_linalg import MirToLinalg
 from ..conversion.mir_to_lir import MirToLir
 from ..passmanager.base import PassOptionError, RlxPipeline, option
-from ..targets.cuda import TargetError, check_target
+from ..targets.cuda import TargetError, check_target, has_tensor_cores
 from ..transforms.abi.distinct_results import DistinctResults
 from ..transforms.abi.emit_c_interface import EmitCInterface
+from ..transforms.gpu.align_workgroup_memory import GpuAlignWorkgroupMemory
 from ..transforms.gpu.block_reductions import GpuBlockReductions
 from ..transforms.gpu.check_mapping import GpuCheckMapping
 from ..transforms.gpu.device_memory import GpuDeviceMemory
 from ..transforms.gpu.grid_loops import GpuGridLoops
 from ..transforms.gpu.hoist_parallel_loops import GpuHoistParallelLoops
+from ..transforms.gpu.mma_matmul import GpuMmaMatmul
 from ..transforms.gpu.straight_line_kernels import GpuStraightLineKernels
 from ..transforms.gpu.tile_matmul import MIN_BLOCKS, GpuTileMatmul
 from ..transforms.linalg.bool_tensors_to_i8 import BoolTensorsToI8
@@ -83,12 +88,14 @@ class LowerToGPU(RlxPipeline):
     tile: int = option(16, "matmul tile edge (T x T threads, T x T shared-memory tiles)", minimum=1, maximum=32)
     min_blocks: int = option(MIN_BLOCKS, "matmul register tiles shrink while a grid has fewer blocks", minimum=0)
     block_reductions: bool = option(True, "row reductions as one block per output (tree in shared memory)")
+    tensor_cores: bool = option(True, "f16 matmuls on tensor cores (rlx-gpu-mma-matmul; sm_70 and later)")
 
     def elements(self):
         lowering = [MirToLir(), LirToLinalg()] if self.plan else [MirToLinalg()]
         return [
             HirToMir(), *lowering, BoolTensorsToI8(), "inline", "symbol-dce", "eliminate-empty-tensors",
             "canonicalize", DistinctResults(), BUFFERIZE, HOIST, OUT_PARAMS, "canonicalize",
+            *([GpuMmaMatmul()] if self.tensor_cores else []),
             GpuTileMatmul(tile=self.tile, min_blocks=self.min_blocks), MemrefCopyToLinalg(),
             "convert-linalg-to-parallel-loops", "inline", "symbol-dce", GpuHoistParallelLoops(),
             *([GpuBlockReductions(block_size=self.block_size)] if self.block_reductions else []),
@@ -111,6 +118,7 @@ class LowerToNVVM(RlxPipeline):
     tile: int = option(16, "matmul tile edge (T x T threads, T x T shared-memory tiles)", minimum=1, maximum=32)
     min_blocks: int = option(MIN_BLOCKS, "matmul register tiles shrink while a grid has fewer blocks", minimum=0)
     block_reductions: bool = option(True, "row reductions as one block per output (tree in shared memory)")
+    tensor_cores: bool = option(True, "f16 matmuls on tensor cores (rlx-gpu-mma-matmul; ignored before sm_70)")
     opt_level: int = option(3, "LLVM optimization level for the kernels", minimum=0, maximum=3)
 
     def check_options(self):
@@ -131,10 +139,16 @@ class LowerToNVVM(RlxPipeline):
         )
         return [
             LowerToGPU(plan=self.plan, block_size=self.block_size, tile=self.tile, min_blocks=self.min_blocks,
-                       block_reductions=self.block_reductions),
+                       block_reductions=self.block_reductions,
+                       tensor_cores=self.tensor_cores and has_tensor_cores(self.chip)),
             # Constants and index math move into the kernels (static bounds, no extra parameters).
-            "gpu-launch-sink-index-computations", "gpu-kernel-outlining", "func.func(gpu-async-region)",
+            "gpu-launch-sink-index-computations", "gpu-kernel-outlining", GpuAlignWorkgroupMemory(),
+            "func.func(gpu-async-region)",
             # Vector ops in kernels (rlx.dequant_matmul's decoding reads vectors of bytes): their
             # transfers become loads; gpu-lower-to-nvvm-pipeline does not lower vector.transfer_read.
-            EmitCInterface(), "gpu.module(convert-vector-to-llvm)", to_gpu, "reconcile-unrealized-casts",
+            # Kernels' loops become branches before gpu-lower-to-nvvm-pipeline's convert-nvgpu-to-nvvm, whose
+            # type converter knows no !gpu.mma_matrix and so cannot legalize an scf.for carrying
+            # rlx-gpu-mma-matmul's accumulators.
+            EmitCInterface(), "gpu.module(convert-vector-to-llvm)", "gpu.module(convert-scf-to-cf)", to_gpu,
+            "reconcile-unrealized-casts",
         ]

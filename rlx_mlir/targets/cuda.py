@@ -74,3 +74,8 @@ def check_target(chip: str, features: str, format: str = "isa") -> None:
         )
     if format not in FORMATS:
         raise TargetError(f"unknown binary format '{format}' (formats: {', '.join(FORMATS)})")
+
+
+def has_tensor_cores(chip: str) -> bool:
+    """Whether `chip` (a known `sm_XX`) has the f16 tensor cores WMMA uses: Volta (sm_70) and later."""
+    return int(re.sub(r"\D", "", chip)) >= 70

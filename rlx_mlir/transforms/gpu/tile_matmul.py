@@ -26,10 +26,11 @@ R is the largest of `thread-tile`, ..., 2, 1 (powers of two) with T*R <= min(M, 
 halved while the grid has fewer than `min-blocks` blocks (default 132, an H100's
 multiprocessors), so small matmuls keep one output per thread and a GPU's
 multiprocessors all get work.  Operands are converted to C's
-element type before multiplying, as `linalg.matmul` specifies; products are
+element type before multiplying, as `linalg.matmul` specifies (and a generic whose body widens an
+f16 operand to an f32 sum with `arith.extf`, as attention's f16 scores and P.V do); products are
 fused into the sum (one rounding instead of two, as cuBLAS does).  Each buffer is
 indexed in its own dimension order, so no operand is transposed first.  Other
-contractions (integer types, dynamic shapes, mixed element types in a generic,
+contractions (integer types, dynamic shapes, a body doing more than widen, multiply and add,
 several reduction loops, broadcast operands) are left to the generic loop
 mapping (one thread or block per output).
 """
@@ -52,8 +53,10 @@ def _is_float(name: str) -> bool:
     return entry is not None and entry.is_float
 
 
-def _guarded_load(name: str, memref: str, indices: str, condition: str, type_: ir.MemRefType, target: str) -> str:
-    """MLIR text defining `name`: memref[indices] converted to `target` where `condition`, else zero."""
+def guarded_load(name: str, memref: str, indices: str, condition: str, type_: ir.MemRefType, target: str,
+                 zero: str = "%zero") -> str:
+    """MLIR text defining `name`: memref[indices] converted to `target` where `condition`, else `zero` (an SSA
+    value of type `target`)."""
     source = str(type_.element_type)
     convert = ""
     value = "%v"
@@ -64,7 +67,7 @@ def _guarded_load(name: str, memref: str, indices: str, condition: str, type_: i
     return (f"{name} = scf.if {condition} -> ({target}) {{\n"
             f"          %v = memref.load {memref}[{indices}] : {type_}{convert}\n"
             f"          scf.yield {value} : {target}\n"
-            f"        }} else {{\n          scf.yield %zero : {target}\n        }}")
+            f"        }} else {{\n          scf.yield {zero} : {target}\n        }}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,8 +96,31 @@ class Contraction:
         return [role for role in self.c_roles if role.startswith("batch")]
 
 
-def _indices(roles: tuple[str, ...], names: dict[str, str]) -> str:
+def index_list(roles: tuple[str, ...], names: dict[str, str]) -> str:
     return ", ".join(names[role] for role in roles)
+
+
+def batch_indices(contraction: Contraction, flat: str, emit) -> dict[str, str]:
+    """Emits (MLIR lines, through `emit`) the split of a kernel's flattened batch index `flat` (the grid's z
+    index) into the batch loops, innermost last, and the divisions of grouped operands' batch loops; returns
+    the SSA name of each batch role ("batch0", ..., "batch1/4")."""
+    names = {}
+    rest = flat
+    for position, role in reversed(list(enumerate(contraction.batch_roles))):
+        if position == 0:
+            names[role] = rest
+            break
+        emit(f"    %{role}_size = arith.constant {contraction.size(role)} : index")
+        emit(f"    %{role} = arith.remui {rest}, %{role}_size : index")
+        emit(f"    %{role}_rest = arith.divui {rest}, %{role}_size : index")
+        names[role], rest = f"%{role}", f"%{role}_rest"
+    for grouped in sorted({r for r in contraction.a_roles + contraction.b_roles if "/" in r}):
+        role, divisor = grouped.split("/")
+        ssa = f"%{role}_by{divisor}"
+        emit(f"    {ssa}_divisor = arith.constant {divisor} : index")
+        emit(f"    {ssa} = arith.divui {names[role]}, {ssa}_divisor : index")
+        names[grouped] = ssa
+    return names
 
 
 def _kernel(name: str, contraction: Contraction, tile: int, reg: int) -> str:
@@ -134,23 +160,7 @@ def _kernel(name: str, contraction: Contraction, tile: int, reg: int) -> str:
     emit("    %row_base = arith.muli %by, %cSpan : index")
     emit("    %col_base = arith.muli %bx, %cSpan : index")
     # The flattened batch index %bz split into the batch loops, innermost last.
-    names = {}
-    rest = "%bz"
-    for position, role in reversed(list(enumerate(batch_roles))):
-        if position == 0:
-            names[role] = rest
-            break
-        size = contraction.size(role)
-        emit(f"    %{role}_size = arith.constant {size} : index")
-        emit(f"    %{role} = arith.remui {rest}, %{role}_size : index")
-        emit(f"    %{role}_rest = arith.divui {rest}, %{role}_size : index")
-        names[role], rest = f"%{role}", f"%{role}_rest"
-    for grouped in sorted({r for r in contraction.a_roles + contraction.b_roles if "/" in r}):
-        role, divisor = grouped.split("/")
-        ssa = f"%{role}_by{divisor}"
-        emit(f"    {ssa}_divisor = arith.constant {divisor} : index")
-        emit(f"    {ssa} = arith.divui {names[role]}, {ssa}_divisor : index")
-        names[grouped] = ssa
+    names = batch_indices(contraction, "%bz", emit)
     for i in range(r):  # this thread's rows and columns of C, and of the shared tiles
         emit(f"    %srow{i} = arith.addi %ty, %off{i} : index")
         emit(f"    %row{i} = arith.addi %row_base, %srow{i} : index")
@@ -166,12 +176,12 @@ def _kernel(name: str, contraction: Contraction, tile: int, reg: int) -> str:
     emit("      %kb_in = arith.cmpi ult, %kb, %cK : index")
     for i in range(r):
         emit(f"      %a_in{i} = arith.andi %row_in{i}, %ka_in : i1")
-        a_at = _indices(contraction.a_roles, {**names, "m": f"%row{i}", "k": "%ka"})
-        emit("      " + _guarded_load(f"%a{i}", "%A", a_at, f"%a_in{i}", a, tc))
+        a_at = index_list(contraction.a_roles, {**names, "m": f"%row{i}", "k": "%ka"})
+        emit("      " + guarded_load(f"%a{i}", "%A", a_at, f"%a_in{i}", a, tc))
         emit(f"      memref.store %a{i}, %As[%srow{i}, %tx] : {a_shared}")
         emit(f"      %b_in{i} = arith.andi %kb_in, %col_in{i} : i1")
-        b_at = _indices(contraction.b_roles, {**names, "k": "%kb", "n": f"%col{i}"})
-        emit("      " + _guarded_load(f"%b{i}", "%B", b_at, f"%b_in{i}", b, tc))
+        b_at = index_list(contraction.b_roles, {**names, "k": "%kb", "n": f"%col{i}"})
+        emit("      " + guarded_load(f"%b{i}", "%B", b_at, f"%b_in{i}", b, tc))
         emit(f"      memref.store %b{i}, %Bs[%ty, %scol{i}] : {b_shared}")
     emit("      gpu.barrier")
     inner_init = ", ".join(f"%p{i}_{j} = %acc{i}_{j}" for i, j in pairs)
@@ -188,7 +198,7 @@ def _kernel(name: str, contraction: Contraction, tile: int, reg: int) -> str:
     emit("    }")
     for p, (i, j) in enumerate(pairs):
         emit(f"    %out_in{i}_{j} = arith.andi %row_in{i}, %col_in{j} : i1")
-        c_at = _indices(contraction.c_roles, {**names, "m": f"%row{i}", "n": f"%col{j}"})
+        c_at = index_list(contraction.c_roles, {**names, "m": f"%row{i}", "n": f"%col{j}"})
         emit(f"    scf.if %out_in{i}_{j} {{")
         emit(f"      %old{i}_{j} = memref.load %C[{c_at}] : {c}")
         emit(f"      %new{i}_{j} = arith.addf %old{i}_{j}, %sums#{p} : {tc}")
@@ -260,28 +270,34 @@ def _dims(map_attr: ir.Attribute) -> list[tuple[int, int]] | None:
 
 
 def _is_multiply_accumulate(op: ir.Operation) -> bool:
-    """The body is `out + in0 * in1` (either operand order), nothing else."""
+    """The body is `out + in0 * in1` (either operand order), each input possibly widened first (`arith.extf`
+    to the output's type: f16 operands summed in f32), nothing else."""
     block = op.regions[0].blocks[0]
-    ops = list(block.operations)
-    if len(ops) != 3 or [o.operation.name for o in ops] != ["arith.mulf", "arith.addf", "linalg.yield"]:
-        return False
+    ops = [o.operation for o in block.operations]
     a, b, out = block.arguments
-    mul, add, done = (o.operation for o in ops)
+    widened = {}
+    while ops and ops[0].name == "arith.extf" and ops[0].operands[0] in (a, b):
+        widened[ops[0].operands[0]] = ops[0].results[0]
+        ops = ops[1:]
+    if [o.name for o in ops] != ["arith.mulf", "arith.addf", "linalg.yield"]:
+        return False
+    mul, add, done = ops
+    a, b = widened.get(a, a), widened.get(b, b)
+
     def is_pair(operands, x, y):
         return (operands[0] == x and operands[1] == y) or (operands[0] == y and operands[1] == x)
 
     return (is_pair(mul.operands, a, b) and is_pair(add.operands, out, mul.results[0])
-            and done.operands[0] == add.results[0])
+            and done.operands[0] == add.results[0] and all(v.type == out.type for v in (a, b)))
 
 
 def _generic_contraction(op: ir.Operation) -> Contraction | None:
     """A linalg.generic that is a (batched, transposed) matmul: one reduction loop k; every other loop in C
     and in A (the m loop), in B (the n loop) or in both (batch loops); each map a permutation of its
-    loops; the body a multiply-accumulate; all three buffers of one float type."""
+    loops; the body a multiply-accumulate, each operand of the result's float type or widened to it (attention's
+    f32 probabilities times f16 values)."""
     types = _static_float_memrefs(op)
     if types is None or len(op.regions[0].blocks[0].arguments) != 3 or not _is_multiply_accumulate(op):
-        return None
-    if len({str(t.element_type) for t in types}) != 1:
         return None
     maps = [_dims(m) for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
     if any(m is None for m in maps):
@@ -307,7 +323,7 @@ def _generic_contraction(op: ir.Operation) -> Contraction | None:
     return Contraction(*types, *roles)
 
 
-def _contraction(op: ir.Operation) -> Contraction | None:
+def contraction_of(op: ir.Operation) -> Contraction | None:
     if is_op(op, (linalg.MatmulOp, linalg.BatchMatmulOp)):
         found = _named_contraction(op)
     elif is_op(op, linalg.GenericOp):
@@ -330,26 +346,32 @@ class GpuTileMatmul(RlxPass):
     )
 
     def run(self, module: ir.Operation) -> None:
-        body = module.regions[0].blocks[0]
-        kernels: dict[str, str] = {}
-        for op in collect_ops(module, lambda o: is_op(o, (linalg.MatmulOp, linalg.BatchMatmulOp, linalg.GenericOp))):
-            contraction = _contraction(op)
-            if contraction is None:
-                continue
-            key = repr(contraction)
-            if key not in kernels:
-                kernels[key] = f"__rlx_gpu_matmul_{len(kernels)}"
-                batch = math.prod(contraction.size(role) for role in contraction.batch_roles)
-                reg = register_tile(contraction.size("m"), contraction.size("n"), self.tile, self.thread_tile, batch,
-                                    self.min_blocks)
-                parsed = ir.Module.parse(_kernel(kernels[key], contraction, self.tile, reg))
-                for function in list(parsed.body.operations):
-                    function.operation.move_before(body.operations[0])
-            with ir.InsertionPoint(op), op.location:
-                ir.Operation.create(
-                    "func.call",
-                    results=[],
-                    operands=list(op.operands),
-                    attributes={"callee": ir.FlatSymbolRefAttr.get(kernels[key])},
-                )
-            op.erase()
+        def kernel(name: str, contraction: Contraction) -> str:
+            batch = math.prod(contraction.size(role) for role in contraction.batch_roles)
+            reg = register_tile(contraction.size("m"), contraction.size("n"), self.tile, self.thread_tile, batch,
+                                self.min_blocks)
+            return _kernel(name, contraction, self.tile, reg)
+
+        replace_contractions(module, "__rlx_gpu_matmul", lambda contraction: True, kernel)
+
+
+def replace_contractions(module: ir.Operation, prefix: str, takes, kernel) -> None:
+    """Replaces every contraction (`contraction_of`) that `takes(contraction)` accepts by a call of a kernel
+    function: `kernel(name, contraction)` is the MLIR text of `func.func private @name(%A, %B, %C)`, built
+    once per distinct contraction and named `<prefix>_<n>`."""
+    body = module.regions[0].blocks[0]
+    kernels: dict[str, str] = {}
+    for op in collect_ops(module, lambda o: is_op(o, (linalg.MatmulOp, linalg.BatchMatmulOp, linalg.GenericOp))):
+        contraction = contraction_of(op)
+        if contraction is None or not takes(contraction):
+            continue
+        key = repr(contraction)
+        if key not in kernels:
+            kernels[key] = f"{prefix}_{len(kernels)}"
+            parsed = ir.Module.parse(kernel(kernels[key], contraction))  # alive while its ops move out
+            for function in list(parsed.body.operations):
+                function.operation.move_before(body.operations[0])
+        with ir.InsertionPoint(op), op.location:
+            ir.Operation.create("func.call", results=[], operands=list(op.operands),
+                                attributes={"callee": ir.FlatSymbolRefAttr.get(kernels[key])})
+        op.erase()

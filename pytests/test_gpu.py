@@ -134,6 +134,15 @@ CASES.append(  # a 1 x 1 matmul result, then a cumsum over its unit axis in the 
      '  %1 = "rlx.cumsum"(%0) {axis = 0 : i64, exclusive = false} : (tensor<1x1xf32>) -> tensor<1x1xf32>\n'
      "  return %1 : tensor<1x1xf32>\n}\n",
      [normal(1, 6), normal(6, 1)], lambda a, b: a @ b, 1e-6, 1e-6))
+CASES.append(  # a reshape of an arena view in straight-line code: both views move before the one-thread kernel
+    ("unit-dims-cast-reshape",
+     "func.func @f(%x: tensor<1xf32>) -> tensor<1x1xf16> {\n"
+     '  %0 = "rlx.gelu_approx"(%x) : (tensor<1xf32>) -> tensor<1xf32>\n'
+     '  %1 = "rlx.cast"(%0) : (tensor<1xf32>) -> tensor<1xf16>\n'
+     '  %2 = "rlx.reshape"(%1) : (tensor<1xf16>) -> tensor<1x1xf16>\n'
+     "  return %2 : tensor<1x1xf16>\n}\n",
+     [normal(1)], lambda x: (0.5 * x * (1 + np.tanh(0.7978845608 * (x + 0.044715 * x ** 3)))).astype(np.float16)
+     .reshape(1, 1), 1e-3, 1e-3))
 CASES.append(
     ("unit-dims-sigmoid", one_op("sigmoid", ["tensor<1xf32>"], "tensor<1xf32>"),
      [normal(1)], lambda x: 1 / (1 + np.exp(-x)), 1e-6, 1e-7))

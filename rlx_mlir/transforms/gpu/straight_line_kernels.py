@@ -57,12 +57,14 @@ def _trim(run: list[ir.Operation]) -> list[ir.Operation]:
 
 
 def _movable(run: list[ir.Operation]) -> bool:
-    """Whether the run's views can go before it (their operands come from before the run) and no value
-    computed in it is used after it."""
+    """Whether the run's views can go before it (their operands come from before the run, or from views
+    in it, which move before it too, in order: a reshape of a view of the arena) and no value computed in
+    it is used after it."""
     inside = set(run)
     for op in run:
         if is_op(op, _VIEWS):
-            if any(not isinstance(v.owner, ir.Block) and v.owner.operation in inside for v in op.operands):
+            if any(not isinstance(v.owner, ir.Block) and v.owner.operation in inside
+                   and not is_op(v.owner.operation, _VIEWS) for v in op.operands):
                 return False
             continue
         if any(use.owner.operation not in inside for result in op.results for use in result.uses):

@@ -44,7 +44,7 @@ import dataclasses
 from typing import Optional
 
 from mlir import ir
-from mlir.dialects import arith, bufferization, func, linalg, memref
+from mlir.dialects import arith, bufferization, func, linalg, memref, tensor
 
 from ...ir.walk import collect_ops, is_op
 from ...passmanager.base import RlxPass, option
@@ -143,9 +143,18 @@ def _stored_producer(value: ir.Value) -> Optional[tuple[ir.Operation, ir.Operati
     return (producer, store) if len(readers) == 1 else None
 
 
+# Ops that only name (part of) their first operand's memory: a slot seen through them is the slot.
+_MEMREF_ALIASES = (memref.SubViewOp, memref.CollapseShapeOp, memref.ExpandShapeOp, memref.CastOp,
+                   memref.ReinterpretCastOp)
+_TENSOR_ALIASES = (tensor.ExtractSliceOp, tensor.CollapseShapeOp, tensor.ExpandShapeOp, tensor.CastOp)
+
+
 def _arena_bytes(buffer: ir.Value) -> Optional[tuple]:
-    """(arena, first byte, end byte) of a `memref.view` (the LIR plan's slots), the range None
-    where it is not constant; None for any other memref."""
+    """(arena, first byte, end byte) of a `memref.view` (the LIR plan's slots) or of a part of
+    one (the whole view's bytes), the range None where it is not constant; None for any other
+    memref."""
+    while isinstance(buffer.owner, _MEMREF_ALIASES):
+        buffer = buffer.owner.operands[0]
     view = buffer.owner
     if not isinstance(view, memref.ViewOp):
         return None
@@ -163,12 +172,25 @@ def _arena_bytes(buffer: ir.Value) -> Optional[tuple]:
     return (view.source, start, start + count * max(1, (width + 7) // 8))
 
 
+def _tensor_arena_bytes(value: ir.Value) -> Optional[tuple]:
+    """`_arena_bytes` of the slot a tensor is read from (`bufferization.to_tensor`, maybe sliced or
+    reshaped), None where it is no slot's."""
+    while isinstance(value.owner, _TENSOR_ALIASES):
+        value = value.owner.operands[0]
+    owner = value.owner
+    return _arena_bytes(owner.buffer) if isinstance(owner, bufferization.ToTensorOp) else None
+
+
 def _arena_writes(op) -> list:
-    """The arena slots `op` may write: every `memref.view` it uses, except to read it as a tensor."""
+    """The arena slots `op` may write: every slot (or part of one) it uses, except to read it as
+    a tensor or to name part of it."""
     op = op.operation if isinstance(op, ir.OpView) else op
-    if isinstance(op.opview, bufferization.ToTensorOp) and "writable" not in op.attributes:
+    view = op.opview
+    if isinstance(view, (memref.ViewOp, *_MEMREF_ALIASES)) or (
+            isinstance(view, bufferization.ToTensorOp) and "writable" not in op.attributes):
         return []
-    return [_arena_bytes(v) for v in op.operands if isinstance(v.type, ir.MemRefType) and isinstance(v.owner, memref.ViewOp)]
+    slots = (_arena_bytes(v) for v in op.operands if isinstance(v.type, ir.MemRefType))
+    return [slot for slot in slots if slot is not None]
 
 
 def _overlap(a: tuple, b: tuple) -> bool:
@@ -283,8 +305,7 @@ class _FusionPlan:
         stored = [entry.producer for entry in self.fused if entry.store is not None]
         if not stored:
             return False
-        reads = [_arena_bytes(entry.value.owner.buffer) for entry in self.inputs
-                 if entry.producer is None and isinstance(entry.value.owner, bufferization.ToTensorOp)]
+        reads = [_tensor_arena_bytes(entry.value) for entry in self.inputs if entry.producer is None]
         reads = [read for read in reads if read is not None]
         if not reads:
             return False
@@ -298,9 +319,7 @@ class _FusionPlan:
         for result in self.consumer.results:  # C's results stored into their slots: written by the loop
             for use in result.uses:
                 writes.extend(_arena_writes(use.owner))
-        for operand in list(self.consumer.operands)[self.input_count:]:
-            if isinstance(operand.owner, bufferization.ToTensorOp):
-                writes.append(_arena_bytes(operand.owner.buffer))
+        writes += [_tensor_arena_bytes(operand) for operand in list(self.consumer.operands)[self.input_count:]]
         return any(_overlap(read, write) for read in reads for write in writes if write is not None)
 
     def apply(self) -> None:

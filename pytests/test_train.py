@@ -46,10 +46,10 @@ def test_softmax_cross_entropy_checks_labels():
         softmax_cross_entropy(g, x, y)
 
 
-def _regression():
+def _regression(features=3, targets=2):
     g = GraphModule.mir("regression")
-    x, target = g.input("x", (8, 3)), g.input("y", (8, 2))
-    w, b = g.param("w", (3, 2)), g.param("b", (2,))
+    x, target = g.input("x", (8, features)), g.input("y", (8, targets))
+    w, b = g.param("w", (features, targets)), g.param("b", (targets,))
     err = x @ w + b - target
     g.set_outputs(g.op(rlx.ReduceOp, err * err, kind="mean", axes=[0, 1]))
     return g
@@ -64,16 +64,29 @@ def _numpy_regression_grads(x, y, w, b):
 @pytest.mark.parametrize("optimizer", [SGD(lr=0.1, momentum=0.9, weight_decay=0.01),
                                        AdamW(lr=0.05, weight_decay=0.1)])
 def test_optimiser_steps_match_pytorch_formulas(optimizer):
+    _check_optimiser_steps(optimizer, features=3, targets=2)
+
+
+@pytest.mark.parametrize("optimizer", [SGD(lr=0.1, momentum=0.9, weight_decay=0.01),
+                                       AdamW(lr=0.05, weight_decay=0.1)])
+def test_optimiser_steps_split_across_threads_match_pytorch_formulas(optimizer):
+    """A weight large enough to be split across 2 threads: its update (one loop writing p and the
+    states, rlx-fuse-elementwise's stored producers) runs as an scf.forall, in place."""
+    # The loss sums 2048 float32 squares of 300-term dot products: 1e-5 is below its rounding.
+    _check_optimiser_steps(optimizer, features=300, targets=256, loss_rtol=1e-4, threads=2)
+
+
+def _check_optimiser_steps(optimizer, features, targets, loss_rtol=1e-5, **compile_options):
     rng = np.random.default_rng(2)
-    x, y = rng.standard_normal((8, 3)), rng.standard_normal((8, 2))
-    params = {"w": rng.standard_normal((3, 2)), "b": rng.standard_normal(2)}
-    step = TrainStep(_regression(), params, optimizer)
+    x, y = rng.standard_normal((8, features)), rng.standard_normal((8, targets))
+    params = {"w": rng.standard_normal((features, targets)), "b": rng.standard_normal(targets)}
+    step = TrainStep(_regression(features, targets), params, optimizer, **compile_options)
     ref = {k: v.astype(np.float64).copy() for k, v in params.items()}
     state = {k: [np.zeros_like(v) for _ in optimizer.state] for k, v in ref.items()}
     for t in range(1, 4):
         loss = step(x=x.astype(np.float32), y=y.astype(np.float32))
         err = x @ ref["w"] + ref["b"] - y
-        assert loss == pytest.approx(np.mean(err * err), rel=1e-5)
+        assert loss == pytest.approx(np.mean(err * err), rel=loss_rtol)
         grads = dict(zip(("w", "b"), _numpy_regression_grads(x, y, ref["w"], ref["b"])))
         for k in ref:  # torch.optim.SGD / AdamW, written out
             p, g_ = ref[k], grads[k]

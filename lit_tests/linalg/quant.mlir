@@ -73,8 +73,8 @@ func.func @q4_0(%x: tensor<3x64xf32>, %w: tensor<5x36xui8>) -> tensor<3x5xf32> {
 // from the 12 scale bytes (vector.shuffle, shifts and masks on vector<8xi32>: ggml's
 // get_scale_min_k4 for all sub-blocks at once), the mins meet the sums of x in one
 // vector<8xf32> FMA.  The 128 bytes of nibbles are read as two vector<64xi8> viewed as 16 i32
-// words; nibble 2 k + high of each word (a shift and a mask, then uitofp: one vpermps after
-// rlx-x86-nibble-lookup) meets x rearranged once per call (a linalg.transpose to
+// words; nibble 2 k + high of each word (a shift and a mask, then uitofp) meets x rearranged
+// once per call (a linalg.transpose to
 // [block, h, high, k, 16]) so that lanes 0-7 hold sub-block 4 h + high and lanes 8-15 sub-block
 // 4 h + 2 + high; x . codes takes a multiply and three FMAs per 32 such pairs of sub-blocks, their
 // two scales (one vector.shuffle of the decoded scales) one more FMA into the accumulator of

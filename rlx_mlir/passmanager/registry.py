@@ -97,7 +97,6 @@ PASSES = LazyTable({
     "rlx-gpu-device-memory": "transforms.gpu.device_memory:GpuDeviceMemory",
     "rlx-bf16-as-i16": "transforms.linalg.bf16_as_i16:Bf16AsI16",
     "rlx-x86-byte-dot": "transforms.linalg.x86_byte_dot:X86ByteDot",
-    "rlx-x86-nibble-lookup": "transforms.linalg.x86_nibble_lookup:X86NibbleLookup",
 })
 PIPELINES = LazyTable({
     "rlx-optimize-mir": "pipelines.optimize_mir:OptimizeMir",

@@ -44,7 +44,6 @@ from ..transforms.linalg.tile_gemv import TileGemv
 from ..transforms.linalg.tile_matmul import TileMatmul
 from ..transforms.linalg.vectorize_elementwise import VectorizeElementwise
 from ..transforms.linalg.x86_byte_dot import X86ByteDot
-from ..transforms.linalg.x86_nibble_lookup import X86NibbleLookup
 from ..transforms.mir.split_weight_concat import SplitWeightConcat
 
 BUFFERIZE = (
@@ -185,7 +184,6 @@ class LowerToLLVM(RlxPipeline):
         steps.append(Bf16AsI16())  # LLVM's x86 backend cannot legalize every bf16 vector it vectorizes
         if self.host_vnni:
             steps.append(X86ByteDot())  # byte dot products (8-bit activations) as vpdpbusd where the CPU has VNNI
-            steps.append(X86NibbleLookup())  # 4-bit codes to f32 as one vpermps where the CPU has AVX-512
         return steps
 
 

@@ -17,8 +17,8 @@ read once for the two sub-blocks that share them; with one row of x per body (a 
 1) it factors the scales out of the sums (`FACTORED`): x . codes per sub-block, times its scale,
 and the mins once per block against the sums of x over each sub-block (one small reduction per
 call, before the kernel), the nibbles read as i32 words against x rearranged once per call to
-meet them (`_q4_k_nibble_order`: no widening of bytes, one `vpermps` per 16 codes on AVX-512
-hosts, the scales of two sub-blocks per FMA); that body takes up to 4 weight rows (`WEIGHT_ROWS`), which share the
+meet them (`_q4_k_nibble_order`: no widening of bytes, a shift and a mask per 16 codes, the
+scales of two sub-blocks per FMA); that body takes up to 4 weight rows (`WEIGHT_ROWS`), which share the
 reads of x and one vector decoding of their blocks' scales and mins, and stream side by side from
 memory (with one or two rows per body it waited on memory: 0.75 against 0.59 ms at K = N = 4096).
 The byte decoding follows the layouts in `rlx.dequant_matmul`'s description
@@ -320,9 +320,9 @@ def _q4_k_block(block: _Block, v: _Lanes) -> list[ir.Value]:
 
 
 def _low_nibbles(words: ir.Value, shift: int) -> ir.Value:
-    """Bits `shift` .. `shift` + 3 of each i32 lane of `words` (a vector<16 x i32>), as f32: written
-    portably as `uitofp((words >> shift) & 15)`, which rlx-x86-nibble-lookup turns into one
-    `vpermps` (a lookup in the table 0.0 .. 15.0 by the low 4 bits) on AVX-512 hosts."""
+    """Bits `shift` .. `shift` + 3 of each i32 lane of `words` (a vector<16 x i32>), as f32:
+    `uitofp((words >> shift) & 15)`.  (A `vpermps` lookup in the table 0.0 .. 15.0, which reads
+    only the low 4 bits, would save the mask: measured no faster on Zen 5, so not used.)"""
     lanes = ir.VectorType(words.type).shape[0]
     if shift:
         words = arith.shrui(words, _vector_i32([shift] * lanes))
@@ -380,13 +380,6 @@ FACTORED = ("q4_k",)
 # row), and their rows stream from memory side by side.  Measured (1 thread, M = 1, K = N = 4096,
 # the weight from DRAM): 1 or 2 rows 0.75 ms, 4 rows 0.59 ms, 8 rows 0.77-0.85 ms.
 WEIGHT_ROWS = (4, 2, 1)
-# Blocks per step of a GEMV body (one row of x, not factored: Q8_0, Q4_0, Q5_K, Q6_K, Q2_K, Q3_K),
-# the first of these that divides the chunk, each block added into its own accumulator: with one
-# accumulator every block's FMA waited on the previous block's (4 cycles each), so Q8_0 (one FMA
-# per 16 weights and accumulator) waited on the FMA latency.  Measured (1 thread, M = 1,
-# K = N = 4096, Q8_0, the weight in L3): 1 chain 0.57 ms, 4 chains 0.53 ms.  A chunk of fewer
-# blocks than that keeps one chain: its chain is short, and the next body's overlaps it.
-GEMV_CHAINS = (4, 1)
 
 
 def _activations(op) -> str:
@@ -478,7 +471,7 @@ def packed_matmul(rows: ir.Value, packed: ir.Value, scheme_name: str, result_typ
         i32x16 = ir.VectorType.get([16], _i32())
         nibbles_row = ir.AffineMapAttr.get(ir.AffineMap.get(7, 0, [ir.AffineDimExpr.get(6)]))
         sums_row = ir.AffineMapAttr.get(ir.AffineMap.get(4, 0, [ir.AffineDimExpr.get(3)]))
-        # carried: (even, odd) sub-block accumulators per weight row, then the mins of all rows
+        # carried: (low, high nibble) accumulators per weight row, then the mins of all rows
         over_blocks = scf.ForOp(lb.index_constant(0), lb.index_constant(chunk), lb.index_constant(1), [zero16] * (2 * weight_rows) + [zero_mins])
         with ir.InsertionPoint(over_blocks.body):
             bc = over_blocks.induction_variable
@@ -565,36 +558,25 @@ def packed_matmul(rows: ir.Value, packed: ir.Value, scheme_name: str, result_typ
         p_index, c_index, r_index, i_index = (linalg.IndexOp(d).result for d in range(4))
         n_index, first_row = _idx(_mul(p_index, panel), i_index), _mul(r_index, tile)
         zeros = arith.constant(lanes.f32, ir.DenseElementsAttr.get_splat(lanes.f32, ir.FloatAttr.get(f32, 0.0)))
-        # With one row of x, `chains` blocks per step, each into its own accumulators (see GEMV_CHAINS).
-        chains = next((count for count in GEMV_CHAINS if chunk % count == 0), 1) if tile == 1 else 1
-        over_blocks = scf.ForOp(lb.index_constant(0), lb.index_constant(chunk), lb.index_constant(chains), [zeros] * (tile * chains))
+        over_blocks = scf.ForOp(lb.index_constant(0), lb.index_constant(chunk), lb.index_constant(1), [zeros] * tile)
         with ir.InsertionPoint(over_blocks.body):
-            first_block, carried = over_blocks.induction_variable, list(over_blocks.inner_iter_args)
-            updated = []
-            for chain in range(chains):
-                bc = _idx(first_block, chain) if chain else first_block
-                sums = carried[chain * tile:(chain + 1) * tile]
-                if scheme.name in _BLOCK_DECODERS:
-                    decoded = _BLOCK_DECODERS[scheme.name](block_of(n_index, c_index, bc), lanes)
-                    for s, weights in enumerate(decoded):
-                        sums = accumulate(n_index, first_row, c_index, bc, lb.index_constant(s), sums, weights)
-                elif subblocks == 1:
-                    sums = accumulate(n_index, first_row, c_index, bc, lb.index_constant(0), sums)
-                else:
-                    over_subblocks = scf.ForOp(lb.index_constant(0), lb.index_constant(subblocks), lb.index_constant(1), sums)
-                    with ir.InsertionPoint(over_subblocks.body):
-                        s = over_subblocks.induction_variable
-                        scf.YieldOp(accumulate(n_index, first_row, c_index, bc, s, list(over_subblocks.inner_iter_args)))
-                    sums = list(over_subblocks.results)
-                updated += sums
-            scf.YieldOp(updated)
-        results = list(over_blocks.results)
-        totals = results[:tile]
-        for chain in range(1, chains):  # the chains' accumulators added lane-wise, then reduced once
-            totals = [arith.addf(total, other, fastmath=fast) for total, other in zip(totals, results[chain * tile:(chain + 1) * tile])]
+            bc, sums = over_blocks.induction_variable, list(over_blocks.inner_iter_args)
+            if scheme.name in _BLOCK_DECODERS:
+                decoded = _BLOCK_DECODERS[scheme.name](block_of(n_index, c_index, bc), lanes)
+                for s, weights in enumerate(decoded):
+                    sums = accumulate(n_index, first_row, c_index, bc, lb.index_constant(s), sums, weights)
+            elif subblocks == 1:
+                sums = accumulate(n_index, first_row, c_index, bc, lb.index_constant(0), sums)
+            else:
+                over_subblocks = scf.ForOp(lb.index_constant(0), lb.index_constant(subblocks), lb.index_constant(1), sums)
+                with ir.InsertionPoint(over_subblocks.body):
+                    s = over_subblocks.induction_variable
+                    scf.YieldOp(accumulate(n_index, first_row, c_index, bc, s, list(over_subblocks.inner_iter_args)))
+                sums = list(over_subblocks.results)
+            scf.YieldOp(sums)
         return [
             vector.ReductionOp(f32, vector.CombiningKind.ADD, total, acc=partial, fastmath=fast).result
-            for total, partial in zip(totals, partials)
+            for total, partial in zip(over_blocks.results, partials)
         ]
 
     shape = [n // panel, m // tile, panel // weight_rows]

@@ -72,15 +72,21 @@ func.func @q4_0(%x: tensor<3x64xf32>, %w: tensor<5x36xui8>) -> tensor<3x5xf32> {
 // one small reduction before the kernel; per block, the 8 scales and mins are decoded lane-wise
 // from the 12 scale bytes (vector.shuffle, shifts and masks on vector<8xi32>: ggml's
 // get_scale_min_k4 for all sub-blocks at once), the mins meet the sums of x in one
-// vector<8xf32> FMA, and each 16 bytes of nibbles are widened once and split into the low
-// (sub-block 2p) and high (2p + 1) codes; x . codes takes a multiply and an FMA per sub-block,
-// its scale one more FMA into one of two accumulators (even and odd sub-blocks).
+// vector<8xf32> FMA.  The 128 bytes of nibbles are read as two vector<64xi8> viewed as 16 i32
+// words; nibble 2 k + high of each word (a shift and a mask, then uitofp) meets x rearranged
+// once per call (a linalg.transpose to
+// [block, h, high, k, 16]) so that lanes 0-7 hold sub-block 4 h + high and lanes 8-15 sub-block
+// 4 h + 2 + high; x . codes takes a multiply and three FMAs per 32 such pairs of sub-blocks, their
+// two scales (one vector.shuffle of the decoded scales) one more FMA into the accumulator of
+// `high`.
 // CHECK-LABEL: func.func @q4_k_rank1
 // CHECK-SAME: tensor<7x288xi8>
 // CHECK: tensor.expand_shape %{{.*}} output_shape [1, 1, 2, 8, 32] : tensor<512xf32> into tensor<1x1x2x8x32xf32>
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}} : tensor<1x16x32xf32>) outs(%{{.*}} : tensor<1x16xf32>)
 // CHECK: arith.addf
 // CHECK: %[[XSUMS_VIEW:.*]] = tensor.expand_shape %{{.*}} output_shape [1, 1, 2, 8] : tensor<16xf32> into tensor<1x1x2x8xf32>
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<1x2x2x2x2x8x4xf32>) outs(%{{.*}} : tensor<1x2x2x2x4x2x8xf32>) permutation = [0, 1, 2, 4, 6, 3, 5]
+// CHECK: %[[XNIB:.*]] = tensor.expand_shape %{{.*}} output_shape [1, 1, 2, 2, 2, 4, 16] : tensor<512xf32> into tensor<1x1x2x2x2x4x16xf32>
 // CHECK: linalg.generic
 // CHECK-SAME: ins(%{{.*}}, %{{.*}} : tensor<1x1x2x8x32xf32>, tensor<7x288xi8>) outs(%{{.*}} : tensor<1x1x7xf32>)
 // CHECK: scf.for %{{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xf32>, vector<8xf32>)
@@ -93,15 +99,19 @@ func.func @q4_0(%x: tensor<3x64xf32>, %w: tensor<5x36xui8>) -> tensor<3x5xf32> {
 // CHECK: %[[MINS:.*]] = arith.mulf %{{.*}} : vector<8xf32>
 // CHECK: %[[SUMS:.*]] = vector.transfer_read %[[XSUMS_VIEW]]{{.*}} : tensor<1x1x2x8xf32>, vector<8xf32>
 // CHECK: vector.fma %[[MINS]], %[[SUMS]], %{{.*}} : vector<8xf32>
-// CHECK: vector.transfer_read %{{.*}} : tensor<7x288xi8>, vector<16xi8>
-// CHECK: arith.extui %{{.*}} : vector<16xi8> to vector<16xi32>
-// CHECK: arith.andi
-// CHECK: arith.shrui
+// CHECK: vector.transfer_read %{{.*}} : tensor<7x288xi8>, vector<64xi8>
+// CHECK: %[[WORDS:.*]] = vector.bitcast %{{.*}} : vector<64xi8> to vector<16xi32>
+// CHECK: %[[X0:.*]] = vector.transfer_read %[[XNIB]]{{.*}} : tensor<1x1x2x2x2x4x16xf32>, vector<16xf32>
+// CHECK: arith.andi %[[WORDS]], %{{.*}} : vector<16xi32>
 // CHECK: arith.uitofp %{{.*}} : vector<16xi32> to vector<16xf32>
-// CHECK: arith.mulf %{{.*}} : vector<16xf32>
+// CHECK: arith.mulf %[[X0]], %{{.*}} : vector<16xf32>
+// CHECK: arith.shrui %[[WORDS]], %{{.*}} : vector<16xi32>
+// CHECK: arith.andi
+// CHECK: arith.uitofp %{{.*}} : vector<16xi32> to vector<16xf32>
 // CHECK: vector.fma %{{.*}} : vector<16xf32>
-// CHECK: vector.extract %[[SCALES]][0] : f32 from vector<8xf32>
+// CHECK: vector.shuffle %[[SCALES]], %[[SCALES]] [0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2] : vector<8xf32>, vector<8xf32>
 // CHECK: vector.fma %{{.*}} : vector<16xf32>
+// CHECK-NOT: vector.extract %[[SCALES]]
 // CHECK-NOT: arith.subf
 // CHECK: vector.reduction <add>
 // CHECK: vector.reduction <add>, %{{.*}}, %{{.*}} fastmath<reassoc,contract> : vector<8xf32> into f32
@@ -136,8 +146,8 @@ func.func @q4_k_rank1(%x: tensor<512xf32>, %w: tensor<7x288xui8>) -> tensor<7xf3
 // CHECK: %[[SUMS:.*]] = vector.transfer_read %{{.*}} : tensor<1x1x2x8xf32>, vector<8xf32>
 // CHECK: %[[SUMS2:.*]] = vector.shuffle %[[SUMS]], %[[SUMS]] [0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 4, 5, 6, 7]
 // CHECK: vector.fma %[[MINS]], %[[SUMS2]], %{{.*}} : vector<16xf32>
-// CHECK: vector.extract %[[SCALES]][0] : f32 from vector<16xf32>
-// CHECK: vector.extract %[[SCALES]][8] : f32 from vector<16xf32>
+// CHECK: vector.shuffle %[[SCALES]], %[[SCALES]] [0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2] : vector<16xf32>, vector<16xf32>
+// CHECK: vector.shuffle %[[SCALES]], %[[SCALES]] [8, 8, 8, 8, 8, 8, 8, 8, 10, 10, 10, 10, 10, 10, 10, 10] : vector<16xf32>, vector<16xf32>
 // CHECK: vector.extract_strided_slice %{{.*}} {offsets = [0], sizes = [8], strides = [1]} : vector<16xf32> to vector<8xf32>
 // CHECK: vector.extract_strided_slice %{{.*}} {offsets = [8], sizes = [8], strides = [1]} : vector<16xf32> to vector<8xf32>
 // CHECK: linalg.yield %{{.*}}, %{{.*}} : f32, f32
@@ -160,7 +170,7 @@ func.func @q4_k_two_rows(%x: tensor<1x512xf32>, %w: tensor<6x288xui8>) -> tensor
 // CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<32xf32>)
 // CHECK: vector.shuffle %{{.*}}, %{{.*}} [{{.*}}] : vector<24xi8>, vector<24xi8>
 // CHECK: %[[SCALES4:.*]] = arith.mulf %{{.*}} : vector<32xf32>
-// CHECK: vector.extract %[[SCALES4]][24] : f32 from vector<32xf32>
+// CHECK: vector.shuffle %[[SCALES4]], %[[SCALES4]] [24, 24, 24, 24, 24, 24, 24, 24, 26, 26, 26, 26, 26, 26, 26, 26] : vector<32xf32>, vector<32xf32>
 // CHECK: linalg.yield %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : f32, f32, f32, f32
 // CHECK: tensor.collapse_shape %{{.*}} : tensor<1x1x2x4xf32> into tensor<8xf32>
 func.func @q4_k_four_rows(%x: tensor<1x512xf32>, %w: tensor<8x288xui8>) -> tensor<1x8xf32> {

@@ -16,7 +16,9 @@ lane-wise from the 12 scale bytes (vector shuffles, shifts and masks), each 32 b
 read once for the two sub-blocks that share them; with one row of x per body (a GEMV, M odd or
 1) it factors the scales out of the sums (`FACTORED`): x . codes per sub-block, times its scale,
 and the mins once per block against the sums of x over each sub-block (one small reduction per
-call, before the kernel); that body takes up to 4 weight rows (`WEIGHT_ROWS`), which share the
+call, before the kernel), the nibbles read as i32 words against x rearranged once per call to
+meet them (`_q4_k_nibble_order`: no widening of bytes, a shift and a mask per 16 codes, the
+scales of two sub-blocks per FMA); that body takes up to 4 weight rows (`WEIGHT_ROWS`), which share the
 reads of x and one vector decoding of their blocks' scales and mins, and stream side by side from
 memory (with one or two rows per body it waited on memory: 0.75 against 0.59 ms at K = N = 4096).
 The byte decoding follows the layouts in `rlx.dequant_matmul`'s description
@@ -317,16 +319,28 @@ def _q4_k_block(block: _Block, v: _Lanes) -> list[ir.Value]:
     return weights
 
 
-def _q4_k_codes(block: _Block, pair: int) -> list[ir.Value]:
-    """The codes of sub-blocks 2 `pair` and 2 `pair` + 1 (the low and high nibbles of the same 32
-    bytes) as four vector<16 x f32>: [2p, first 16], [2p, last 16], [2p + 1, first 16], [2p + 1, last 16].
-    Each 16 bytes are widened to i32 once (a load-and-extend) and split there."""
-    i32x16 = ir.VectorType.get([16], _i32())
-    f32x16 = ir.VectorType.get([16], ir.F32Type.get())
-    halves = [arith.extui(i32x16, block.raw(lb.index_constant(16 + 32 * pair + 16 * h), 16)) for h in range(2)]
-    low = [arith.andi(half, _vector_i32([15] * 16)) for half in halves]
-    high = [arith.shrui(half, _vector_i32([4] * 16)) for half in halves]
-    return [arith.uitofp(f32x16, code) for code in (*low, *high)]
+def _low_nibbles(words: ir.Value, shift: int) -> ir.Value:
+    """Bits `shift` .. `shift` + 3 of each i32 lane of `words` (a vector<16 x i32>), as f32:
+    `uitofp((words >> shift) & 15)`.  (A `vpermps` lookup in the table 0.0 .. 15.0, which reads
+    only the low 4 bits, would save the mask: measured no faster on Zen 5, so not used.)"""
+    lanes = ir.VectorType(words.type).shape[0]
+    if shift:
+        words = arith.shrui(words, _vector_i32([shift] * lanes))
+    return arith.uitofp(ir.VectorType.get([lanes], ir.F32Type.get()), arith.andi(words, _vector_i32([15] * lanes)))
+
+
+def _q4_k_nibble_order(rows: ir.Value, m: int, blocks: int, chunk: int) -> ir.Value:
+    """x `[..., K]` (`m` rows) rearranged to meet the Q4_K codes as the factored GEMV reads them:
+    `[m, blocks / chunk, chunk, h, high, k, i]` (h, high < 2, k < 4, i < 16).  That GEMV reads the
+    128 bytes of nibbles of a block as two halves `h` of 16 i32 words; byte `4 i + k` of half h is
+    `qs[64 h + 4 i + k]`, whose nibble `high` holds weight `64 g + 32 high + l` with g = 2 h + i / 8
+    and l = 4 (i % 8) + k.  So x element `256 b + 128 h + 64 (i / 8) + 32 high + 4 (i % 8) + k` goes
+    to `[b, h, high, k, i]`: one transpose, once per call, shared by all weight rows."""
+    f32 = ir.F32Type.get()
+    # [m, b, h, i / 8, high, i % 8, k] -> [m, b, h, high, k, i / 8, i % 8]
+    split = lb.reshape(rows, ir.RankedTensorType.get([m, blocks, 2, 2, 2, 8, 4], f32))
+    moved = linalg.transpose(split, outs=[lb.empty([m, blocks, 2, 2, 4, 2, 8], f32)], permutation=[0, 1, 2, 4, 6, 3, 5]).results[0]
+    return lb.reshape(moved, ir.RankedTensorType.get([m, blocks // chunk, chunk, 2, 2, 4, 16], f32))
 
 
 # Schemes whose whole block is decoded at once (what the sub-blocks share decoded lane-wise):
@@ -454,9 +468,10 @@ def packed_matmul(rows: ir.Value, packed: ir.Value, scheme_name: str, result_typ
         f32x8, mins_type = ir.VectorType.get([8], f32), ir.VectorType.get([8 * weight_rows], f32)
         zero16 = arith.constant(f32x16, ir.DenseElementsAttr.get_splat(f32x16, ir.FloatAttr.get(f32, 0.0)))
         zero_mins = arith.constant(mins_type, ir.DenseElementsAttr.get_splat(mins_type, ir.FloatAttr.get(f32, 0.0)))
-        x_row = ir.AffineMapAttr.get(ir.AffineMap.get(5, 0, [ir.AffineDimExpr.get(4)]))
+        i32x16 = ir.VectorType.get([16], _i32())
+        nibbles_row = ir.AffineMapAttr.get(ir.AffineMap.get(7, 0, [ir.AffineDimExpr.get(6)]))
         sums_row = ir.AffineMapAttr.get(ir.AffineMap.get(4, 0, [ir.AffineDimExpr.get(3)]))
-        # carried: (even, odd) sub-block accumulators per weight row, then the mins of all rows
+        # carried: (low, high nibble) accumulators per weight row, then the mins of all rows
         over_blocks = scf.ForOp(lb.index_constant(0), lb.index_constant(chunk), lb.index_constant(1), [zero16] * (2 * weight_rows) + [zero_mins])
         with ir.InsertionPoint(over_blocks.body):
             bc = over_blocks.induction_variable
@@ -469,15 +484,23 @@ def packed_matmul(rows: ir.Value, packed: ir.Value, scheme_name: str, result_typ
             if weight_rows > 1:
                 x_sums = vector.shuffle(x_sums, x_sums, list(range(8)) * weight_rows)
             mins = vector.FMAOp(negative_mins, x_sums, mins).result
-            for pair in range(4):
-                codes = [_q4_k_codes(block, pair) for block in blocks_]
-                for h, s in enumerate((2 * pair, 2 * pair + 1)):
-                    xs = [vector.TransferReadOp(f32x16, x, [row, c_index, bc, lb.index_constant(s), lb.index_constant(16 * q)],
-                                                x_row, arith.constant(f32, 0.0), in_bounds).result for q in range(2)]
+            # Each 64 bytes of nibbles (half `h` of the codes) as 16 i32 words: nibble `2 k + high`
+            # of word i is the code that meets x_nibbles[.., h, high, k, i] (see _q4_k_nibble_order).
+            for h in range(2):
+                words = [vector.BitCastOp(i32x16, block.raw(lb.index_constant(16 + 64 * h), 64)).result for block in blocks_]
+                for high in range(2):
+                    xs = [vector.TransferReadOp(f32x16, x_nibbles, [row, c_index, bc, lb.index_constant(h), lb.index_constant(high),
+                                                                    lb.index_constant(k), zero], nibbles_row, arith.constant(f32, 0.0),
+                                                in_bounds).result for k in range(4)]
                     for t in range(weight_rows):
-                        dot = vector.FMAOp(xs[1], codes[t][2 * h + 1], arith.mulf(xs[0], codes[t][2 * h], fastmath=fast)).result
-                        scale = vector.BroadcastOp(f32x16, vector.ExtractOp(scales, [], [8 * t + s]).result).result
-                        accumulators[t][s % 2] = vector.FMAOp(scale, dot, accumulators[t][s % 2]).result
+                        dot = None
+                        for k in range(4):
+                            code = _low_nibbles(words[t], 8 * k + 4 * high)
+                            dot = arith.mulf(xs[k], code, fastmath=fast) if dot is None else vector.FMAOp(xs[k], code, dot).result
+                        # lanes 0-7: sub-block 4 h + high, lanes 8-15: sub-block 4 h + 2 + high
+                        first = 8 * t + 4 * h + high
+                        lane_scales = vector.shuffle(scales, scales, [first] * 8 + [first + 2] * 8)
+                        accumulators[t][high] = vector.FMAOp(lane_scales, dot, accumulators[t][high]).result
             scf.YieldOp([*(a for pair_ in accumulators for a in pair_), mins])
         *accumulators, mins = over_blocks.results
         totals = []
@@ -572,6 +595,8 @@ def packed_matmul(rows: ir.Value, packed: ir.Value, scheme_name: str, result_typ
             [lb.PARALLEL, lb.PARALLEL, lb.REDUCTION], lambda value, total: [arith.addf(value, total)],
         )[0]
         sub_sums = lb.reshape(summed, ir.RankedTensorType.get([m, blocks // chunk, chunk, subblocks], f32))
+    if factored:
+        x_nibbles = _q4_k_nibble_order(rows, m, blocks, chunk)
     products = lb.generic_results(
         [x, packed], [lb.zeros(shape, f32) for _ in range(tile * weight_rows)], maps, iterators,
         q8_body if q8 else factored_body if factored else body,

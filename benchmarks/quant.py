@@ -19,10 +19,10 @@ Before any timing every rlx result is checked against numpy: the f32 rows agains
 quantised rows against `x @ quant.dequantize(w_q).T` in float64, within the f32 rounding bound
 `|x| @ |W|.T * K * eps`.  Timing: one warm-up call each, then `--repeat` rounds; a round calls
 every contender once, in turn, with a short pause between contenders (so one library's spinning
-worker threads do not eat into the next one's time), so slow drifts of a shared machine hit all
-contenders alike, and no contender finds its weight still in the cache from its own previous call
-(the f32 weight, 64 MB, passes in between), as in a model, whose layers each read their weights
-once per token.  Best and median per contender; the ratios are the rlx f32 (and numpy) best
+worker threads do not eat into the next one's time) followed by a 64 MB read (so no contender
+finds its weight in the cache, as in a model, whose layers each read their weights once per
+token, and the core is running when the timed call starts), so slow drifts of a shared machine
+hit all contenders alike.  Best and median per contender; the ratios are the rlx f32 (and numpy) best
 time over the contender's best time: above 1 means faster than f32.  The "1 thread" rows run in
 a child process started with OPENBLAS_NUM_THREADS=1 and compile rlx with threads=1; the "all"
 rows use every core for both.
@@ -59,8 +59,20 @@ SCHEMES = ("q4_k", "q8_0")
 AFFINE_SCHEMES = ("int8/32", "int8_asym/32", "int4/32", "nvfp4")
 
 
+_EVICT = []
+
+
 def pause() -> None:
-    time.sleep(0.05)  # let the previous contender's worker threads go to sleep
+    """Between two timed calls: let the previous contender's worker threads go to sleep, then read
+    COPY_BYTES (twice the last-level cache) so that the next call finds no weight in the cache and its
+    core awake (right after a sleep, a guest's vCPU takes 0.2-0.4 ms to get back up to speed, which
+    a sub-millisecond GEMV would be charged for)."""
+    import numpy as np
+
+    time.sleep(0.05)
+    if not _EVICT:
+        _EVICT.append(np.ones(COPY_BYTES // 4, np.float32))
+    float(_EVICT[0].sum())
 
 
 def _module(m: int, scheme: str, row_bytes: int = 0, activations: str = "") -> str:

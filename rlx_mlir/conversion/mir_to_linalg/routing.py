@@ -12,17 +12,21 @@ sort, so each expert's weight multiplies only its own rows:
    over the rows gives every row its slot (`tile * T + place`) and every slot its row (or -1:
    the padding of an expert's last tile, and the rows of out-of-range experts, which get none);
 2. a gather generic puts the rows in slot order, `xs [tiles * T, K]` (padding slots zero);
-3. one `scf.forall` over blocks of `COLUMN_BLOCK` weight columns (threads share the blocks out:
-   one parallel region for the op, and rlx-tile-matmul leaves the kernels inside it serial), then
-   per expert with rows (`scf.if`: an expert without rows is not read), per tile of that expert:
-   one static `[T, K] x [K, block]` `linalg.matmul` (which `rlx-pack-matmul` turns into the GEMM
-   kernel) on the block of the expert's weight, written into `ys [tiles * T, N]`.  The block is
-   first copied contiguous (read in place, its rows N floats apart share a few cache sets), unless
-   no expert can have two tiles (decode: then it is read in place, once).  The tile loop inside
-   keeps the block in cache while the expert's tiles pass, so each weight is read from memory once; with `T` the kernel's 8 rows, at most 7
-   padding rows per expert are computed.  The quantised form has the same loops over blocks of
-   the slab's rows (output columns) and multiplies a tile by its expert's block with
-   `rlx.dequant_matmul`'s lowering (`quant.packed_matmul`: blocks decoded inside the product);
+3. f32 (`rlx.grouped_matmul`): one `scf.forall` over chunks of `COLUMN_CHUNK` output columns
+   (threads share the chunks out: one parallel region for the op, and rlx-tile-gemv /
+   rlx-tile-matmul leave the kernels inside it serial), the chunk of `ys [tiles * T, N]` zeroed,
+   then per expert with rows (`scf.if`: an expert without rows is not read), per block of
+   `depth` rows of the expert's weight (`[depth, chunk]`, at most `WEIGHT_BLOCK_BYTES`), per
+   tile of that expert: one static `[T, depth] x [depth, chunk]` `linalg.matmul` (rlx-tile-gemv's
+   kernel for 8 rows) adding into the tile's rows of ys, k in order block after block.  The block
+   is read in place: rows of `chunk` contiguous floats, which the hardware prefetchers stream while
+   the expert's first tile multiplies (a strided `[K, 128]` column block copied contiguous before
+   the tiles, as before, was a memory-bound phase the arithmetic waited for: 5 ms per matmul of the
+   MoE benchmark); it stays in L2 while the other tiles pass, so each weight is read from memory
+   once.  With `T` the kernel's 8 rows, at most 7 padding rows per expert are computed.
+   Quantised (`rlx.dequant_grouped_matmul`): one `scf.forall` over blocks of `COLUMN_BLOCK` slab
+   rows (output columns), per expert with rows, per tile: `rlx.dequant_matmul`'s lowering
+   (`quant.packed_matmul`: blocks decoded inside the product) on the tile and the expert's block;
 4. a gather generic reads each row's result back from its slot (zeros for rows without one).
 
 The tile count is bounded statically (`ceil(M / T) + min(E, M) - 1`), so every tensor is static;
@@ -48,12 +52,7 @@ from . import quant
 # Rows per GEMM tile: the GEMM kernel's register block (rlx-pack-matmul's MR); an expert's last
 # tile is padded to it.
 ROW_TILE = 8
-# Weight columns per pass over an expert's tiles: half the kernel's cache block of B
-# (rlx-tile-matmul's NC), so a block of K = 1024 rows (512 KiB) stays in a 1 MiB L2 while the
-# expert's tiles pass.  Measured per grouped matmul of the MoE benchmark (E = 8, 256 rows, 1
-# thread, CPU ms best of 9 interleaved, loaded machine; [K, N] = gate [1024, 2816] / down [2816,
-# 1024]): the block copied contiguous 32 columns 26.0 / 25.1, 64: 19.5 / 20.7, 128: 14.2 / 15.4,
-# 256: 14.8 / 15.8; 128 columns read in place 16.7 / 19.9 (dense [256, K] x [K, N] GEMM 8-9 ms).
+# rlx.dequant_grouped_matmul: slab rows (output columns) per pass over an expert's tiles.
 COLUMN_BLOCK = 128
 # rlx.grouped_matmul (f32): output columns per chunk (the threads share the chunks out: at most
 # COLUMN_CHUNK, the GEMV kernel's 16 KiB block of C for 8 rows, and at least MIN_CHUNKS chunks where
@@ -227,8 +226,8 @@ def _row_tile(rows: int) -> int:
     return tile
 
 
-def _expert_products(buckets: _Buckets, xs: ir.Value, k: int, n: int, block: int,
-                     weight_block: Callable, multiply: Callable) -> ir.Value:
+def _packed_expert_products(buckets: _Buckets, xs: ir.Value, k: int, n: int, block: int,
+                            weight_block: Callable, multiply: Callable) -> ir.Value:
     """`ys [slots, n]`: each tile of rows of `xs [slots, k]` times its expert's weight.
 
     One `scf.forall` over the blocks of `block` columns (threads share them out; each block's
@@ -351,7 +350,7 @@ def _lower_dequant_grouped_matmul(op) -> ir.Value:
     def multiply(rows_of_tile, slab):
         return quant.packed_matmul(rows_of_tile, slab, op.scheme, product_type)
 
-    ys = _expert_products(buckets, xs, k, n, block, weight_block, multiply)
+    ys = _packed_expert_products(buckets, xs, k, n, block, weight_block, multiply)
     return buckets.scatter_rows(ys, n)
 
 

@@ -164,7 +164,7 @@ def test_dequant_grouped_matmul_byte_count_error():
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_grouped_matmul_column_blocks_on_any_thread_count(threads):
-    """N = 768 is six column blocks of 128 (the scf.forall the threads share, a plain loop with
+    """N = 768 is four column chunks of 192 (the scf.forall the threads share, a plain loop with
     one thread); 30 rows over 4 experts, one expert empty."""
     rng = np.random.default_rng(threads)
     m, k, n, e = 30, 40, 768, 4
@@ -175,6 +175,25 @@ def test_grouped_matmul_column_blocks_on_any_thread_count(threads):
     xv, wv, iv = g.input("x", (m, k)), g.input("w", (e, k, n)), g.input("idx", (m,), "i64")
     g.set_outputs(g.grouped_matmul(xv, wv, iv))
     check_close(g.compile(threads=threads)(x=x, w=w, idx=idx), grouped_reference(x, w, idx), k)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_grouped_matmul_weight_blocks_add_into_the_partial_sums(threads):
+    """K = 1000, N = 512: four column chunks of 128, each expert's weight in two blocks of 500 rows
+    (256 KiB at most, read in place), every tile adding its second block's product into the first's;
+    45 rows over 4 experts (expert 2 empty, several tiles for the others, two rows out of range)."""
+    rng = np.random.default_rng(20 + threads)
+    m, k, n, e = 45, 1000, 512, 4
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    w = rng.standard_normal((e, k, n)).astype(np.float32)
+    idx = rng.choice([0, 1, 3], m).astype(np.int64)
+    idx[[5, 30]] = [4, -2]
+    g = GraphModule("grouped")
+    xv, wv, iv = g.input("x", (m, k)), g.input("w", (e, k, n)), g.input("idx", (m,), "i64")
+    g.set_outputs(g.grouped_matmul(xv, wv, iv))
+    got = g.compile(threads=threads)(x=x, w=w, idx=idx)
+    assert not got[[5, 30]].any()
+    check_close(got, grouped_reference(x, w, idx), k)
 
 
 @pytest.mark.parametrize("threads", [1, 2])

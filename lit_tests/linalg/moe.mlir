@@ -2,10 +2,10 @@
 // weight into its own rows only: scf.for loops count the rows per expert, give each expert
 // ceil(count / 8) tiles of 8 rows (8 = the GEMM kernel's rows; 5 rows over 3 experts need at
 // most ceil(5 / 8) + 3 - 1 = 3 tiles, 24 slots) and each row its slot; a generic gathers the
-// rows into slot order, then per block of weight columns (one scf.forall), per expert with rows,
-// per tile of that expert a static 8xK linalg.matmul against the expert's weight (the block read
-// in place, not copied: 5 rows, so no expert can get two tiles) is inserted into the slot rows, and
-// a generic reads each row back from its slot (zeros for an out-of-range expert: slot -1).
+// rows into slot order, then per chunk of output columns (one scf.forall; the chunk of the slot
+// rows zeroed), per expert with rows, per block of the expert's weight rows (read in place), per
+// tile of that expert a static 8 x depth linalg.matmul adds into the tile's slot rows, and a
+// generic reads each row back from its slot (zeros for an out-of-range expert: slot -1).
 // rlx.scatter_add is an scf.for over the update rows adding each into its destination row in
 // place (out-of-range indices add zero).
 // RUN: rlx-opt %s --rlx-mir-to-linalg | FileCheck %s
@@ -19,22 +19,27 @@
 // CHECK: %[[SLOTS:.*]]:3 = scf.for {{.*}} -> (tensor<5xindex>, tensor<24xindex>, tensor<3xindex>)
 // CHECK: %[[XS:.*]] = linalg.generic {{.*}} ins(%[[SLOTS]]#1 : tensor<24xindex>) outs(%{{.*}} : tensor<24x16xf32>)
 // CHECK: tensor.extract %[[X]][%{{.*}}, %{{.*}}] : tensor<5x16xf32>
-// CHECK: %[[YS:.*]] = scf.forall (%[[B:.*]]) in (1) shared_outs(%[[ALL:.*]] = %{{.*}}) -> (tensor<24x8xf32>)
-// CHECK: %[[COLUMN:.*]] = arith.muli %[[B]], %c8 : index
+// CHECK: %[[YS:.*]] = scf.forall (%[[C:.*]]) in (1) shared_outs(%[[ALL:.*]] = %{{.*}}) -> (tensor<24x8xf32>)
+// CHECK: %[[COLUMN:.*]] = arith.muli %[[C]], %c8 : index
 // CHECK: %[[COLUMNS:.*]] = tensor.extract_slice %[[ALL]][0, %[[COLUMN]]] [24, 8] [1, 1]
-// CHECK: %[[BY_EXPERT:.*]] = scf.for %[[E:[^ ]*]] = %{{.*}} to %c3{{.*}} iter_args(%[[ACC:.*]] = %[[COLUMNS]]) -> (tensor<24x8xf32>)
+// CHECK: %[[ZEROED:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[COLUMNS]] : tensor<24x8xf32>)
+// CHECK: %[[BY_EXPERT:.*]] = scf.for %[[E:[^ ]*]] = %{{.*}} to %c3{{.*}} iter_args(%[[ACC:.*]] = %[[ZEROED]]) -> (tensor<24x8xf32>)
 // CHECK: %[[TILE_COUNT:.*]] = tensor.extract %[[TILES]]#1[%[[E]]] : tensor<3xindex>
 // CHECK: %[[HAS_ROWS:.*]] = arith.cmpi ugt, %[[TILE_COUNT]], %{{.*}} : index
 // CHECK: scf.if %[[HAS_ROWS]] -> (tensor<24x8xf32>)
-// CHECK: %[[BLOCK:.*]] = tensor.extract_slice %[[W]][%[[E]], 0, %[[COLUMN]]] [1, 16, 8] [1, 1, 1] : tensor<3x16x8xf32> to tensor<16x8xf32>
+// CHECK: scf.for %[[B:[^ ]*]] = %{{.*}} to %c1{{.*}} iter_args(%[[BACC:.*]] = %[[ACC]])
+// CHECK: %[[ROW:.*]] = arith.muli %[[B]], %c16 : index
+// CHECK: %[[BLOCK:.*]] = tensor.extract_slice %[[W]][%[[E]], %[[ROW]], %[[COLUMN]]] [1, 16, 8] [1, 1, 1] : tensor<3x16x8xf32> to tensor<16x8xf32>
 // CHECK: %[[FIRST:.*]] = tensor.extract %[[TILES]]#0[%[[E]]] : tensor<3xindex>
 // CHECK: %[[COUNT:.*]] = tensor.extract %[[TILES]]#1[%[[E]]] : tensor<3xindex>
 // CHECK: %[[LAST:.*]] = arith.addi %[[FIRST]], %[[COUNT]] : index
-// CHECK: scf.for %[[T:.*]] = %[[FIRST]] to %[[LAST]] {{.*}} iter_args(%{{.*}} = %[[ACC]])
-// CHECK: %[[ROWS:.*]] = tensor.extract_slice %[[XS]][%{{.*}}, 0] [8, 16] [1, 1] : tensor<24x16xf32> to tensor<8x16xf32>
+// CHECK: scf.for %[[T:.*]] = %[[FIRST]] to %[[LAST]] {{.*}} iter_args(%[[TACC:.*]] = %[[BACC]])
+// CHECK: %[[SLOT:.*]] = arith.muli %[[T]], %c8{{.*}} : index
+// CHECK: %[[PARTIAL:.*]] = tensor.extract_slice %[[TACC]][%[[SLOT]], 0] [8, 8] [1, 1] : tensor<24x8xf32> to tensor<8x8xf32>
+// CHECK: %[[ROWS:.*]] = tensor.extract_slice %[[XS]][%[[SLOT]], %[[ROW]]] [8, 16] [1, 1] : tensor<24x16xf32> to tensor<8x16xf32>
 // CHECK-NOT: linalg.copy
-// CHECK: %[[P:.*]] = linalg.matmul ins(%[[ROWS]], %[[BLOCK]] : tensor<8x16xf32>, tensor<16x8xf32>) outs(%{{.*}} : tensor<8x8xf32>)
-// CHECK: tensor.insert_slice %[[P]] into %{{.*}}[%{{.*}}, 0] [8, 8] [1, 1] : tensor<8x8xf32> into tensor<24x8xf32>
+// CHECK: %[[P:.*]] = linalg.matmul ins(%[[ROWS]], %[[BLOCK]] : tensor<8x16xf32>, tensor<16x8xf32>) outs(%[[PARTIAL]] : tensor<8x8xf32>)
+// CHECK: tensor.insert_slice %[[P]] into %[[TACC]][%[[SLOT]], 0] [8, 8] [1, 1] : tensor<8x8xf32> into tensor<24x8xf32>
 // CHECK: } else {
 // CHECK-NEXT: scf.yield %[[ACC]] : tensor<24x8xf32>
 // CHECK: scf.forall.in_parallel
@@ -47,20 +52,25 @@ func.func @grouped(%x: tensor<5x16xf32>, %w: tensor<3x16x8xf32>, %idx: tensor<5x
   return %0 : tensor<5x8xf32>
 }
 
-// With more rows than a tile (10 rows, tiles of 8) an expert may get several tiles: the block of
-// its weight is copied contiguous once (linalg.copy into a fresh [K, block]), before its tile
-// loop, and every tile's matmul reads the copy.
-// CHECK-LABEL: func.func @grouped_copied
-// CHECK-SAME: %{{.*}}: tensor<10x16xf32>, %[[W:.*]]: tensor<3x16x8xf32>
-// CHECK: scf.forall
+// A weight larger than a block (256 KiB): x [10, 1024] times [2, 1024, 512] experts is four chunks
+// of 128 columns (at least four chunks for the threads), each in blocks of 512 weight rows
+// (512 x 128 floats = 256 KiB) read in place: the tiles add block after block into their slot
+// rows (outs the partial sum, not zeros), so each sum still runs over k in order.  No copy.
+// CHECK-LABEL: func.func @grouped_blocks
+// CHECK-SAME: %[[X:.*]]: tensor<10x1024xf32>, %[[W:.*]]: tensor<2x1024x512xf32>
+// CHECK: scf.forall (%{{.*}}) in (4)
 // CHECK: scf.if
-// CHECK: %[[VIEW:.*]] = tensor.extract_slice %[[W]][%{{.*}}, 0, %{{.*}}] [1, 16, 8] [1, 1, 1] : tensor<3x16x8xf32> to tensor<16x8xf32>
-// CHECK: %[[BLOCK:.*]] = linalg.copy {{.*}}ins(%[[VIEW]] : tensor<16x8xf32>) outs(%{{.*}} : tensor<16x8xf32>)
+// CHECK: scf.for %[[B:[^ ]*]] = %{{.*}} to %c2{{.*}} iter_args
+// CHECK: %[[ROW:.*]] = arith.muli %[[B]], %c512 : index
+// CHECK: %[[BLOCK:.*]] = tensor.extract_slice %[[W]][%{{.*}}, %[[ROW]], %{{.*}}] [1, 512, 128] [1, 1, 1] : tensor<2x1024x512xf32> to tensor<512x128xf32>
+// CHECK-NOT: linalg.copy
 // CHECK: scf.for
-// CHECK: linalg.matmul ins(%{{.*}}, %[[BLOCK]] : tensor<8x16xf32>, tensor<16x8xf32>)
-func.func @grouped_copied(%x: tensor<10x16xf32>, %w: tensor<3x16x8xf32>, %idx: tensor<10xi64>) -> tensor<10x8xf32> {
-  %0 = "rlx.grouped_matmul"(%x, %w, %idx) : (tensor<10x16xf32>, tensor<3x16x8xf32>, tensor<10xi64>) -> tensor<10x8xf32>
-  return %0 : tensor<10x8xf32>
+// CHECK: %[[PARTIAL:.*]] = tensor.extract_slice %{{.*}}[%{{.*}}, 0] [8, 128] [1, 1] : tensor<24x128xf32> to tensor<8x128xf32>
+// CHECK: %[[ROWS:.*]] = tensor.extract_slice %{{.*}}[%{{.*}}, %[[ROW]]] [8, 512] [1, 1] : tensor<24x1024xf32> to tensor<8x512xf32>
+// CHECK: linalg.matmul ins(%[[ROWS]], %[[BLOCK]] : tensor<8x512xf32>, tensor<512x128xf32>) outs(%[[PARTIAL]] : tensor<8x128xf32>)
+func.func @grouped_blocks(%x: tensor<10x1024xf32>, %w: tensor<2x1024x512xf32>, %idx: tensor<10xi64>) -> tensor<10x512xf32> {
+  %0 = "rlx.grouped_matmul"(%x, %w, %idx) : (tensor<10x1024xf32>, tensor<2x1024x512xf32>, tensor<10xi64>) -> tensor<10x512xf32>
+  return %0 : tensor<10x512xf32>
 }
 
 // CHECK-LABEL: func.func @scatter

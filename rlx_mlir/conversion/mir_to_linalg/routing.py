@@ -12,17 +12,21 @@ sort, so each expert's weight multiplies only its own rows:
    over the rows gives every row its slot (`tile * T + place`) and every slot its row (or -1:
    the padding of an expert's last tile, and the rows of out-of-range experts, which get none);
 2. a gather generic puts the rows in slot order, `xs [tiles * T, K]` (padding slots zero);
-3. one `scf.forall` over blocks of `COLUMN_BLOCK` weight columns (threads share the blocks out:
-   one parallel region for the op, and rlx-tile-matmul leaves the kernels inside it serial), then
-   per expert with rows (`scf.if`: an expert without rows is not read), per tile of that expert:
-   one static `[T, K] x [K, block]` `linalg.matmul` (which `rlx-pack-matmul` turns into the GEMM
-   kernel) on the block of the expert's weight, written into `ys [tiles * T, N]`.  The block is
-   first copied contiguous (read in place, its rows N floats apart share a few cache sets), unless
-   no expert can have two tiles (decode: then it is read in place, once).  The tile loop inside
-   keeps the block in cache while the expert's tiles pass, so each weight is read from memory once; with `T` the kernel's 8 rows, at most 7
-   padding rows per expert are computed.  The quantised form has the same loops over blocks of
-   the slab's rows (output columns) and multiplies a tile by its expert's block with
-   `rlx.dequant_matmul`'s lowering (`quant.packed_matmul`: blocks decoded inside the product);
+3. f32 (`rlx.grouped_matmul`): one `scf.forall` over chunks of `COLUMN_CHUNK` output columns
+   (threads share the chunks out: one parallel region for the op, and rlx-tile-gemv /
+   rlx-tile-matmul leave the kernels inside it serial), the chunk of `ys [tiles * T, N]` zeroed,
+   then per expert with rows (`scf.if`: an expert without rows is not read), per block of
+   `depth` rows of the expert's weight (`[depth, chunk]`, at most `WEIGHT_BLOCK_BYTES`), per
+   tile of that expert: one static `[T, depth] x [depth, chunk]` `linalg.matmul` (rlx-tile-gemv's
+   kernel for 8 rows) adding into the tile's rows of ys, k in order block after block.  The block
+   is read in place: rows of `chunk` contiguous floats, which the hardware prefetchers stream while
+   the expert's first tile multiplies (a strided `[K, 128]` column block copied contiguous before
+   the tiles, as before, was a memory-bound phase the arithmetic waited for: 5 ms per matmul of the
+   MoE benchmark); it stays in L2 while the other tiles pass, so each weight is read from memory
+   once.  With `T` the kernel's 8 rows, at most 7 padding rows per expert are computed.
+   Quantised (`rlx.dequant_grouped_matmul`): one `scf.forall` over blocks of `COLUMN_BLOCK` slab
+   rows (output columns), per expert with rows, per tile: `rlx.dequant_matmul`'s lowering
+   (`quant.packed_matmul`: blocks decoded inside the product) on the tile and the expert's block;
 4. a gather generic reads each row's result back from its slot (zeros for rows without one).
 
 The tile count is bounded statically (`ceil(M / T) + min(E, M) - 1`), so every tensor is static;
@@ -48,13 +52,15 @@ from . import quant
 # Rows per GEMM tile: the GEMM kernel's register block (rlx-pack-matmul's MR); an expert's last
 # tile is padded to it.
 ROW_TILE = 8
-# Weight columns per pass over an expert's tiles: half the kernel's cache block of B
-# (rlx-tile-matmul's NC), so a block of K = 1024 rows (512 KiB) stays in a 1 MiB L2 while the
-# expert's tiles pass.  Measured per grouped matmul of the MoE benchmark (E = 8, 256 rows, 1
-# thread, CPU ms best of 9 interleaved, loaded machine; [K, N] = gate [1024, 2816] / down [2816,
-# 1024]): the block copied contiguous 32 columns 26.0 / 25.1, 64: 19.5 / 20.7, 128: 14.2 / 15.4,
-# 256: 14.8 / 15.8; 128 columns read in place 16.7 / 19.9 (dense [256, K] x [K, N] GEMM 8-9 ms).
+# rlx.dequant_grouped_matmul: slab rows (output columns) per pass over an expert's tiles.
 COLUMN_BLOCK = 128
+# rlx.grouped_matmul (f32): output columns per chunk (the threads share the chunks out: at most
+# COLUMN_CHUNK, the GEMV kernel's 16 KiB block of C for 8 rows, and at least MIN_CHUNKS chunks where
+# N allows), and the bytes of one block of an expert's weight (`[depth, chunk]`, read in place)
+# that its tiles reuse from L2.
+COLUMN_CHUNK = 512
+MIN_CHUNKS = 4
+WEIGHT_BLOCK_BYTES = 256 * 1024
 
 Offset = lb.Offset
 _DYNAMIC = ir.ShapedType.get_dynamic_size()
@@ -220,8 +226,8 @@ def _row_tile(rows: int) -> int:
     return tile
 
 
-def _expert_products(buckets: _Buckets, xs: ir.Value, k: int, n: int, block: int,
-                     weight_block: Callable, multiply: Callable) -> ir.Value:
+def _packed_expert_products(buckets: _Buckets, xs: ir.Value, k: int, n: int, block: int,
+                            weight_block: Callable, multiply: Callable) -> ir.Value:
     """`ys [slots, n]`: each tile of rows of `xs [slots, k]` times its expert's weight.
 
     One `scf.forall` over the blocks of `block` columns (threads share them out; each block's
@@ -262,31 +268,66 @@ def _expert_products(buckets: _Buckets, xs: ir.Value, k: int, n: int, block: int
 # --- rlx.grouped_matmul ---------------------------------------------------------------------
 
 
+def _f32_expert_products(buckets: _Buckets, xs: ir.Value, weight: ir.Value, k: int, n: int) -> ir.Value:
+    """`ys [slots, n]`: each tile of rows of `xs [slots, k]` times its expert's `weight [E, k, n]`.
+
+    One `scf.forall` over chunks of `chunk` output columns (threads share them out; each chunk is
+    a disjoint `[slots, chunk]` slice of ys, zeroed first), then per expert with rows (`scf.if`),
+    per block of `depth` weight rows (`[depth, chunk]`, read in place: rows of `chunk` floats that
+    follow each other in memory, which the hardware prefetchers stream while the expert's first
+    tile multiplies), per tile of that expert: `ys[tile, chunk] += xs[tile, block] x block`, a
+    static `linalg.matmul` that `rlx-pack-matmul` turns into the GEMM kernel.  The block stays in
+    L2 while the expert's tiles pass, so each weight is read from memory once; the sums run over
+    k in order, block after block (the kernel's register tile starts from the partial sum).
+    """
+    f32 = lb.f32_type()
+    slots, tile = buckets.slots, buckets.tile
+    chunk = lb.largest_divisor(n, min(COLUMN_CHUNK, max(n // MIN_CHUNKS, ROW_TILE)))
+    depth = lb.largest_divisor(k, max(1, WEIGHT_BLOCK_BYTES // (4 * chunk)))
+    chunks = scf.ForallOp([0], [n // chunk], [1], [lb.empty([slots, n], f32)])
+    with ir.InsertionPoint(chunks.body):
+        (c,), (shared,) = chunks.induction_variables, chunks.inner_iter_args
+        column = arith.muli(c, lb.index_constant(chunk))
+        zero = lb.f32_constant(0.0)
+        start = linalg.fill(zero, outs=[lb.extract_slice(shared, [0, column], [slots, chunk])])
+
+        def per_expert(e, columns):
+            has_rows = arith.cmpi(arith.CmpIPredicate.ugt, _element(buckets.tile_count, e), lb.index_constant(0))
+            branch = scf.IfOp(has_rows, [columns.type], has_else=True)
+            with ir.InsertionPoint(branch.else_block):
+                scf.YieldOp([columns])
+            with ir.InsertionPoint(branch.then_block):
+
+                def per_block(b, columns):
+                    row = arith.muli(b, lb.index_constant(depth))
+                    block = lb.extract_slice(weight, [e, row, column], [1, depth, chunk], [depth, chunk])
+
+                    def per_tile(slot, columns):
+                        partial = lb.extract_slice(columns, [slot, 0], [tile, chunk])
+                        rows_of_tile = lb.extract_slice(xs, [slot, row], [tile, depth])
+                        product = linalg.matmul(rows_of_tile, block, outs=[partial])
+                        return [_insert(product, columns, [slot, 0], [tile, chunk])]
+
+                    return buckets.over_tiles(e, [columns], per_tile)
+
+                scf.YieldOp(lb.for_loop(0, k // depth, [columns], per_block))
+            return [branch.results[0]]
+
+        (columns,) = lb.for_loop(0, buckets.experts, [start], per_expert)
+        terminator = scf.InParallelOp()
+        with ir.InsertionPoint(terminator.region.blocks[0]):
+            tensor.ParallelInsertSliceOp(columns, shared, [column], [], [], [0, _DYNAMIC], [slots, chunk], [1, 1])
+    return chunks.results[0]
+
+
 def _lower_grouped_matmul(op) -> ir.Value:
     f32 = lb.f32_type()
     (rows, k), (experts, _, n) = shape_of(op.x.type), shape_of(op.weight.type)
     if k == 0 or experts == 0:
         return lb.zeros([rows, n], f32)
-    tile = _row_tile(rows)
-    buckets = _Buckets(op.expert_idx, rows, experts, tile)
+    buckets = _Buckets(op.expert_idx, rows, experts, _row_tile(rows))
     xs = buckets.gather_rows(op.x, k, f32)
-    block = lb.largest_divisor(n, COLUMN_BLOCK)
-    several_tiles = rows > tile  # an expert may get more than one tile: each reads its block
-
-    def weight_block(e, column):
-        view = lb.extract_slice(op.weight, [e, 0, column], [1, k, block], [k, block])
-        if not several_tiles:  # one tile per expert (decode): the kernel reads the block in place, once
-            return view
-        # Copied contiguous, `[K, block]`: read from memory once, then every tile of the expert
-        # reads it from L2.  Read in place, its rows lie N floats apart (4 KiB for N = 1024), so
-        # they fall into a few cache sets and the tiles after the first miss L2.
-        return linalg.copy(view, outs=[lb.empty([k, block], f32)])
-
-    def multiply(rows_of_tile, weights):
-        return linalg.matmul(rows_of_tile, weights, outs=[lb.zeros([tile, block], f32)])
-
-    ys = _expert_products(buckets, xs, k, n, block, weight_block, multiply)
-    return buckets.scatter_rows(ys, n)
+    return buckets.scatter_rows(_f32_expert_products(buckets, xs, op.weight, k, n), n)
 
 
 # --- quantised experts ----------------------------------------------------------------------
@@ -309,7 +350,7 @@ def _lower_dequant_grouped_matmul(op) -> ir.Value:
     def multiply(rows_of_tile, slab):
         return quant.packed_matmul(rows_of_tile, slab, op.scheme, product_type)
 
-    ys = _expert_products(buckets, xs, k, n, block, weight_block, multiply)
+    ys = _packed_expert_products(buckets, xs, k, n, block, weight_block, multiply)
     return buckets.scatter_rows(ys, n)
 
 

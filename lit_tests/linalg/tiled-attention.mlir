@@ -2,12 +2,19 @@
 // [Bq, Bk] tiles with an online softmax.  One scf.forall over (batch, head, query block); per query
 // block an scf.for over the key blocks it can see, carrying the running max, sum and output
 // accumulator; both products are linalg.matmul on tiles (the GEMM kernels); no [B, H, Sq, Sk] score
-// tensor exists.  Small score matrices keep the plain lowering.
+// tensor exists.  The keys (each block transposed) and values are packed once per kv head, by an
+// scf.forall over the key blocks before it, not per query block.  Small score matrices keep the
+// plain lowering.
 // RUN: rlx-opt %s --pass-pipeline='builtin.module(rlx-mir-to-linalg{tiled-attention=true})' | FileCheck %s
 // RUN: rlx-opt %s --rlx-mir-to-linalg | FileCheck %s --check-prefix=PLAIN
 
 // CHECK-LABEL: func.func @causal
 // CHECK-NOT: tensor<1x2x128x128xf32>
+// Packing: one kv head, 2 key blocks; key block kb transposed into [1, 1, 2, 16, 64], values into [1, 1, 128, 16].
+// CHECK: %[[PACKED:.*]]:2 = scf.forall (%{{.*}}, %{{.*}}, %[[PKB:.*]]) in (1, 1, %{{.*}}) shared_outs(%[[KOUT:.*]] = %{{.*}}, %[[VOUT:.*]] = %{{.*}}) -> (tensor<1x1x2x16x64xf32>, tensor<1x1x128x16xf32>)
+// CHECK: tensor.extract_slice %{{.*}} [1, 64, 1, 16] [1, 1, 1, 1] : tensor<1x128x1x16xf32> to tensor<64x16xf32>
+// CHECK: tensor.parallel_insert_slice %{{.*}} into %[[KOUT]][%{{.*}}, %{{.*}}, %[[PKB]], 0, 0] [1, 1, 1, 16, 64] [1, 1, 1, 1, 1] : tensor<16x64xf32> into tensor<1x1x2x16x64xf32>
+// CHECK: tensor.parallel_insert_slice %{{.*}} into %[[VOUT]]{{.*}} [1, 1, 64, 16] [1, 1, 1, 1] : tensor<64x16xf32> into tensor<1x1x128x16xf32>
 // CHECK: scf.forall (%[[B:.*]], %[[H:.*]], %[[QB:.*]]) in (1, 2, 2) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<1x128x2x16xf32>)
 // CHECK: %[[Q0:.*]] = arith.muli %[[QB]], %{{.*}} : index
 // CHECK: tensor.extract_slice %{{.*}}[%[[B]], %[[Q0]], %[[H]], 0] [1, 64, 1, 16] [1, 1, 1, 1] : tensor<1x128x2x16xf32> to tensor<64x16xf32>
@@ -16,12 +23,14 @@
 // Causal: the key blocks end after the block of the query block's last query.
 // CHECK: %[[END:.*]] = arith.minsi
 // CHECK: scf.for %[[KB:.*]] = %{{.*}} to %[[END]] step %{{.*}} iter_args({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x16xf32>)
-// CHECK: tensor.extract_slice %{{.*}}[%[[B]], %{{.*}}, %[[KVH]], 0] [1, 64, 1, 16] [1, 1, 1, 1] : tensor<1x128x1x16xf32> to tensor<64x16xf32>
-// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<64x16xf32>, tensor<16x64xf32>) outs(%{{.*}} : tensor<64x64xf32>)
+// The key block: a view of the packed keys, no copy inside the loop.
+// CHECK: %[[KEYS:.*]] = tensor.extract_slice %[[PACKED]]#0[%[[B]], %[[KVH]], %[[KB]], 0, 0] [1, 1, 1, 16, 64] [1, 1, 1, 1, 1] : tensor<1x1x2x16x64xf32> to tensor<16x64xf32>
+// CHECK: linalg.matmul ins(%{{.*}}, %[[KEYS]] : tensor<64x16xf32>, tensor<16x64xf32>) outs(%{{.*}} : tensor<64x64xf32>)
 // CHECK: arith.cmpi sle
 // CHECK: linalg.reduce
 // CHECK: math.exp
-// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<64x64xf32>, tensor<64x16xf32>) outs(%{{.*}} : tensor<64x16xf32>)
+// CHECK: %[[VALUES:.*]] = tensor.extract_slice %[[PACKED]]#1[%[[B]], %[[KVH]], %{{.*}}, 0] [1, 1, 64, 16] [1, 1, 1, 1] : tensor<1x1x128x16xf32> to tensor<64x16xf32>
+// CHECK: linalg.matmul ins(%{{.*}}, %[[VALUES]] : tensor<64x64xf32>, tensor<64x16xf32>) outs(%{{.*}} : tensor<64x16xf32>)
 // CHECK: scf.yield
 // CHECK: tensor.parallel_insert_slice %{{.*}} into %{{.*}}[%[[B]], %[[Q0]], %[[H]], 0] [1, 64, 1, 16] [1, 1, 1, 1] : tensor<64x16xf32> into tensor<1x128x2x16xf32>
 // PLAIN-LABEL: func.func @causal
@@ -41,17 +50,21 @@ func.func @small(%q: tensor<1x8x32xf32>, %k: tensor<1x8x32xf32>, %v: tensor<1x8x
 }
 
 // Over a cache of 64 positions (key blocks of 64) the filled length L = p + 16 is a runtime value:
-// full blocks first, then (scf.if) the block holding L, whose value rows at or past L are zeroed
-// (the cache may hold anything there).
+// the packing visits the ceil(L / 64) blocks below it and zeroes the value rows at or past L (the
+// cache may hold anything there); the query blocks' loop reads only packed blocks.
 // CHECK-LABEL: func.func @prefill_cached
-// CHECK: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 4, 1)
-// CHECK: arith.ceildivsi %[[LEN:.*]], %{{.*}} : index
-// CHECK-NEXT: arith.floordivsi %[[LEN]], %{{.*}} : index
-// CHECK: scf.for
-// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<16x16xf32>, tensor<16x64xf32>) outs(%{{.*}} : tensor<16x64xf32>)
-// CHECK: scf.if
+// CHECK: %[[FILLED:.*]] = arith.ceildivsi %[[LEN:.*]], %{{.*}} : index
+// CHECK: %[[PACKED:.*]]:2 = scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 2, %[[FILLED]])
 // CHECK: arith.cmpi slt, %{{.*}}, %[[LEN]] : index
 // CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+// CHECK: scf.forall.in_parallel
+// CHECK: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 4, 1)
+// CHECK: arith.ceildivsi %[[LEN]], %{{.*}} : index
+// CHECK: scf.for
+// CHECK: tensor.extract_slice %[[PACKED]]#0
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<16x16xf32>, tensor<16x64xf32>) outs(%{{.*}} : tensor<16x64xf32>)
+// CHECK-NOT: scf.if
+// CHECK: tensor.extract_slice %[[PACKED]]#1
 // CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<16x64xf32>, tensor<64x16xf32>) outs(%{{.*}} : tensor<16x16xf32>)
 func.func @prefill_cached(%q: tensor<1x16x64xf32>, %k: tensor<1x64x32xf32>, %v: tensor<1x64x32xf32>, %pos: tensor<i64>) -> tensor<1x16x64xf32> {
   %0 = "rlx.cached_attention"(%q, %k, %v, %pos) {num_heads = 4 : i64, head_dim = 16 : i64} : (tensor<1x16x64xf32>, tensor<1x64x32xf32>, tensor<1x64x32xf32>, tensor<i64>) -> tensor<1x16x64xf32>

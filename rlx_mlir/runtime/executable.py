@@ -23,6 +23,7 @@ import numpy as np
 
 from .abi import ArenaSpec, CallContext, CFunction, Interface, Parameters
 from .bound_params import BoundExecutable
+from .freed_memory import keep_freed_memory
 from .pinned import PinnedExecutable
 from .specs import PackedParam, Signature
 
@@ -110,8 +111,11 @@ class Executable:
         dtype) and kept; those the GEMM kernels read as B are packed into the kernels' panel layout
         now, once, and every call passes the packed panels.  For that, an executable compiled
         without `prepack_params` is compiled again with it (once: the compile caches keep it).
-        This executable stays unbound; binding the result again replaces what it binds.
+        This executable stays unbound; binding the result again replaces what it binds.  Binding
+        also asks malloc to keep freed memory (runtime/freed_memory.py): a bound model is called
+        again and again, and each call reuses the last one's temporaries instead of faulting them in.
         """
+        keep_freed_memory()
         target = self
         if not self.packed_params and self.prepacked_variant is not None:
             target = self.prepacked_variant()

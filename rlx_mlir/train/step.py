@@ -33,6 +33,7 @@ from ..frontend.builder import BuildError, GraphModule
 from ..ir.attrs import NAME_ATTR, TIED_ATTR
 from ..ir.walk import collect_ops
 from ..runtime.compiler import compile as jit_compile
+from ..runtime.freed_memory import keep_freed_memory
 from ..transforms.autodiff import GradError
 from ..transforms.autodiff.emit import Emitter
 from ..transforms.mir.grad import argument_names, differentiate, parameter_positions
@@ -100,43 +101,6 @@ def _add_update(step_function, forward, positions, names, optimizer) -> None:
         [ir.DictAttr.get({})] + [ir.DictAttr.get({TIED_ATTR: ir.IntegerAttr.get(i64, a)}) for a in tied_to])
     inputs = [a.type for a in block.arguments]
     step_function.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, [r.type for r in results]))
-
-
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters (malloc.h)
-_MMAP_THRESHOLD_MAX = 32 << 20  # glibc's largest M_MMAP_THRESHOLD on 64-bit
-
-
-def keep_freed_memory() -> bool:
-    """Asks glibc's malloc to keep freed memory for the next allocation instead of handing it
-    back to the kernel; True where it could (Linux with glibc), False elsewhere.
-
-    A step allocates its temporaries per call (the matmul kernels' packed panels, the results of
-    the outlined decoder layers, which LIR does not plan into the arena; ~100 MB a step for the
-    benchmark model's two layers).  By default glibc serves blocks over 128 KB (a threshold it
-    raises as they are freed, up to 32 MB) with fresh `mmap`s and returns the top of its heap
-    once 128 KB of it is free: every step then page-faults its temporaries in again, zeroed by
-    the kernel (~40% of a one-thread step's CPU time, measured with perf).  With the mmap
-    threshold at its maximum and trimming off, the second step reuses the first one's memory:
-    the process keeps its peak heap, as PyTorch's caching allocators do.  What is free when it is
-    called (the memory LLVM used to compile the step) is handed back first (`malloc_trim`).
-    """
-    import ctypes
-    import ctypes.util
-
-    name = ctypes.util.find_library("c")
-    try:
-        libc = ctypes.CDLL(name) if name else None
-        mallopt = libc.mallopt if libc is not None else None
-    except (OSError, AttributeError):  # no C library by that name, or one without mallopt (musl)
-        return False
-    if mallopt is None:
-        return False
-    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-    trim = getattr(libc, "malloc_trim", None)
-    if trim is not None:  # first hand back what is free now (the compiler's memory), which would stay
-        trim.argtypes, trim.restype = [ctypes.c_size_t], ctypes.c_int
-        trim(0)
-    return bool(mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD_MAX)) and bool(mallopt(_M_TRIM_THRESHOLD, 2**31 - 1))
 
 
 class TrainStep:

@@ -226,6 +226,18 @@ def _row_tile(rows: int) -> int:
     return tile
 
 
+def _if_expert_has_rows(buckets, e, columns: ir.Value, products) -> list[ir.Value]:
+    """`columns` updated by `products()` (the values it yields, built inside the branch) when expert `e` has
+    rows, unchanged otherwise (`scf.if`): an expert no token chose reads none of its weights."""
+    has_rows = arith.cmpi(arith.CmpIPredicate.ugt, _element(buckets.tile_count, e), lb.index_constant(0))
+    branch = scf.IfOp(has_rows, [columns.type], has_else=True)
+    with ir.InsertionPoint(branch.else_block):
+        scf.YieldOp([columns])
+    with ir.InsertionPoint(branch.then_block):
+        scf.YieldOp(products())
+    return [branch.results[0]]
+
+
 def _packed_expert_products(buckets: _Buckets, xs: ir.Value, k: int, n: int, block: int,
                             weight_block: Callable, multiply: Callable) -> ir.Value:
     """`ys [slots, n]`: each tile of rows of `xs [slots, k]` times its expert's weight.
@@ -244,19 +256,16 @@ def _packed_expert_products(buckets: _Buckets, xs: ir.Value, k: int, n: int, blo
         column = arith.muli(b, lb.index_constant(block))
 
         def per_expert(e, columns):
-            has_rows = arith.cmpi(arith.CmpIPredicate.ugt, _element(buckets.tile_count, e), lb.index_constant(0))
-            branch = scf.IfOp(has_rows, [columns.type], has_else=True)
-            with ir.InsertionPoint(branch.else_block):
-                scf.YieldOp([columns])
-            with ir.InsertionPoint(branch.then_block):
+            def products():
                 weights = weight_block(e, column)
 
                 def per_tile(slot, columns):
                     product = multiply(lb.extract_slice(xs, [slot, 0], [tile, k]), weights)
                     return [_insert(product, columns, [slot, 0], [tile, block])]
 
-                scf.YieldOp(buckets.over_tiles(e, [columns], per_tile))
-            return [branch.results[0]]
+                return buckets.over_tiles(e, [columns], per_tile)
+
+            return _if_expert_has_rows(buckets, e, columns, products)
 
         (columns,) = lb.for_loop(0, buckets.experts, [lb.extract_slice(shared, [0, column], [slots, block])], per_expert)
         terminator = scf.InParallelOp()
@@ -292,26 +301,19 @@ def _f32_expert_products(buckets: _Buckets, xs: ir.Value, weight: ir.Value, k: i
         start = linalg.fill(zero, outs=[lb.extract_slice(shared, [0, column], [slots, chunk])])
 
         def per_expert(e, columns):
-            has_rows = arith.cmpi(arith.CmpIPredicate.ugt, _element(buckets.tile_count, e), lb.index_constant(0))
-            branch = scf.IfOp(has_rows, [columns.type], has_else=True)
-            with ir.InsertionPoint(branch.else_block):
-                scf.YieldOp([columns])
-            with ir.InsertionPoint(branch.then_block):
+            def per_block(b, columns):
+                row = arith.muli(b, lb.index_constant(depth))
+                block = lb.extract_slice(weight, [e, row, column], [1, depth, chunk], [depth, chunk])
 
-                def per_block(b, columns):
-                    row = arith.muli(b, lb.index_constant(depth))
-                    block = lb.extract_slice(weight, [e, row, column], [1, depth, chunk], [depth, chunk])
+                def per_tile(slot, columns):
+                    partial = lb.extract_slice(columns, [slot, 0], [tile, chunk])
+                    rows_of_tile = lb.extract_slice(xs, [slot, row], [tile, depth])
+                    product = linalg.matmul(rows_of_tile, block, outs=[partial])
+                    return [_insert(product, columns, [slot, 0], [tile, chunk])]
 
-                    def per_tile(slot, columns):
-                        partial = lb.extract_slice(columns, [slot, 0], [tile, chunk])
-                        rows_of_tile = lb.extract_slice(xs, [slot, row], [tile, depth])
-                        product = linalg.matmul(rows_of_tile, block, outs=[partial])
-                        return [_insert(product, columns, [slot, 0], [tile, chunk])]
+                return buckets.over_tiles(e, [columns], per_tile)
 
-                    return buckets.over_tiles(e, [columns], per_tile)
-
-                scf.YieldOp(lb.for_loop(0, k // depth, [columns], per_block))
-            return [branch.results[0]]
+            return _if_expert_has_rows(buckets, e, columns, lambda: lb.for_loop(0, k // depth, [columns], per_block))
 
         (columns,) = lb.for_loop(0, buckets.experts, [start], per_expert)
         terminator = scf.InParallelOp()

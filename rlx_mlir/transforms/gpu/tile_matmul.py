@@ -41,7 +41,7 @@ import dataclasses
 import math
 
 from mlir import ir
-from mlir.dialects import linalg
+from mlir.dialects import arith, linalg
 
 from ...ir import dtypes
 from ...ir.walk import collect_ops, is_op
@@ -276,7 +276,7 @@ def _is_multiply_accumulate(op: ir.Operation) -> bool:
     ops = [o.operation for o in block.operations]
     a, b, out = block.arguments
     widened = {}
-    while ops and ops[0].name == "arith.extf" and ops[0].operands[0] in (a, b):
+    while ops and is_op(ops[0], arith.ExtFOp) and ops[0].operands[0] in (a, b):
         widened[ops[0].operands[0]] = ops[0].results[0]
         ops = ops[1:]
     if [o.name for o in ops] != ["arith.mulf", "arith.addf", "linalg.yield"]:

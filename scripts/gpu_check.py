@@ -183,11 +183,15 @@ def check_c_runtime(models, kind, repeat):
         with tempfile.TemporaryDirectory() as work:
             for spec in specs.inputs:
                 np.ascontiguousarray(inputs[spec.name], spec.dtype).tofile(os.path.join(work, spec.name + ".bin"))
-            done = subprocess.run([runner, os.path.join(directory, name + ".so"), work, str(repeat)],
-                                  capture_output=True, text=True, env=env, timeout=300)
-            if done.returncode != 0:
+            try:
+                done = subprocess.run([runner, os.path.join(directory, name + ".so"), work, str(repeat)],
+                                      capture_output=True, text=True, env=env, timeout=300)
+                problem = f"exit {done.returncode}: {done.stderr.strip()}" if done.returncode != 0 else None
+            except subprocess.TimeoutExpired:
+                problem = "no answer in 300 s"
+            if problem:
                 failures += 1
-                print(f"FAIL  {kind:4}  {'C':6}  {name:24} exit {done.returncode}: {done.stderr.strip()}")
+                print(f"FAIL  {kind:4}  {'C':6}  {name:24} {problem}")
                 continue
             out = np.fromfile(os.path.join(work, outputs[0].name + ".out.bin"), outputs[0].dtype)
         timing = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else ""

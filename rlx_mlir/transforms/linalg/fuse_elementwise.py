@@ -41,11 +41,13 @@ restricted from the pipeline.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Optional
 
 from mlir import ir
 from mlir.dialects import arith, bufferization, func, linalg, memref, tensor
 
+from ...ir import dtypes
 from ...ir.walk import collect_ops, is_op
 from ...passmanager.base import RlxPass, option
 
@@ -160,16 +162,11 @@ def _arena_bytes(buffer: ir.Value) -> Optional[tuple]:
         return None
     shift = view.byte_shift.owner
     type_ = ir.MemRefType(view.result.type)
-    element = type_.element_type
-    width = ir.FloatType(element).width if isinstance(element, ir.FloatType) else (
-        ir.IntegerType(element).width if isinstance(element, ir.IntegerType) else None)
-    if not isinstance(shift, arith.ConstantOp) or not type_.has_static_shape or width is None:
+    element = dtypes.element_type(str(type_.element_type))
+    if not isinstance(shift, arith.ConstantOp) or not type_.has_static_shape or element is None:
         return (view.source, None, None)
     start = ir.IntegerAttr(shift.value).value
-    count = 1
-    for size in type_.shape:
-        count *= size
-    return (view.source, start, start + count * max(1, (width + 7) // 8))
+    return (view.source, start, start + math.prod(type_.shape) * element.bytes)
 
 
 def _tensor_arena_bytes(value: ir.Value) -> Optional[tuple]:

@@ -12,10 +12,13 @@ called again and again, and keeps its peak heap as PyTorch's caching allocators 
 
 from __future__ import annotations
 
+import functools
+
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters (malloc.h)
 _MMAP_THRESHOLD_MAX = 32 << 20  # glibc's largest M_MMAP_THRESHOLD on 64-bit
 
 
+@functools.cache  # process-wide settings: asked once (find_library runs ldconfig)
 def keep_freed_memory() -> bool:
     """Asks glibc's malloc to keep freed memory for the next allocation instead of handing it
     back to the kernel; True where it could (Linux with glibc), False elsewhere.

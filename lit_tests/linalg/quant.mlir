@@ -163,11 +163,28 @@ func.func @q4_k_two_rows(%x: tensor<1x512xf32>, %w: tensor<6x288xui8>) -> tensor
 
 // With a panel of 8, four weight rows per body (their rows of bytes stream side by side): the
 // four blocks' scale bytes concatenated pairwise into one vector<48xi8>, scales and mins in
-// vector<32>, 2 accumulators per row and the mins, four results.
+// vector<32>, 2 accumulators per row and the mins, four results.  Block b of the rows n .. n + 3
+// prefetches (into L2: locality 2) the b-th 576 bytes (4 x 144) of the rows two groups further,
+// n + 8 .. n + 11, clamped to the last group (rows 4 .. 7): one memref.prefetch per 64 bytes,
+// 9, on the weight's buffer (a read-only view, no copy).
 // CHECK-LABEL: func.func @q4_k_four_rows
+// CHECK-SAME: %[[W4:[a-z0-9_]+]]: tensor<8x288xi8>
+// CHECK: %[[WBUF:.*]] = bufferization.to_buffer %[[W4]] read_only : tensor<8x288xi8> to memref<8x288xi8, strided<[?, ?], offset: ?>>
 // CHECK: %[[FOUR:.*]]:4 = linalg.generic {indexing_maps = [#{{.*}}, #[[FOUR_ROWS_W]], #{{.*}}, #{{.*}}, #{{.*}}, #{{.*}}]
 // CHECK-SAME: outs(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<1x1x2xf32>, tensor<1x1x2xf32>, tensor<1x1x2xf32>, tensor<1x1x2xf32>)
-// CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<32xf32>)
+// CHECK: %[[N4:.*]] = arith.addi %{{.*}}, %{{.*}} : index
+// CHECK: scf.for %[[B4:[a-z0-9_]+]] = {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<32xf32>)
+// CHECK: %[[AHEAD:.*]] = arith.addi %[[N4]], %c8{{(_[0-9]+)?}} : index
+// CHECK: %[[START:.*]] = arith.minui %[[AHEAD]], %c4{{(_[0-9]+)?}} : index
+// CHECK: %[[SLICE:.*]] = arith.muli %[[B4]], %c576{{(_[0-9]+)?}} : index
+// CHECK: %[[ROWS_IN:.*]] = arith.divui %[[SLICE]], %c288{{(_[0-9]+)?}} : index
+// CHECK: %[[ROW4:.*]] = arith.addi %[[START]], %[[ROWS_IN]] : index
+// CHECK: %[[COLUMN4:.*]] = arith.remui %[[SLICE]], %c288{{(_[0-9]+)?}} : index
+// CHECK: memref.prefetch %[[WBUF]][%[[ROW4]], %[[COLUMN4]]], read, locality<2>, data
+// CHECK-COUNT-7: memref.prefetch %[[WBUF]]
+// CHECK: arith.addi %{{.*}}, %c512{{(_[0-9]+)?}} : index
+// CHECK: memref.prefetch %[[WBUF]]
+// CHECK-NOT: memref.prefetch
 // CHECK: vector.shuffle %{{.*}}, %{{.*}} [{{.*}}] : vector<24xi8>, vector<24xi8>
 // CHECK: %[[SCALES4:.*]] = arith.mulf %{{.*}} : vector<32xf32>
 // CHECK: vector.shuffle %[[SCALES4]], %[[SCALES4]] [24, 24, 24, 24, 24, 24, 24, 24, 26, 26, 26, 26, 26, 26, 26, 26] : vector<32xf32>, vector<32xf32>

@@ -418,10 +418,10 @@ WEIGHT_ROWS = (4, 2, 1)
 # (4 rows of 2304 bytes at K = 4096: 9 KiB), so while it walks its blocks, block b prefetches the
 # b-th of `blocks` equal slices of that run (9 lines of 64 bytes at K = 4096).  The body reads 4
 # short streams that cross a 4 KiB page every other block, which the hardware prefetchers follow
-# late.  `prefetcht1` (locality 2: into L2), the compute-bound body (0.38-0.40 ms with the weight
-# in cache) then overlaps the reads.  Measured (1 thread, M = 1, K = N = 4096, weight from DRAM,
-# CPU time, interleaved, machine loaded): none 0.55-0.57 ms, 1 group ahead 0.52, 2 groups 0.50-0.53
-# (t0 and t1 alike; 4 groups no better).
+# late.  `prefetcht1` (locality 2: into L2); the compute-bound body (0.39 ms with the weight in
+# cache) then overlaps the reads.  Measured (1 thread, M = 1, K = N = 4096, weight from DRAM, CPU
+# time, best / median of 21 interleaved calls, machine loaded): none 0.51 / 0.58 ms, 1 group ahead
+# 0.48 / 0.55, 2 groups 0.44 / 0.46-0.48 (t0 and t1 alike), 4 groups 0.44 / 0.46.
 PREFETCH_AHEAD = 2
 PREFETCH_LOCALITY = 2
 

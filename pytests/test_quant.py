@@ -85,6 +85,27 @@ def test_dequant_matmul_matches_gguf(scheme, k, n):
         np.testing.assert_array_less(np.abs(out - expected), bound, err_msg=f"{scheme} M={x.shape[0]} K={k} N={n}")
 
 
+@pytest.mark.parametrize("n", [7, 6, 8])
+@pytest.mark.parametrize("scale", [2.0**-120, 2.0**-60, 1.0, 2.0**60])
+def test_q4_k_gemv_keeps_f32_accuracy_at_extreme_magnitudes(n, scale):
+    """The Q4_K GEMV (1, 2 or 4 weight rows per body: N = 7, 6, 8) scales x and the block scales by
+    powers of two inside the kernel; the result stays within f32 rounding of the float64 product
+    (relative: no absolute slack) for x from 2^-120 (products near the f32 subnormals) to 2^60."""
+    from rlx_mlir import quant
+
+    k = 512
+    rng = np.random.default_rng([n, int(np.log2(scale)) + 200])
+    w = quant.quantize(rng.standard_normal((n, k)).astype(np.float32), "q4_k")
+    x = (rng.standard_normal((1, k)) * scale).astype(np.float32)
+    g = GraphModule.mir("gemv")
+    g.set_outputs(g.dequant_matmul(g.input("x", (1, k)), g.param("w", w.shape, "u8"), "q4_k"))
+    out = g.compile()(x=x, w=w)
+    expected, _ = reference(x, w, "q4_k")
+    weights = gguf.quants.dequantize(w, GGUF_TYPES["q4_k"]).astype(np.float64)
+    bound = (np.abs(x.astype(np.float64)) @ np.abs(weights).T) * (k * np.finfo(np.float32).eps)
+    np.testing.assert_array_less(np.abs(out - expected), bound, err_msg=f"N={n} scale={scale}")
+
+
 @pytest.mark.parametrize("m", [12, 16])
 @pytest.mark.parametrize("scheme", ["q8_0", "q4_k", "q6_k"])
 def test_dequant_matmul_blocked_rows_and_k(scheme, m):

@@ -16,6 +16,8 @@
 // CHECK-DAG: #[[OUT_MAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
 // CHECK-DAG: #[[TWO_ROWS_W:.*]] = affine_map<(d0, d1, d2, d3) -> (d0 * 6 + d3 * 2, d1 * 288)>
 // CHECK-DAG: #[[FOUR_ROWS_W:.*]] = affine_map<(d0, d1, d2, d3) -> (d0 * 8 + d3 * 4, d1 * 288)>
+// CHECK-DAG: #[[NIBBLE_ORDER:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d5, d3, d6, d4)>
+// CHECK-DAG: #[[IDENTITY7:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d1, d2, d3, d4, d5, d6)>
 
 // Q4_0: x viewed as [M, K chunks, 32-blocks of a chunk, 2 nibble halves, 16]; d is the f16 at bytes 0-1 of the block, the
 // codes the nibbles (selected by the half) of bytes 2..17.  M = 3: row tiles of 1, K in one chunk
@@ -73,19 +75,26 @@ func.func @q4_0(%x: tensor<3x64xf32>, %w: tensor<5x36xui8>) -> tensor<3x5xf32> {
 // from the 12 scale bytes (vector.shuffle, shifts and masks on vector<8xi32>: ggml's
 // get_scale_min_k4 for all sub-blocks at once), the mins meet the sums of x in one
 // vector<8xf32> FMA.  The 128 bytes of nibbles are read as two vector<64xi8> viewed as 16 i32
-// words; nibble 2 k + high of each word (a shift and a mask, then uitofp) meets x rearranged
-// once per call (a linalg.transpose to
-// [block, h, high, k, 16]) so that lanes 0-7 hold sub-block 4 h + high and lanes 8-15 sub-block
-// 4 h + 2 + high; x . codes takes a multiply and three FMAs per 32 such pairs of sub-blocks, their
-// two scales (one vector.shuffle of the decoded scales) one more FMA into the accumulator of
-// `high`.
+// words; nibble 2 k + high of each word is taken where it lies (a mask, then uitofp: the code
+// times 2^(8 k + 4 high), no shift) and meets x rearranged once per call (a linalg.generic that
+// moves x to [block, h, high, k, 16] and scales it by 2^(28 - 8 k - 4 high): exponent bits
+// 155 - 8 k - 4 high) so that lanes 0-7 hold sub-block 4 h + high and lanes 8-15 sub-block
+// 4 h + 2 + high, every product 2^28 times x * code; the scales' d is scaled by 2^-28
+// (3.7252903E-9).  x . codes takes a multiply and three FMAs per 32 such pairs of sub-blocks,
+// their two scales (one vector.shuffle of the decoded scales) one more FMA into the accumulator
+// of `high`.
 // CHECK-LABEL: func.func @q4_k_rank1
 // CHECK-SAME: tensor<7x288xi8>
 // CHECK: tensor.expand_shape %{{.*}} output_shape [1, 1, 2, 8, 32] : tensor<512xf32> into tensor<1x1x2x8x32xf32>
 // CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.*}} : tensor<1x16x32xf32>) outs(%{{.*}} : tensor<1x16xf32>)
 // CHECK: arith.addf
 // CHECK: %[[XSUMS_VIEW:.*]] = tensor.expand_shape %{{.*}} output_shape [1, 1, 2, 8] : tensor<16xf32> into tensor<1x1x2x8xf32>
-// CHECK: linalg.transpose ins(%{{.*}} : tensor<1x2x2x2x2x8x4xf32>) outs(%{{.*}} : tensor<1x2x2x2x4x2x8xf32>) permutation = [0, 1, 2, 4, 6, 3, 5]
+// CHECK: linalg.generic {indexing_maps = [#[[NIBBLE_ORDER]], #[[IDENTITY7]]], {{.*}} ins(%{{.*}} : tensor<1x2x2x2x2x8x4xf32>) outs(%{{.*}} : tensor<1x2x2x2x4x2x8xf32>)
+// CHECK: %[[K:.*]] = linalg.index 4 : index
+// CHECK: %[[HIGH:.*]] = linalg.index 3 : index
+// CHECK: arith.constant 155 : i32
+// CHECK: %[[POWER:.*]] = arith.bitcast %{{.*}} : i32 to f32
+// CHECK: arith.mulf %{{.*}}, %[[POWER]] : f32
 // CHECK: %[[XNIB:.*]] = tensor.expand_shape %{{.*}} output_shape [1, 1, 2, 2, 2, 4, 16] : tensor<512xf32> into tensor<1x1x2x2x2x4x16xf32>
 // CHECK: linalg.generic
 // CHECK-SAME: ins(%{{.*}}, %{{.*}} : tensor<1x1x2x8x32xf32>, tensor<7x288xi8>) outs(%{{.*}} : tensor<1x1x7xf32>)
@@ -95,6 +104,8 @@ func.func @q4_0(%x: tensor<3x64xf32>, %w: tensor<5x36xui8>) -> tensor<3x5xf32> {
 // CHECK: vector.shuffle %[[SCALE_BYTES]], %[[SCALE_BYTES]] [0, 1, 2, 3, 8, 9, 10, 11]
 // CHECK: arith.extui %{{.*}} : vector<8xi8> to vector<8xi32>
 // CHECK-NOT: arith.select
+// CHECK: %[[D:.*]] = arith.extf %{{.*}} : f16 to f32
+// CHECK: arith.mulf %[[D]], %{{.*}} : f32
 // CHECK: %[[SCALES:.*]] = arith.mulf %{{.*}} : vector<8xf32>
 // CHECK: %[[MINS:.*]] = arith.mulf %{{.*}} : vector<8xf32>
 // CHECK: %[[SUMS:.*]] = vector.transfer_read %[[XSUMS_VIEW]]{{.*}} : tensor<1x1x2x8xf32>, vector<8xf32>
@@ -102,17 +113,19 @@ func.func @q4_0(%x: tensor<3x64xf32>, %w: tensor<5x36xui8>) -> tensor<3x5xf32> {
 // CHECK: vector.transfer_read %{{.*}} : tensor<7x288xi8>, vector<64xi8>
 // CHECK: %[[WORDS:.*]] = vector.bitcast %{{.*}} : vector<64xi8> to vector<16xi32>
 // CHECK: %[[X0:.*]] = vector.transfer_read %[[XNIB]]{{.*}} : tensor<1x1x2x2x2x4x16xf32>, vector<16xf32>
-// CHECK: arith.andi %[[WORDS]], %{{.*}} : vector<16xi32>
+// CHECK: %[[NIBBLE0:.*]] = arith.constant dense<15> : vector<16xi32>
+// CHECK: arith.andi %[[WORDS]], %[[NIBBLE0]] : vector<16xi32>
 // CHECK: arith.uitofp %{{.*}} : vector<16xi32> to vector<16xf32>
 // CHECK: arith.mulf %[[X0]], %{{.*}} : vector<16xf32>
-// CHECK: arith.shrui %[[WORDS]], %{{.*}} : vector<16xi32>
-// CHECK: arith.andi
+// CHECK: %[[NIBBLE2:.*]] = arith.constant dense<3840> : vector<16xi32>
+// CHECK: arith.andi %[[WORDS]], %[[NIBBLE2]] : vector<16xi32>
 // CHECK: arith.uitofp %{{.*}} : vector<16xi32> to vector<16xf32>
 // CHECK: vector.fma %{{.*}} : vector<16xf32>
 // CHECK: vector.shuffle %[[SCALES]], %[[SCALES]] [0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 2, 2, 2, 2, 2] : vector<8xf32>, vector<8xf32>
 // CHECK: vector.fma %{{.*}} : vector<16xf32>
 // CHECK-NOT: vector.extract %[[SCALES]]
 // CHECK-NOT: arith.subf
+// CHECK-NOT: arith.shrui %{{.*}} : vector<16xi32>
 // CHECK: vector.reduction <add>
 // CHECK: vector.reduction <add>, %{{.*}}, %{{.*}} fastmath<reassoc,contract> : vector<8xf32> into f32
 // CHECK: linalg.yield
@@ -163,11 +176,28 @@ func.func @q4_k_two_rows(%x: tensor<1x512xf32>, %w: tensor<6x288xui8>) -> tensor
 
 // With a panel of 8, four weight rows per body (their rows of bytes stream side by side): the
 // four blocks' scale bytes concatenated pairwise into one vector<48xi8>, scales and mins in
-// vector<32>, 2 accumulators per row and the mins, four results.
+// vector<32>, 2 accumulators per row and the mins, four results.  Block b of the rows n .. n + 3
+// prefetches (into L2: locality 2) the b-th 576 bytes (4 x 144) of the rows two groups further,
+// n + 8 .. n + 11, clamped to the last group (rows 4 .. 7): one memref.prefetch per 64 bytes,
+// 9, on the weight's buffer (a read-only view, no copy).
 // CHECK-LABEL: func.func @q4_k_four_rows
+// CHECK-SAME: %[[W4:[a-z0-9_]+]]: tensor<8x288xi8>
+// CHECK: %[[WBUF:.*]] = bufferization.to_buffer %[[W4]] read_only : tensor<8x288xi8> to memref<8x288xi8, strided<[?, ?], offset: ?>>
 // CHECK: %[[FOUR:.*]]:4 = linalg.generic {indexing_maps = [#{{.*}}, #[[FOUR_ROWS_W]], #{{.*}}, #{{.*}}, #{{.*}}, #{{.*}}]
 // CHECK-SAME: outs(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : tensor<1x1x2xf32>, tensor<1x1x2xf32>, tensor<1x1x2xf32>, tensor<1x1x2xf32>)
-// CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<32xf32>)
+// CHECK: %[[N4:.*]] = arith.addi %{{.*}}, %{{.*}} : index
+// CHECK: scf.for %[[B4:[a-z0-9_]+]] = {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<32xf32>)
+// CHECK: %[[AHEAD:.*]] = arith.addi %[[N4]], %c8{{(_[0-9]+)?}} : index
+// CHECK: %[[START:.*]] = arith.minui %[[AHEAD]], %c4{{(_[0-9]+)?}} : index
+// CHECK: %[[SLICE:.*]] = arith.muli %[[B4]], %c576{{(_[0-9]+)?}} : index
+// CHECK: %[[ROWS_IN:.*]] = arith.divui %[[SLICE]], %c288{{(_[0-9]+)?}} : index
+// CHECK: %[[ROW4:.*]] = arith.addi %[[START]], %[[ROWS_IN]] : index
+// CHECK: %[[COLUMN4:.*]] = arith.remui %[[SLICE]], %c288{{(_[0-9]+)?}} : index
+// CHECK: memref.prefetch %[[WBUF]][%[[ROW4]], %[[COLUMN4]]], read, locality<2>, data
+// CHECK-COUNT-7: memref.prefetch %[[WBUF]]
+// CHECK: arith.addi %{{.*}}, %c512{{(_[0-9]+)?}} : index
+// CHECK: memref.prefetch %[[WBUF]]
+// CHECK-NOT: memref.prefetch
 // CHECK: vector.shuffle %{{.*}}, %{{.*}} [{{.*}}] : vector<24xi8>, vector<24xi8>
 // CHECK: %[[SCALES4:.*]] = arith.mulf %{{.*}} : vector<32xf32>
 // CHECK: vector.shuffle %[[SCALES4]], %[[SCALES4]] [24, 24, 24, 24, 24, 24, 24, 24, 26, 26, 26, 26, 26, 26, 26, 26] : vector<32xf32>, vector<32xf32>

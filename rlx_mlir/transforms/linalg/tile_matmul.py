@@ -127,13 +127,17 @@ def _slot_store(collapse):
             reshapes.append(user)
             value = user.result
             continue
-        if not isinstance(user, bufferization.MaterializeInDestinationOp) or not (user.restrict and user.writable):
+        if not isinstance(user, bufferization.MaterializeInDestinationOp):
             return None
         break
     if isinstance(user.dest, ir.BlockArgument):
         return None
     view = _op(user.dest.owner)
+    if isinstance(view, bufferization.AllocTensorOp) and not list(view.operands) and len(list(view.result.uses)) == 1:
+        return view, user, reshapes  # a result's fresh buffer (the caller's, once results are out-params)
     if not isinstance(view, memref.ViewOp) or view.operation.block != user.operation.block:
+        return None
+    if not (user.restrict and user.writable):
         return None
     for operand in view.operands:
         if not isinstance(operand, ir.BlockArgument) and not isinstance(_op(operand.owner), arith.ConstantOp):
@@ -178,10 +182,13 @@ def accumulate_in_slots(module: ir.Operation) -> None:
             if op.block == empty.operation.block and not op.is_before_in_block(empty.operation):
                 op.move_before(empty.operation)  # the offset constant may come after the empty
         view.operation.move_before(empty.operation)
-        del store.attributes["restrict"]
         with ir.InsertionPoint(empty), empty.location:
-            slot_type = ir.RankedTensorType(store.source.type)
-            slot = bufferization.ToTensorOp(slot_type, view.result, restrict=True, writable=True).result
+            if isinstance(view, bufferization.AllocTensorOp):
+                slot = view.result
+            else:
+                del store.attributes["restrict"]
+                slot_type = ir.RankedTensorType(store.source.type)
+                slot = bufferization.ToTensorOp(slot_type, view.result, restrict=True, writable=True).result
             flat = _unshape(slot, reshapes)
         empty.result.replace_all_uses_with(flat)
         empty.erase()

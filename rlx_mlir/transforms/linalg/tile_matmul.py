@@ -15,8 +15,8 @@ produced (iteration space (M/MR, N/NR, K, MR, NR)):
    out of the K loop (it stays in registers), the contraction lowered to outer products, i.e.
    `vector.fma` on `vector<32xf32>`; the pack is lowered to pad + transpose.
 
-Last, a kernel whose result is stored to an arena slot accumulates in that slot
-(`accumulate_in_slots`), not in a heap buffer copied to the slot after every call.
+Last, a kernel whose result is stored to an arena slot or returned accumulates in that slot or
+in the result's buffer (`accumulate_in_slots`), not in a heap buffer copied there after every call.
 
 Tile sizes are divisors of the (padded) extents, so every tile is full and static: no partial
 tiles reach the vectorizer. The recipe and its measurements are in
@@ -81,14 +81,17 @@ class KernelPlan:
         return [mc, nc, kc, 0, 0]
 
 
+def _op(value_owner) -> ir.OpView:
+    return value_owner.opview if isinstance(value_owner, ir.Operation) else value_owner
+
+
 def _empty_behind(value: ir.Value):
     """The `tensor.empty` a kernel's C starts from: followed back through the results of
     `scf.for` / `scf.forall` loops to their initial values, through `linalg.fill` to its
     destination and through `tensor.expand_shape` (the [M/MR, MR, N/NR, NR] blocking of C) to its
     source; None when the chain starts elsewhere."""
     while not isinstance(value, ir.BlockArgument):
-        op = value.owner.opview if isinstance(value.owner, ir.Operation) else value.owner
-        index = ir.OpResult(value).result_number
+        op, index = _op(value.owner), ir.OpResult(value).result_number
         if isinstance(op, tensor.EmptyOp):
             return op
         if isinstance(op, scf.ForOp):
@@ -104,10 +107,6 @@ def _empty_behind(value: ir.Value):
     return None
 
 
-def _op(value_owner) -> ir.OpView:
-    return value_owner.opview if isinstance(value_owner, ir.Operation) else value_owner
-
-
 def _reassociation(op) -> list[list[int]]:
     return [[ir.IntegerAttr(i).value for i in group] for group in ir.ArrayAttr(op.attributes["reassociation"])]
 
@@ -115,8 +114,10 @@ def _reassociation(op) -> list[list[int]]:
 def _slot_store(collapse):
     """(view, store, reshapes) when the kernel's collapsed C, through single-use
     `tensor.expand_shape` / `collapse_shape` ops (`reshapes`, in order), is stored by a
-    `bufferization.materialize_in_destination` (restrict, writable) into a `memref.view` (an
-    arena slot) in the same block whose operands are block arguments or constants; else None."""
+    `bufferization.materialize_in_destination` (`store`) into either a `memref.view` (an arena
+    slot; the store restrict and writable) in the same block whose operands are block arguments
+    or constants, or a function result's fresh `bufferization.alloc_tensor` used by nothing
+    else; else None."""
     value, reshapes = collapse.result, []
     while True:
         uses = list(value.uses)
@@ -162,8 +163,10 @@ def accumulate_in_slots(module: ir.Operation) -> None:
     """Each kernel whose C starts as an uninitialised `tensor.empty` (then zero-filled) and whose
     collapsed result is stored, maybe reshaped, to an arena slot accumulates in that slot: the
     empty becomes the slot (`bufferization.to_tensor` of its view, restrict, writable, reshaped
-    back; the store then drops its `restrict`, as `eliminate-empty-tensors` does). Without it the
-    kernel's C is a heap buffer that is copied to the slot after every call
+    back; the store then drops its `restrict`, as `eliminate-empty-tensors` does). One stored to
+    a function result accumulates in the result's buffer (the caller's output once
+    `buffer-results-to-out-params` ran; the runtimes give an output that overlaps an input a
+    temporary, or refuse it). Without it the kernel's C is a heap buffer that is copied after every call
     (`eliminate-empty-tensors` does not follow the chain through the expansion and collapse of
     the blocked C). The slot is C's alone from this op on: the plan gives a result its own bytes
     for its op's lifetime, disjoint from those of the op's operands."""

@@ -15,6 +15,9 @@ produced (iteration space (M/MR, N/NR, K, MR, NR)):
    out of the K loop (it stays in registers), the contraction lowered to outer products, i.e.
    `vector.fma` on `vector<32xf32>`; the pack is lowered to pad + transpose.
 
+Last, a kernel whose result is stored to an arena slot or returned accumulates in that slot or
+in the result's buffer (`accumulate_in_slots`), not in a heap buffer copied there after every call.
+
 Tile sizes are divisors of the (padded) extents, so every tile is full and static: no partial
 tiles reach the vectorizer. The recipe and its measurements are in
 shared/reference/perf_anchors.md §4.
@@ -25,7 +28,7 @@ from __future__ import annotations
 import dataclasses
 
 from mlir import ir
-from mlir.dialects import linalg, scf
+from mlir.dialects import arith, bufferization, linalg, memref, scf, tensor
 
 from ...ir.attrs import KERNEL_ATTR, PACKED_ATTR
 from ...ir.shapes import shape_of
@@ -76,6 +79,122 @@ class KernelPlan:
         nc = divisor_at_most(extents[1], CACHE_BLOCKS[1])
         kc = KR * divisor_at_most(self.depth // KR, CACHE_BLOCKS[2] // KR)
         return [mc, nc, kc, 0, 0]
+
+
+def _op(value_owner) -> ir.OpView:
+    return value_owner.opview if isinstance(value_owner, ir.Operation) else value_owner
+
+
+def _empty_behind(value: ir.Value):
+    """The `tensor.empty` a kernel's C starts from: followed back through the results of
+    `scf.for` / `scf.forall` loops to their initial values, through `linalg.fill` to its
+    destination and through `tensor.expand_shape` (the [M/MR, MR, N/NR, NR] blocking of C) to its
+    source; None when the chain starts elsewhere."""
+    while not isinstance(value, ir.BlockArgument):
+        op, index = _op(value.owner), ir.OpResult(value).result_number
+        if isinstance(op, tensor.EmptyOp):
+            return op
+        if isinstance(op, scf.ForOp):
+            value = op.initArgs[index]
+        elif isinstance(op, scf.ForallOp):
+            value = op.outputs[index]
+        elif isinstance(op, linalg.FillOp):
+            value = op.outputs[0]
+        elif isinstance(op, tensor.ExpandShapeOp):
+            value = op.src
+        else:
+            return None
+    return None
+
+
+def _reassociation(op) -> list[list[int]]:
+    return [[ir.IntegerAttr(i).value for i in group] for group in ir.ArrayAttr(op.attributes["reassociation"])]
+
+
+def _slot_store(collapse):
+    """(view, store, reshapes) when the kernel's collapsed C, through single-use
+    `tensor.expand_shape` / `collapse_shape` ops (`reshapes`, in order), is stored by a
+    `bufferization.materialize_in_destination` (`store`) into either a `memref.view` (an arena
+    slot; the store restrict and writable) in the same block whose operands are block arguments
+    or constants, or a function result's fresh `bufferization.alloc_tensor` used by nothing
+    else; else None."""
+    value, reshapes = collapse.result, []
+    while True:
+        uses = list(value.uses)
+        if len(uses) != 1:
+            return None
+        user = _op(uses[0].owner)
+        if isinstance(user, (tensor.ExpandShapeOp, tensor.CollapseShapeOp)):
+            reshapes.append(user)
+            value = user.result
+            continue
+        if not isinstance(user, bufferization.MaterializeInDestinationOp):
+            return None
+        break
+    if isinstance(user.dest, ir.BlockArgument):
+        return None
+    view = _op(user.dest.owner)
+    if isinstance(view, bufferization.AllocTensorOp) and not list(view.operands) and len(list(view.result.uses)) == 1:
+        return view, user, reshapes  # a result's fresh buffer (the caller's, once results are out-params)
+    if not isinstance(view, memref.ViewOp) or view.operation.block != user.operation.block:
+        return None
+    if not (user.restrict and user.writable):
+        return None
+    for operand in view.operands:
+        if not isinstance(operand, ir.BlockArgument) and not isinstance(_op(operand.owner), arith.ConstantOp):
+            return None
+    return view, user, reshapes
+
+
+def _unshape(value: ir.Value, reshapes: list) -> ir.Value:
+    """`value`, of the type the last of `reshapes` produces, taken back through their inverses to
+    the type the first one reads."""
+    for op in reversed(reshapes):
+        source_type = ir.RankedTensorType(op.src.type)
+        groups = _reassociation(op)
+        if isinstance(op, tensor.ExpandShapeOp):
+            value = tensor.collapse_shape(source_type, value, groups)
+        else:
+            value = tensor.expand_shape(source_type, value, groups, [], list(source_type.shape))
+    return value
+
+
+def accumulate_in_slots(module: ir.Operation) -> None:
+    """Each kernel whose C starts as an uninitialised `tensor.empty` (then zero-filled) and whose
+    collapsed result is stored, maybe reshaped, to an arena slot accumulates in that slot: the
+    empty becomes the slot (`bufferization.to_tensor` of its view, restrict, writable, reshaped
+    back; the store then drops its `restrict`, as `eliminate-empty-tensors` does). One stored to
+    a function result accumulates in the result's buffer (the caller's output once
+    `buffer-results-to-out-params` ran; the runtimes give an output that overlaps an input a
+    temporary, or refuse it). Without it the kernel's C is a heap buffer that is copied after every call
+    (`eliminate-empty-tensors` does not follow the chain through the expansion and collapse of
+    the blocked C). The slot is C's alone from this op on: the plan gives a result its own bytes
+    for its op's lifetime, disjoint from those of the op's operands."""
+    for collapse in collect_ops(module, tensor.CollapseShapeOp):
+        source_type = ir.RankedTensorType(collapse.src.type)
+        if source_type.rank != 4 or not source_type.has_static_shape:
+            continue
+        empty = _empty_behind(collapse.src)
+        found = _slot_store(collapse) if empty is not None else None
+        if found is None or empty.result.type != collapse.result.type:
+            continue
+        view, store, reshapes = found
+        if empty.operation.block != view.operation.block:
+            continue
+        for op in [operand.owner.operation for operand in view.operands if not isinstance(operand, ir.BlockArgument)]:
+            if op.block == empty.operation.block and not op.is_before_in_block(empty.operation):
+                op.move_before(empty.operation)  # the offset constant may come after the empty
+        view.operation.move_before(empty.operation)
+        with ir.InsertionPoint(empty), empty.location:
+            if isinstance(view, bufferization.AllocTensorOp):
+                slot = view.result
+            else:
+                del store.attributes["restrict"]
+                slot_type = ir.RankedTensorType(store.source.type)
+                slot = bufferization.ToTensorOp(slot_type, view.result, restrict=True, writable=True).result
+            flat = _unshape(slot, reshapes)
+        empty.result.replace_all_uses_with(flat)
+        empty.erase()
 
 
 def _any(n: int) -> str:
@@ -209,3 +328,4 @@ class TileMatmul(RlxPass):
             plans.append(KernelPlan(shape_of(op.operands[0].type)[0], panels_n, depth, threads, packed, packed_here))
             op.attributes[KERNEL_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), index)
         apply_script(module, transform_script(plans), kernels[0].location, "tiling the matmul kernels")
+        accumulate_in_slots(module)

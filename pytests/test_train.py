@@ -196,3 +196,36 @@ def test_train_step_updates_parameters_in_place():
     assert all(not np.array_equal(arrays[k], before[k]) for k in arrays)
     loss = step(x=x, y=y)
     assert all(step.params[k] is arrays[k] for k in step.params) and np.isfinite(loss)
+
+
+def test_train_step_multiplies_by_each_weight_not_their_concatenation():
+    """SwiGLU's gate and up weights are multiplied as one concatenation in the forward; the
+    training step splits that product per weight before differentiating it (no weight copied
+    into a concatenation, no gradient copied out of one), and its update is still `-lr` times
+    the gradient `GraphModule.grad` gives the unsplit forward."""
+    c = SMALL
+    rng = np.random.default_rng(7)
+    weights = random_weights(c, seed=1)
+    tokens = rng.integers(0, c.vocab, (c.batch, c.seq))
+    labels = rng.integers(0, c.vocab, (c.batch, c.seq))
+    forward = _llama_loss(c).lower()
+    concats = [op for op in forward.module.body.operations[0].regions[0].blocks[0].operations
+               if isinstance(op, rlx.ConcatOp)]
+    assert concats, "the forward no longer concatenates weights: this test checks nothing"
+
+    lr = 0.5
+    step = TrainStep(_llama_loss(c), weights, SGD(lr=lr, momentum=0.0))
+    train_step = next(op for op in step.module.body.operations if op.sym_name.value == "train_step")
+    arguments = list(train_step.regions[0].blocks[0].arguments)
+    for op in train_step.regions[0].blocks[0].operations:
+        if isinstance(op, rlx.ConcatOp):
+            assert not any(operand in arguments for operand in op.operands), f"weights concatenated: {op}"
+    step(tokens=tokens, labels=labels)
+
+    (loss,) = forward.reopen()
+    names = list(weights)
+    grads = forward.grad(loss, [forward.argument(n) for n in names])
+    forward.set_outputs([loss, *grads])
+    out = forward.compile()(tokens=tokens, labels=labels, **weights)
+    for name, grad in zip(names, out[1:]):
+        np.testing.assert_allclose(step.params[name], weights[name] - lr * grad, rtol=1e-5, atol=1e-6, err_msg=name)

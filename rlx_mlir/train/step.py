@@ -37,13 +37,23 @@ from ..runtime.freed_memory import keep_freed_memory
 from ..transforms.autodiff import GradError
 from ..transforms.autodiff.emit import Emitter
 from ..transforms.mir.grad import argument_names, differentiate, parameter_positions
+from ..transforms.mir.split_weight_concat import SplitWeightConcat
 
 ENTRY = "train_step"
 
 
 def build_train_function(model: GraphModule, optimizer, wrt: Optional[Sequence[str]] = None):
-    """Adds `@train_step` to `model`'s module (lowered to MIR first); returns (function, wrt names)."""
+    """Adds `@train_step` to `model`'s module (lowered to MIR first); returns (function, wrt names).
+
+    The forward's products by concatenated weights (SwiGLU's gate and up) are split into one
+    product per weight first (`rlx-split-weight-concat`, which the compile pipeline runs on the
+    forward alone too): differentiated as they are, the step would copy the weights into their
+    concatenation and copy the gradient of the concatenation back out into one gradient per
+    weight, weight-sized copies on every step (with the concatenation also read by the
+    backward, the pipeline can no longer split it)."""
     model.lower()
+    with Compilation(model.context) as job:
+        job.run(model.module, [SplitWeightConcat()], "splitting the weight concatenations failed")
     function = next(f for f in collect_ops(model.module.operation, func.FuncOp) if f.sym_name.value == model.name)
     names = argument_names(function)
     if wrt is None:

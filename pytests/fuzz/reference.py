@@ -121,6 +121,13 @@ def unary(kind, x: RefValue) -> RefValue:
     return _finish(exact, propagated, x.dtype, relative=8.0, absolute=UNARY_ABSOLUTE.get(kind, 0.0))
 
 
+def _times(x, y):
+    """x * y of non-negative magnitudes and bounds, with inf * 0 = 0: an unbounded error (an integer
+    cast that rounding could change) times an exact zero adds nothing, where numpy gives NaN."""
+    with np.errstate(invalid="ignore"):
+        return np.where((x == 0) | (y == 0), 0.0, x * y)
+
+
 def binary(kind, a: RefValue, b: RefValue) -> RefValue:
     x, y, ex, ey = a.value, b.value, a.err, b.err
     if kind == "add":
@@ -128,7 +135,8 @@ def binary(kind, a: RefValue, b: RefValue) -> RefValue:
     elif kind == "sub":
         exact, propagated = x - y, ex + ey
     elif kind == "mul":
-        exact, propagated = x * y, np.abs(x) * ey + np.abs(y) * ex + ex * ey
+        exact = x * y
+        propagated = _times(np.abs(x), ey) + _times(np.abs(y), ex) + _times(ex, ey)
     elif kind == "div":
         if np.any(np.abs(y) - ey < 0.05):
             raise OutOfDomain("division by a value near 0")

@@ -125,3 +125,18 @@ def test_matmul_bound_of_an_unbounded_factor_is_never_nan():
     c = RefValue(np.array([[0.0], [1.5]]), np.zeros((2, 1)), "f32")
     bound = matmul(a, c).err  # ... or only an exact zero: no uncertainty added
     assert np.isfinite(bound).all() and not np.isnan(bound).any()
+
+
+def test_product_bound_of_an_unbounded_factor_is_never_nan():
+    """Seed 8700058: cast(cast(relu(x), i32), f32) * x, where the integer cast of 1.0 - rounding may be
+    0 or 1 (an infinite bound) and x is exact: the elementwise product's bound was inf * 0 = NaN, so the
+    compiled 1.0 'failed' against the expected 1.0 under every configuration."""
+    import numpy as np
+
+    from .reference import RefValue, binary
+
+    uncertain = RefValue(np.array([1.0, 1.0]), np.array([np.inf, np.inf]), "f32")
+    exact = RefValue(np.array([1.0, 0.0]), np.zeros(2), "f32")
+    bound = binary("mul", uncertain, exact).err
+    assert not np.isnan(bound).any()
+    assert np.isinf(bound[0]) and bound[1] == 0.0  # times 1.0 it stays unknown; times an exact 0 it is 0

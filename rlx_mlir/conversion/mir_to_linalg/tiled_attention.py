@@ -242,12 +242,13 @@ class _Attention:
         unseen = arith.cmpf(arith.CmpFPredicate.OEQ, new_peak, lanes.splat(F32_NEG_INF))  # no key seen yet
         correction = lanes.select(unseen, lanes.splat(1.0), mmath.exp(arith.subf(old_peak, new_peak)))
 
-        def weigh(j, probs, block_total):
-            weight = lanes.select(unseen, lanes.splat(0.0), mmath.exp(arith.subf(row_of(logits, j), new_peak)))
-            return [lanes.write(weight, probs, [j, lb.index_constant(0)]), arith.addf(block_total, weight)]
+        def weigh(j, tile, block_total):  # row j of the logits read, then its weights written over it
+            weight = lanes.select(unseen, lanes.splat(0.0), mmath.exp(arith.subf(row_of(tile, j), new_peak)))
+            return [lanes.write(weight, tile, [j, lb.index_constant(0)]), arith.addf(block_total, weight)]
 
         f32 = lb.f32_type()
-        probs, block_total = lb.for_loop(0, self.bk, [lb.empty([self.bk, self.bq], f32), lanes.splat(0.0)], weigh)
+        # The weights overwrite the logits (one tile less in L1 beside the GEMMs' operands).
+        probs, block_total = lb.for_loop(0, self.bk, [logits, lanes.splat(0.0)], weigh)
         new_total = arith.addf(arith.mulf(lanes.read(total, [lb.index_constant(0)]), correction), block_total)
         values = self._values(b, kv_head, kb)
         if self.accumulate_in_place:  # acc^T = acc^T * c, then += v^T @ p^T by the GEMM kernel, in acc's buffer

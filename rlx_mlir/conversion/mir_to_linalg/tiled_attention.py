@@ -329,9 +329,10 @@ class _Lanes:
         self.n = n
         self.type = ir.VectorType.get([n], lb.f32_type())
         self.in_bounds = ir.ArrayAttr.get([ir.BoolAttr.get(True)])
-        self.iota = arith.constant(ir.VectorType.get([n], ir.IndexType.get()),
-                                   ir.DenseElementsAttr.get(np.arange(n, dtype=np.int64),
-                                                            type=ir.VectorType.get([n], ir.IndexType.get())))
+        # Lane numbers as i32 (an index vector is i64: twice the registers and compares).
+        self.i32 = ir.IntegerType.get_signless(32)
+        lanes_i32 = ir.VectorType.get([n], self.i32)
+        self.iota = arith.constant(lanes_i32, ir.DenseElementsAttr.get(np.arange(n, dtype=np.int32), type=lanes_i32))
 
     def _last(self, rank: int) -> ir.AffineMapAttr:
         return ir.AffineMapAttr.get(ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(rank - 1)]))
@@ -348,8 +349,9 @@ class _Lanes:
         return vector.BroadcastOp(self.type, lb.f32_constant(value)).result
 
     def before(self, bound: ir.Value) -> ir.Value:
-        """The mask of the lanes below `bound` (an index)."""
-        splat = vector.BroadcastOp(ir.VectorType.get([self.n], ir.IndexType.get()), bound).result
+        """The mask of the lanes below `bound` (an index; clamped to [0, n], then exact in i32)."""
+        bound = arith.minsi(arith.maxsi(bound, lb.index_constant(0)), lb.index_constant(self.n))
+        splat = vector.BroadcastOp(ir.VectorType.get([self.n], self.i32), arith.index_cast(self.i32, bound)).result
         return arith.cmpi(arith.CmpIPredicate.slt, self.iota, splat)
 
     def larger(self, value: ir.Value, than: ir.Value) -> ir.Value:

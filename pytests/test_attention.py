@@ -184,6 +184,7 @@ ATTENTION_CASES = [
     ("tiled-window70-blocks64", 1, 128, 128, 2, 1, 16, "sliding_window", {"window": 70}),
     ("tiled-custom-blocks64", 3, 64, 128, 2, 1, 16, "custom", {}),
     ("tiled-bias-softcap-blocks64", 1, 64, 128, 2, 1, 16, "bias", {"softcap": 5.0}),
+    ("tiled-causal-softcap-blocks64", 1, 128, 128, 2, 1, 16, "causal", {"softcap": 2.0}),
 ]
 
 

@@ -54,7 +54,7 @@
 // CHECK: %[[ALL:.*]]:3 = scf.for %{{.*}} = %[[FIRST_MASKED]] to %[[END]] step %{{.*}} iter_args(%{{.*}} = %[[SEEN]]#0, %{{.*}} = %[[SEEN]]#1, %{{.*}} = %[[SEEN]]#2)
 // CHECK: linalg.matmul
 // CHECK: scf.for {{.*}} -> (vector<64xf32>)
-// CHECK: arith.cmpi slt, %{{.*}}, %{{.*}} : vector<64xindex>
+// CHECK: arith.cmpi slt, %{{.*}}, %{{.*}} : vector<64xi32>
 // CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<64xi1>, vector<64xf32>
 // CHECK: linalg.matmul
 // CHECK: scf.yield

@@ -38,7 +38,9 @@ peak (the figure to trust on a loaded machine), with ONNX Runtime's wall fractio
 Long prefills (`--long-prefill`, or `long` in `--sections`; not in the default set): the model at
 512 and 2048 tokens, weights bound, against PyTorch eager, interleaved, wall and CPU time per
 token and its growth from 512 to 2048 (issue 19: rlx's grows no faster than torch eager's), the
-compile and bind time of each length in the same table.
+compile and bind time of each length in the same table; and one layer's causal attention alone
+(`rlx.attention`, the part whose work grows with the square of the length) against torch's
+`scaled_dot_product_attention`, interleaved, its time per token and growth in a table of its own.
 """
 
 from __future__ import annotations
@@ -650,10 +652,56 @@ def bench_long(threads: int, repeat: int, layers: int) -> None:
         if forward is not None:
             row.update(torch=walls[1], torch_cpu=cpus[1])
         emit(**row)
+        bench_long_attention(c, seq, threads, repeat)
         emit(section="compile", case=f"llama {layers} layers, prefill {seq}: compile (build + compile)",
              threads=threads, unit="s", rlx=(compile_time, compile_time))
         emit(section="compile", case=f"llama {layers} layers, prefill {seq}: bind_params (compile prepacked, pack)",
              threads=threads, unit="s", rlx=(bind_time, bind_time))
+
+
+def bench_long_attention(c, seq: int, threads: int, repeat: int) -> None:
+    """One layer's causal attention of the long prefill alone (`rlx.attention`, the tiled loop nest)
+    against torch's `scaled_dot_product_attention(is_causal=True)`, interleaved: the part of the
+    prefill whose work grows with the square of the length, its time per token and GFLOP/s."""
+    import numpy as np
+
+    import rlx_mlir
+
+    width = c.heads * c.head_dim
+    t = f"tensor<1x{seq}x{width}xf32>"
+    text = (f"func.func @f(%q: {t}, %k: {t}, %v: {t}) -> {t} {{\n"
+            f'  %0 = "rlx.attention"(%q, %k, %v) {{num_heads = {c.heads} : i64, head_dim = {c.head_dim} : i64, '
+            f'mask_kind = "causal"}} : ({t}, {t}, {t}) -> {t}\n  return %0 : {t}\n}}\n')
+    exe = rlx_mlir.compile(text, "f", threads=threads)
+    q, k, v = (np.random.default_rng(seq + i).standard_normal((1, seq, width)).astype(np.float32) for i in range(3))
+    out = np.empty_like(q)
+    functions = [lambda: exe(q, k, v, out=out)]
+    row = dict(section="attention-long", case=f"causal attention, {c.heads} heads of {c.head_dim}, {seq} tokens",
+               threads=threads, unit="tok/s", work=float(seq), seq=seq,
+               gflop=2 * 2 * c.heads * c.head_dim * seq * (seq + 1) / 2 / 1e9)
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if torch is not None:
+        torch.set_num_threads(threads)
+        qt, kt, vt = (torch.from_numpy(a[0]).view(seq, c.heads, c.head_dim).transpose(0, 1) for a in (q, k, v))
+
+        def sdpa():
+            with torch.inference_mode():
+                return torch.nn.functional.scaled_dot_product_attention(qt, kt, vt, is_causal=True)
+
+        expected = sdpa().transpose(0, 1).reshape(1, seq, width).numpy()
+        exe(q, k, v, out=out)
+        assert np.allclose(out, expected, rtol=1e-4, atol=1e-4), "rlx attention is wrong"
+        functions.append(sdpa)
+        row["torch_version"] = torch.__version__
+    pause()
+    walls, cpus = interleaved_with_cpu(functions, repeat)
+    row.update(rlx=walls[0], rlx_cpu=cpus[0])
+    if torch is not None:
+        row.update(torch=walls[1], torch_cpu=cpus[1])
+    emit(**row)
 
 
 def child(args) -> None:
@@ -742,7 +790,8 @@ def main() -> None:
 
     cores = default_threads()
     rows = run_child(1, args) + (run_child(cores, args) if cores > 1 else [])
-    order = ["peak", "matmul", "bias+gelu", "softmax", "rms_norm", "model", "prefill-long", "compile"]
+    order = ["peak", "matmul", "bias+gelu", "softmax", "rms_norm", "model", "prefill-long", "attention-long",
+             "compile"]
     rows.sort(key=lambda r: (order.index(r["section"]), r["case"], r["threads"]))
     import numpy
 
@@ -789,11 +838,17 @@ def peak_table(rows: list[dict]) -> list[str]:
 
 def long_table(rows: list[dict]) -> list[str]:
     """Time per token of the long prefills, rlx and torch eager, and its growth from the shortest to
-    the longest (wall best; CPU time best on one thread)."""
-    long = [r for r in rows if r["section"] == "prefill-long"]
-    if not long:
-        return []
-    lines = ["| threads | tokens | rlx ms/token (wall best; CPU best) | torch ms/token (wall best; CPU best) "
+    the longest (wall best; CPU time best on one thread); then the same of one layer's attention."""
+    lines = []
+    for section, what in (("prefill-long", "prefill"), ("attention-long", "one layer's causal attention")):
+        part = [r for r in rows if r["section"] == section]
+        if part:
+            lines += ([""] if lines else []) + _growth_table(part, what)
+    return lines
+
+
+def _growth_table(long: list[dict], what: str) -> list[str]:
+    lines = [f"| threads | tokens ({what}) | rlx ms/token (wall best; CPU best) | torch ms/token (wall best; CPU best) "
              "| rlx compile s (bind s) |", "|---|---|---|---|---|"]
 
     def per_token(r, name):
@@ -808,7 +863,8 @@ def long_table(rows: list[dict]) -> list[str]:
             for name in ("rlx", "torch"):
                 wall, cpu = per_token(r, name)
                 cells.append("" if wall is None else f"{1e3 * wall:.3f}; {1e3 * cpu:.3f}")
-            lines.append(f"| {threads} | {r['seq']} | {cells[0]} | {cells[1]} | {r['compile_s']:.1f} ({r['bind_s']:.1f}) |")
+            compiled = f"{r['compile_s']:.1f} ({r['bind_s']:.1f})" if "compile_s" in r else ""
+            lines.append(f"| {threads} | {r['seq']} | {cells[0]} | {cells[1]} | {compiled} |")
         first, last = mine[0], mine[-1]
         growth = []
         for name in ("rlx", "torch"):

@@ -175,6 +175,16 @@ ATTENTION_CASES = [
     ("tiled-none-softcap", 2, 48, 112, 2, 2, 8, "none", {"softcap": 2.0, "scale": 1.5}),
     ("tiled-custom", 3, 40, 128, 2, 1, 8, "custom", {}),
     ("tiled-bias", 2, 64, 80, 2, 1, 8, "bias", {}),
+    # Blocks of 64 and head dims that 16 divides: tiles transposed in registers, the output's
+    # product accumulated in place; query blocks with key blocks below the diagonal (no mask)
+    # and on it (masked), also offset (Sq < Sk) and partly visible (window, custom, bias).
+    ("tiled-causal-blocks64", 1, 192, 192, 4, 2, 32, "causal", {}),
+    ("tiled-causal-offset-blocks64", 1, 64, 192, 2, 1, 16, "causal", {}),
+    ("tiled-causal-blocks48", 1, 96, 96, 2, 2, 16, "causal", {}),  # Bq = 48: accumulated beside, then added
+    ("tiled-window70-blocks64", 1, 128, 128, 2, 1, 16, "sliding_window", {"window": 70}),
+    ("tiled-custom-blocks64", 3, 64, 128, 2, 1, 16, "custom", {}),
+    ("tiled-bias-softcap-blocks64", 1, 64, 128, 2, 1, 16, "bias", {"softcap": 5.0}),
+    ("tiled-causal-softcap-blocks64", 1, 128, 128, 2, 1, 16, "causal", {"softcap": 2.0}),
 ]
 
 

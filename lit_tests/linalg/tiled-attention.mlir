@@ -1,37 +1,66 @@
 // rlx-mir-to-linalg{tiled-attention} (the CPU pipeline's choice): attention as a loop nest over
-// [Bq, Bk] tiles with an online softmax.  One scf.forall over (batch, head, query block); per query
-// block an scf.for over the key blocks it can see, carrying the running max, sum and output
-// accumulator; both products are linalg.matmul on tiles (the GEMM kernels); no [B, H, Sq, Sk] score
-// tensor exists.  The keys (each block transposed) and values are packed once per kv head, by an
-// scf.forall over the key blocks before it, not per query block.  Small score matrices keep the
-// plain lowering.
+// key x query tiles with an online softmax.  One scf.forall over (batch, head, query block); per
+// query block two scf.for over the key blocks it can see, carrying the running max, sum and
+// (transposed) output accumulator: first the blocks below the diagonal, which every query sees
+// whole (no mask), then the diagonal ones, masked row by row.  Both products are linalg.matmul on
+// tiles (the GEMM kernels): scores^T = keys @ queries^T, out^T += values^T @ probs^T, so the
+// per-query max and sum are vectors down the rows (one lane per query, scf.for carrying a
+// vector).  No [B, H, Sq, Sk] score tensor exists.  The keys and (each block transposed) values
+// are packed once per kv head, by an scf.forall over the key blocks before it, not per query
+// block; tiles are transposed 16 x 16 in registers (vector.shuffle).  Small score matrices keep
+// the plain lowering.
 // RUN: rlx-opt %s --pass-pipeline='builtin.module(rlx-mir-to-linalg{tiled-attention=true})' | FileCheck %s
 // RUN: rlx-opt %s --rlx-mir-to-linalg | FileCheck %s --check-prefix=PLAIN
 
 // CHECK-LABEL: func.func @causal
 // CHECK-NOT: tensor<1x2x128x128xf32>
-// Packing: one kv head, 2 key blocks; key block kb transposed into [1, 1, 2, 16, 64], values into [1, 1, 128, 16].
-// CHECK: %[[PACKED:.*]]:2 = scf.forall (%{{.*}}, %{{.*}}, %[[PKB:.*]]) in (1, 1, %{{.*}}) shared_outs(%[[KOUT:.*]] = %{{.*}}, %[[VOUT:.*]] = %{{.*}}) -> (tensor<1x1x2x16x64xf32>, tensor<1x1x128x16xf32>)
+// Packing: one kv head, 2 key blocks; keys into [1, 1, 128, 16], value block kb transposed into [1, 1, 2, 16, 64].
+// CHECK: %[[PACKED:.*]]:2 = scf.forall (%{{.*}}, %{{.*}}, %[[PKB:.*]]) in (1, 1, %{{.*}}) shared_outs(%[[KOUT:.*]] = %{{.*}}, %[[VOUT:.*]] = %{{.*}}) -> (tensor<1x1x128x16xf32>, tensor<1x1x2x16x64xf32>)
 // CHECK: tensor.extract_slice %{{.*}} [1, 64, 1, 16] [1, 1, 1, 1] : tensor<1x128x1x16xf32> to tensor<64x16xf32>
-// CHECK: tensor.parallel_insert_slice %{{.*}} into %[[KOUT]][%{{.*}}, %{{.*}}, %[[PKB]], 0, 0] [1, 1, 1, 16, 64] [1, 1, 1, 1, 1] : tensor<16x64xf32> into tensor<1x1x2x16x64xf32>
-// CHECK: tensor.parallel_insert_slice %{{.*}} into %[[VOUT]]{{.*}} [1, 1, 64, 16] [1, 1, 1, 1] : tensor<64x16xf32> into tensor<1x1x128x16xf32>
+// CHECK: vector.shuffle
+// CHECK: tensor.parallel_insert_slice %{{.*}} into %[[KOUT]]{{.*}} [1, 1, 64, 16] [1, 1, 1, 1] : tensor<64x16xf32> into tensor<1x1x128x16xf32>
+// CHECK: tensor.parallel_insert_slice %{{.*}} into %[[VOUT]][%{{.*}}, %{{.*}}, %[[PKB]], 0, 0] [1, 1, 1, 16, 64] [1, 1, 1, 1, 1] : tensor<16x64xf32> into tensor<1x1x2x16x64xf32>
 // CHECK: scf.forall (%[[B:.*]], %[[H:.*]], %[[QB:.*]]) in (1, 2, 2) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<1x128x2x16xf32>)
 // CHECK: %[[Q0:.*]] = arith.muli %[[QB]], %{{.*}} : index
 // CHECK: tensor.extract_slice %{{.*}}[%[[B]], %[[Q0]], %[[H]], 0] [1, 64, 1, 16] [1, 1, 1, 1] : tensor<1x128x2x16xf32> to tensor<64x16xf32>
+// The scaled queries transposed in registers: [16, 64], one query per column.
+// CHECK: %[[QT:.*]] = scf.for {{.*}} -> (tensor<16x64xf32>)
+// CHECK: vector.shuffle
 // Grouped-query heads: kv head h floordiv 2.
 // CHECK: %[[KVH:.*]] = arith.floordivsi %[[H]], %{{.*}} : index
-// Causal: the key blocks end after the block of the query block's last query.
+// Causal: the key blocks end after the block of the query block's last query; those before the
+// block of the first query's position + 1 are seen whole.
 // CHECK: %[[END:.*]] = arith.minsi
-// CHECK: scf.for %[[KB:.*]] = %{{.*}} to %[[END]] step %{{.*}} iter_args({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<64x16xf32>)
+// CHECK: %[[BELOW:.*]] = arith.floordivsi
+// CHECK: %[[FIRST_MASKED:.*]] = arith.minsi %{{.*}}, %[[END]] : index
+// CHECK: %[[SEEN:.*]]:3 = scf.for %[[KB:.*]] = %{{.*}} to %[[FIRST_MASKED]] step %{{.*}} iter_args({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<16x64xf32>)
 // The key block: a view of the packed keys, no copy inside the loop.
-// CHECK: %[[KEYS:.*]] = tensor.extract_slice %[[PACKED]]#0[%[[B]], %[[KVH]], %[[KB]], 0, 0] [1, 1, 1, 16, 64] [1, 1, 1, 1, 1] : tensor<1x1x2x16x64xf32> to tensor<16x64xf32>
-// CHECK: linalg.matmul ins(%{{.*}}, %[[KEYS]] : tensor<64x16xf32>, tensor<16x64xf32>) outs(%{{.*}} : tensor<64x64xf32>)
-// CHECK: arith.cmpi sle
-// CHECK: linalg.reduce
+// CHECK: %[[KEYS:.*]] = tensor.extract_slice %[[PACKED]]#0[%[[B]], %[[KVH]], %{{.*}}, 0] [1, 1, 64, 16] [1, 1, 1, 1] : tensor<1x1x128x16xf32> to tensor<64x16xf32>
+// CHECK: %[[SCORES:.*]] = linalg.matmul ins(%[[KEYS]], %[[QT]] : tensor<64x16xf32>, tensor<16x64xf32>) outs(%{{.*}} : tensor<64x64xf32>)
+// The block's max per query: a vector carried down the 64 key rows, no mask.
+// CHECK: scf.for {{.*}} -> (vector<64xf32>)
+// CHECK: %[[ROW:.*]] = vector.transfer_read %[[SCORES]]
+// CHECK-NEXT: arith.cmpf ogt, %[[ROW]]
 // CHECK: math.exp
-// CHECK: %[[VALUES:.*]] = tensor.extract_slice %[[PACKED]]#1[%[[B]], %[[KVH]], %{{.*}}, 0] [1, 1, 64, 16] [1, 1, 1, 1] : tensor<1x1x128x16xf32> to tensor<64x16xf32>
-// CHECK: linalg.matmul ins(%{{.*}}, %[[VALUES]] : tensor<64x64xf32>, tensor<64x16xf32>) outs(%{{.*}} : tensor<64x16xf32>)
+// The weights (written row by row) and their sum (a vector).
+// CHECK: %[[PROBS:.*]]:2 = scf.for {{.*}} -> (tensor<64x64xf32>, vector<64xf32>)
+// CHECK: math.exp
+// CHECK: %[[VALUES:.*]] = tensor.extract_slice %[[PACKED]]#1[%[[B]], %[[KVH]], %[[KB]], 0, 0] [1, 1, 1, 16, 64] [1, 1, 1, 1, 1] : tensor<1x1x2x16x64xf32> to tensor<16x64xf32>
+// The accumulator rescaled, then the product added into it by the GEMM kernel.
+// CHECK: %[[RESCALED:.*]] = scf.for {{.*}} -> (tensor<16x64xf32>)
+// CHECK: linalg.matmul ins(%[[VALUES]], %[[PROBS]]#0 : tensor<16x64xf32>, tensor<64x64xf32>) outs(%[[RESCALED]] : tensor<16x64xf32>)
 // CHECK: scf.yield
+// The diagonal blocks, from where the first loop ended: the same step with the causal mask.
+// CHECK: %[[ALL:.*]]:3 = scf.for %{{.*}} = %[[FIRST_MASKED]] to %[[END]] step %{{.*}} iter_args(%{{.*}} = %[[SEEN]]#0, %{{.*}} = %[[SEEN]]#1, %{{.*}} = %[[SEEN]]#2)
+// CHECK: linalg.matmul
+// CHECK: scf.for {{.*}} -> (vector<64xf32>)
+// CHECK: arith.cmpi slt, %{{.*}}, %{{.*}} : vector<64xi32>
+// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<64xi1>, vector<64xf32>
+// CHECK: linalg.matmul
+// CHECK: scf.yield
+// Normalised, transposed back to [64, 16] in registers, inserted.
+// CHECK: linalg.generic {{.*}} ins(%[[ALL]]#2, %[[ALL]]#1 : tensor<16x64xf32>, tensor<64xf32>)
+// CHECK: vector.shuffle
 // CHECK: tensor.parallel_insert_slice %{{.*}} into %{{.*}}[%[[B]], %[[Q0]], %[[H]], 0] [1, 64, 1, 16] [1, 1, 1, 1] : tensor<64x16xf32> into tensor<1x128x2x16xf32>
 // PLAIN-LABEL: func.func @causal
 // PLAIN: tensor<1x2x128x128xf32>
@@ -62,10 +91,12 @@ func.func @small(%q: tensor<1x8x32xf32>, %k: tensor<1x8x32xf32>, %v: tensor<1x8x
 // CHECK: arith.ceildivsi %[[LEN]], %{{.*}} : index
 // CHECK: scf.for
 // CHECK: tensor.extract_slice %[[PACKED]]#0
-// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<16x16xf32>, tensor<16x64xf32>) outs(%{{.*}} : tensor<16x64xf32>)
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<64x16xf32>, tensor<16x16xf32>) outs(%{{.*}} : tensor<64x16xf32>)
 // CHECK-NOT: scf.if
 // CHECK: tensor.extract_slice %[[PACKED]]#1
-// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<16x64xf32>, tensor<64x16xf32>) outs(%{{.*}} : tensor<16x16xf32>)
+// Query blocks of 16 (not a multiple of the kernel's 32 columns): the product into a tile of its own, then added.
+// CHECK: %[[ZERO:.*]] = linalg.fill {{.*}} -> tensor<16x16xf32>
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<16x64xf32>, tensor<64x16xf32>) outs(%[[ZERO]] : tensor<16x16xf32>)
 func.func @prefill_cached(%q: tensor<1x16x64xf32>, %k: tensor<1x64x32xf32>, %v: tensor<1x64x32xf32>, %pos: tensor<i64>) -> tensor<1x16x64xf32> {
   %0 = "rlx.cached_attention"(%q, %k, %v, %pos) {num_heads = 4 : i64, head_dim = 16 : i64} : (tensor<1x16x64xf32>, tensor<1x64x32xf32>, tensor<1x64x32xf32>, tensor<i64>) -> tensor<1x16x64xf32>
   return %0 : tensor<1x16x64xf32>

@@ -1,41 +1,49 @@
 """Lowering of MIR ops. Attention as a tiled loop nest with an online softmax (the CPU form).
 
 `rlx.attention` and `rlx.cached_attention` as FlashAttention computes them: no `[Sq, Sk]` score
-matrix is ever written, only `[Bq, Bk]` tiles that stay in cache, and a causal (or sliding-window)
-query block never visits the key blocks it cannot see.
+matrix is ever written, only `[Bk, Bq]` tiles that stay in cache, and a causal (or sliding-window)
+query block never visits the key blocks it cannot see.  The tiles are transposed (a key per row, a
+query per column), so that everything computed per query (the running max, its correction, the
+sum of the weights) is a vector of `Bq` lanes carried in registers down the rows of a tile:
+`[Bq, Bk]` tiles would need a horizontal reduction per query row, with NaN-propagating `maximumf`
+blends, a serial chain of ~50 instructions per row (a fifth of the time at 2048 tokens).
 
     scf.forall (b, g, kb) over the key blocks below L   K and V packed once per kv head, f32:
-      kt[b, g, kb] = k[b, kb*Bk : +Bk, g, :]^T           [D, Bk] (the GEMM's B operand, contiguous)
-      vt[b, g, kb*Bk : +Bk] = v[b, kb*Bk : +Bk, g, :]    [Bk, D], rows at or past L zeroed
+      k'[b, g, kb*Bk : +Bk] = k[b, kb*Bk : +Bk, g, :]    [Bk, D] (the scores' GEMM A operand)
+      vt[b, g, kb] = v[b, kb*Bk : +Bk, g, :]^T           [D, Bk], columns at or past L zeroed
     scf.forall (b, h, query block qb)                    threads share the (b, h, qb) tiles out
-      qs = q[b, qb*Bq : +Bq, h, :] * scale               [Bq, D] f32
-      m = -inf, l = 0, acc = 0                           [Bq], [Bq], [Bq, D]
-      scf.for kb in [first visible block, last + 1)      only the blocks some query of qb sees
-        s   = qs @ kt[b, h // G, kb]                     linalg.matmul (the GEMM kernel), [Bq, Bk]
-        s   = softcap, mask (-inf where hidden, from the absolute positions)
-        m'  = max(m, rowmax(s));  c = exp(m - m')        (c = 1 while both are -inf)
-        p   = exp(s - m')                                (0 in a row that has seen no key)
-        l   = l * c + rowsum(p)
-        acc = acc * c + p @ vt[b, h // G, kb*Bk : +Bk]   linalg.matmul accumulating into acc
-      out[b, qb*Bq : +Bq, h, :] = acc / l                (0 where l = 0), rounded once
+      qt = (q[b, qb*Bq : +Bq, h, :] * scale)^T           [D, Bq] f32
+      m = -inf, l = 0, acc = 0                           [Bq], [Bq], [D, Bq]
+      scf.for kb in [first visible, first masked)        blocks every query of qb sees whole: no mask
+      scf.for kb in [first masked, last + 1)             the diagonal (and window) blocks: masked
+        s   = k'[b, h // G, kb*Bk : +Bk] @ qt            linalg.matmul (the GEMM kernel), [Bk, Bq]
+        s   = softcap, mask (-inf where hidden, from the absolute positions; causal: per row, in registers)
+        m'  = max(m, max over rows of s);  c = exp(m - m')   (c = 1 while both are -inf)
+        p   = exp(s - m'), row by row                    (0 in a column that has seen no key)
+        l   = l * c + sum over rows of p
+        acc = acc * c + vt[b, h // G, kb] @ p            linalg.matmul accumulating into acc
+      out[b, qb*Bq : +Bq, h, :] = (acc / l)^T            (0 where l = 0), rounded once
 
 `Bq` and `Bk` are the largest divisors of `Sq` and of the key count (`Sk`, or the cache's capacity
 `C`) up to `BLOCK`; the op keeps the plain lowering of `attention.py` / `cache.py` (one chain of
 `[B, H, Sq, Sk]` generics) when either block would be shorter than `MIN_BLOCK` (a decode step's
 single query: the plain chain reads the keys once and is several times faster there) or the scores
-have at most `MIN_SCORES` elements.  The keys and values are packed once, before the query blocks
-(each query block used to transpose every key block it visits: `Sq / Bq` times the same copy):
-key blocks transposed and each `[D, Bk]` block contiguous (a `[D, C]` layout would put the rows of
-a block `C` floats apart, a power of two that thrashes the cache sets), value rows per head
-contiguous.  Over a cache, the filled length `L = p + S` is a runtime value: only the `ceil(L / Bk)`
-blocks below it are packed and read; the last may reach past `L` (inside the capacity, which `Bk`
-divides): its keys are masked by causality (every key there lies after every query) and its value
-rows are zeroed when packed, so what the cache holds past `L` (it may hold anything, even NaN) never
-reaches the result.
+have at most `MIN_SCORES` elements.  The keys and values are packed once, before the query blocks:
+key rows per head contiguous, value blocks transposed and each `[D, Bk]` block contiguous (a
+`[D, C]` layout would put the rows of a block `C` floats apart, a power of two that thrashes the
+cache sets).  Transposes (the value blocks, the queries, the output) go through a compact tile,
+16 x 16 blocks at a time in registers (`_transposed`): gathering columns straight from `[S, H, D]`
+rows `H * D` floats apart hits a few cache sets, and LLVM's gathers or scatters cost more than the
+GEMMs' per-element work.  Over a cache, the filled length `L = p + S` is a runtime value: only the
+`ceil(L / Bk)` blocks below it are packed and read; the last may reach past `L` (inside the
+capacity, which `Bk` divides): its keys are masked by causality (every key there lies after every
+query, so such a block is never one seen whole) and its value columns are zeroed when packed, so
+what the cache holds past `L` (it may hold anything, even NaN) never reaches the result.
 
-The loop nest is built on tensors; one-shot bufferization keeps the tiles as views of q and of the
-packed keys and values, and `rlx-pack-matmul` / `rlx-tile-gemv` turn the two products into the
-register-blocked kernels.  The GPU pipeline keeps the plain lowering (this form is selected by the CPU pipeline:
+The loop nest is built on tensors, the per-query vectors with the `vector` dialect; one-shot
+bufferization keeps the tiles as views of q and of the packed keys and values, and
+`rlx-pack-matmul` / `rlx-tile-gemv` turn the two products into the register-blocked kernels.  The
+GPU pipeline keeps the plain lowering (this form is selected by the CPU pipeline:
 `rlx-lower-to-llvm{tiled-attention}`).
 """
 
@@ -43,14 +51,15 @@ from __future__ import annotations
 
 from typing import Callable, Optional, Sequence
 
+import numpy as np
 from mlir import ir
-from mlir.dialects import arith, linalg, scf, tensor
+from mlir.dialects import arith, linalg, scf, tensor, vector
 from mlir.dialects import math as mmath
 
 from ...dialects import rlx
 from ...ir.shapes import shape_of
 from . import builders as lb
-from .attention import F32_NEG_INF, _dims, _map, _reduce_last, _split_heads
+from .attention import F32_NEG_INF, _dims, _map, _split_heads
 from .attention import _lower_attention as _lower_attention_plainly
 from .cache import _lower_cached_attention as _lower_cached_attention_plainly
 from .cache import _position
@@ -59,6 +68,7 @@ BLOCK = 64  # largest query / key block: a [64, 64] f32 score tile is 16 KiB, L1
 MIN_SCORES = 64 * 64  # score matrices of at most this many elements: the plain lowering (one tile)
 MIN_BLOCK = 16  # shorter query or key blocks: the plain lowering (the per-block overhead would dominate)
 
+GEMM_TILE = (8, 32)  # the GEMM kernel's register tile (rlx-pack-matmul's MR x NR): C needs no padding when it divides
 _DYNAMIC = ir.ShapedType.get_dynamic_size()
 
 
@@ -76,15 +86,20 @@ class _Attention:
         self.offset, self.length, self.element = offset, length, element  # query i sits at key position i + offset
         self.bq = lb.largest_divisor(self.sq, BLOCK)
         self.bk = lb.largest_divisor(self.capacity, BLOCK)
+        # The output's GEMM accumulates into acc^T [D, Bq] itself where the kernel needs no padding
+        # of it (rows a multiple of its register tile's 8, columns of its 32).
+        self.accumulate_in_place = self.d % GEMM_TILE[0] == 0 and self.bq % GEMM_TILE[1] == 0
 
     # -- the block range a query block sees ---------------------------------------------------
 
-    def _block_range(self, q0: ir.Value) -> tuple[ir.Value, ir.Value]:
-        """(first, end): the key blocks `[first, end)` some query of the block at `q0` may see."""
+    def _block_range(self, q0: ir.Value) -> tuple[ir.Value, ir.Value, ir.Value]:
+        """(first, unmasked_end, end): the key blocks `[first, end)` some query of the block at `q0`
+        may see; those in `[first, unmasked_end)` every query sees whole (no mask to apply)."""
         bk = lb.index_constant(self.bk)
         length = lb.index_value(self.length)
         end = arith.ceildivsi(length, bk)
         first = lb.index_constant(0)
+        unmasked_end = end if self.mask_kind == "none" else first
         if self.mask_kind in ("causal", "sliding_window"):
             first_query = arith.addi(q0, lb.index_value(self.offset))  # the key position of query q0
             last_query = arith.addi(first_query, lb.index_constant(self.bq - 1))
@@ -92,40 +107,51 @@ class _Attention:
             if self.mask_kind == "sliding_window":
                 oldest = arith.subi(first_query, lb.index_constant(self.window - 1))
                 first = arith.maxsi(first, arith.floordivsi(oldest, bk))
-        return first, end
+                unmasked_end = first
+            else:  # the blocks whose last key is at or before the first query: below the diagonal
+                below = arith.floordivsi(arith.addi(first_query, lb.index_constant(1)), bk)
+                unmasked_end = arith.minsi(arith.maxsi(below, first), end)
+        return first, unmasked_end, end
 
-    # -- one key block --------------------------------------------------------------------------
+    # -- one key block, keys along the rows and queries along the columns -------------------------
 
-    def _scores(self, qs: ir.Value, b: ir.Value, kv_head: ir.Value, kb: ir.Value) -> ir.Value:
-        """`qs @ k_block^T` with the GEMM kernel, the key block a `[D, Bk]` view of the keys packed once."""
-        keys = lb.extract_slice(self.packed_keys, [b, kv_head, kb, 0, 0], [1, 1, 1, self.d, self.bk],
-                                [self.d, self.bk])
-        return linalg.matmul(qs, keys, outs=[lb.zeros([self.bq, self.bk], lb.f32_type())])
+    def _scores(self, queries: ir.Value, b: ir.Value, kv_head: ir.Value, k0: ir.Value) -> ir.Value:
+        """`k_block @ queries` with the GEMM kernel: the scores transposed, `[Bk, Bq]`."""
+        keys = lb.extract_slice(self.packed_keys, [b, kv_head, k0, 0], [1, 1, self.bk, self.d], [self.bk, self.d])
+        return linalg.matmul(keys, queries, outs=[lb.zeros([self.bk, self.bq], lb.f32_type())])
 
-    def _logits(self, scores: ir.Value, b: ir.Value, h: ir.Value, q0: ir.Value, k0: ir.Value) -> ir.Value:
-        """Soft-capped scores with the mask applied (-inf where a key is hidden), `[Bq, Bk]`."""
-        i, j = _dims(2)
-        inputs, maps = [scores], [_map(2, [i, j])]
-        if self.mask_kind == "custom":  # mask [B, Sk]: key j of batch b
+    def _logits(self, scores: ir.Value, b: ir.Value, h: ir.Value, q0: ir.Value, k0: ir.Value,
+                masked: bool) -> ir.Value:
+        """Soft-capped scores `[Bk, Bq]`, with the mask applied (-inf where a key is hidden) when
+        `masked` (a block some query sees only in part)."""
+        if masked and self.mask_kind == "causal":
+            masked = False  # applied by `_visit`, row by row, in registers
+        if self.softcap is None and not (masked and self.mask_kind != "none"):
+            return scores
+        j, i = _dims(2)
+        inputs, maps = [scores], [_map(2, [j, i])]
+        if masked and self.mask_kind == "custom":  # mask [B, Sk]: key j of batch b
             inputs.append(lb.extract_slice(self.mask, [b, k0], [1, self.bk], [self.bk]))
             maps.append(_map(2, [j]))
-        elif self.mask_kind == "bias":  # mask [B, H, Sq, Sk]
+        elif masked and self.mask_kind == "bias":  # mask [B, H, Sq, Sk]
             inputs.append(lb.extract_slice(self.mask, [b, h, q0, k0], [1, 1, self.bq, self.bk], [self.bq, self.bk]))
             maps.append(_map(2, [i, j]))
-        maps.append(_map(2, [i, j]))
+        maps.append(_map(2, [j, i]))
 
         def body(score, *rest):
             value = score
             if self.softcap is not None:
                 cap = lb.f32_constant(self.softcap)
                 value = arith.mulf(cap, mmath.tanh(arith.divf(value, cap)))
+            if not masked:
+                return value
             if self.mask_kind == "bias":
                 return arith.addf(value, lb.widen(rest[0]))
             if self.mask_kind == "custom":
                 visible = arith.cmpf(arith.CmpFPredicate.UNE, lb.widen(rest[0]), lb.f32_constant(0.0))
             elif self.mask_kind in ("causal", "sliding_window"):
-                query = arith.addi(arith.addi(q0, lb.loop_index(0)), lb.index_value(self.offset))
-                key = arith.addi(k0, lb.loop_index(1))
+                query = arith.addi(arith.addi(q0, lb.loop_index(1)), lb.index_value(self.offset))
+                key = arith.addi(k0, lb.loop_index(0))
                 visible = arith.cmpi(arith.CmpIPredicate.sle, key, query)
                 if self.mask_kind == "sliding_window":
                     oldest = arith.subi(query, lb.index_constant(self.window))
@@ -134,19 +160,21 @@ class _Attention:
                 return value
             return arith.select(visible, value, lb.f32_constant(F32_NEG_INF))
 
-        return lb.generic(inputs, lb.empty([self.bq, self.bk], lb.f32_type()), maps, [lb.PARALLEL] * 2, body)
+        return lb.generic(inputs, lb.empty([self.bk, self.bq], lb.f32_type()), maps, [lb.PARALLEL] * 2, body)
 
-    def _values(self, b: ir.Value, kv_head: ir.Value, k0: ir.Value) -> ir.Value:
-        """The value block `[Bk, D]` f32, a view of the values packed once."""
-        return lb.extract_slice(self.packed_values, [b, kv_head, k0, 0], [1, 1, self.bk, self.d], [self.bk, self.d])
+    def _values(self, b: ir.Value, kv_head: ir.Value, kb: ir.Value) -> ir.Value:
+        """The value block transposed, `[D, Bk]` f32: a view of the values packed once."""
+        return lb.extract_slice(self.packed_values, [b, kv_head, kb, 0, 0], [1, 1, 1, self.d, self.bk],
+                                [self.d, self.bk])
 
     # -- K and V packed once per head -----------------------------------------------------------
 
     def _pack_keys_values(self) -> tuple[ir.Value, ir.Value]:
-        """The keys as `[B, Hkv, C / Bk, D, Bk]` (each key block transposed, contiguous) and the values as `[B, Hkv, C, D]`, both f32 and contiguous per
-        head, written once (an `scf.forall` over the key blocks below the filled length) and read by
-        every query block of the heads that share them: the key blocks are the GEMM's `B` operand
-        transposed, the value blocks rows at or past the filled length zeroed (the cache may hold
+        """The keys as `[B, Hkv, C, D]` and the values as `[B, Hkv, C / Bk, D, Bk]` (each value block
+        transposed, contiguous), both f32 and contiguous per head, written once (an `scf.forall`
+        over the key blocks below the filled length) and read by every query block of the heads
+        that share them: the key blocks are the `A` operand of the scores' GEMM, the value blocks
+        that of the output's, their columns at or past the filled length zeroed (the cache may hold
         anything there, even NaN; its keys are hidden by causality).  Blocks past the filled length
         are neither written nor read."""
         f32 = lb.f32_type()
@@ -156,14 +184,14 @@ class _Attention:
         filled_blocks = arith.ceildivsi(length, bk)
         statically_full = isinstance(self.length, int) and self.length % self.bk == 0
         packing = scf.ForallOp([0, 0, 0], [self.batch, kv_heads, filled_blocks], [1, 1, 1],
-                               [lb.empty([self.batch, kv_heads, self.capacity // self.bk, self.d, self.bk], f32),
-                                lb.empty([self.batch, kv_heads, self.capacity, self.d], f32)])
+                               [lb.empty([self.batch, kv_heads, self.capacity, self.d], f32),
+                                lb.empty([self.batch, kv_heads, self.capacity // self.bk, self.d, self.bk], f32)])
         with ir.InsertionPoint(packing.body):
             (b, g, kb), (keys_out, values_out) = packing.induction_variables, packing.inner_iter_args
             k0 = arith.muli(kb, bk)
             j, d = _dims(2)
             keys = lb.extract_slice(self.k, [b, k0, g, 0], [1, self.bk, 1, self.d], [self.bk, self.d])
-            keys = lb.generic([keys], lb.empty([self.d, self.bk], f32), [_map(2, [j, d]), _map(2, [d, j])],
+            keys = lb.generic([keys], lb.empty([self.bk, self.d], f32), [_map(2, [j, d])] * 2,
                               [lb.PARALLEL] * 2, lambda key, _out: lb.widen(key))
 
             def value_row(value, _out):
@@ -173,54 +201,74 @@ class _Attention:
                 filled = arith.cmpi(arith.CmpIPredicate.slt, arith.addi(k0, lb.loop_index(0)), length)
                 return arith.select(filled, value, lb.f32_constant(0.0))
 
+            # Widened (and zeroed past the filled length) into a compact tile, then transposed from it.
             values = lb.extract_slice(self.v, [b, k0, g, 0], [1, self.bk, 1, self.d], [self.bk, self.d])
-            values = lb.generic([values], lb.empty([self.bk, self.d], f32), [_map(2, [j, d])] * 2,
-                                [lb.PARALLEL] * 2, value_row)
+            values = _transposed(lb.generic([values], lb.empty([self.bk, self.d], f32), [_map(2, [j, d])] * 2,
+                                            [lb.PARALLEL] * 2, value_row))
             terminator = scf.InParallelOp()
             with ir.InsertionPoint(terminator.region.blocks[0]):
-                tensor.ParallelInsertSliceOp(keys, keys_out, [b, g, kb], [], [], [_DYNAMIC, _DYNAMIC, _DYNAMIC, 0, 0],
-                                             [1, 1, 1, self.d, self.bk], [1, 1, 1, 1, 1])
-                tensor.ParallelInsertSliceOp(values, values_out, [b, g, k0], [], [],
+                tensor.ParallelInsertSliceOp(keys, keys_out, [b, g, k0], [], [],
                                              [_DYNAMIC, _DYNAMIC, _DYNAMIC, 0], [1, 1, self.bk, self.d], [1, 1, 1, 1])
+                tensor.ParallelInsertSliceOp(values, values_out, [b, g, kb], [], [],
+                                             [_DYNAMIC, _DYNAMIC, _DYNAMIC, 0, 0], [1, 1, 1, self.d, self.bk],
+                                             [1, 1, 1, 1, 1])
         return packing.results[0], packing.results[1]
 
-    def _visit(self, kb: ir.Value, carried: Sequence[ir.Value], qs: ir.Value, b: ir.Value, h: ir.Value,
-               kv_head: ir.Value, q0: ir.Value) -> list[ir.Value]:
-        """One step of the online softmax: (m, l, acc) after key block `kb`, each written over its
-        old value (one-shot bufferization keeps loop-carried tensors in their buffers)."""
+    def _visit(self, kb: ir.Value, carried: Sequence[ir.Value], queries: ir.Value, b: ir.Value, h: ir.Value,
+               kv_head: ir.Value, q0: ir.Value, masked: bool) -> list[ir.Value]:
+        """One step of the online softmax: (m, l, acc^T) after key block `kb`, each written over its
+        old value (one-shot bufferization keeps loop-carried tensors in their buffers).  The tiles
+        hold a query per column: the per-query max and sum are vectors of `Bq` lanes carried in
+        registers down the rows (no horizontal reduction, no memory round trip per row)."""
         peak, total, acc = carried
         k0 = arith.muli(kb, lb.index_constant(self.bk))
-        logits = self._logits(self._scores(qs, b, kv_head, kb), b, h, q0, k0)
-        i, j = _dims(2)  # [Bq, Bk] tiles and, with j as the feature, [Bq, D] ones
-        row_peak = _reduce_last(logits, arith.maximumf, F32_NEG_INF)
-        neg_inf = lb.f32_constant(F32_NEG_INF)
+        logits = self._logits(self._scores(queries, b, kv_head, k0), b, h, q0, k0, masked)
+        causal_mask = masked and self.mask_kind == "causal"  # applied row by row below, in registers
+        lanes = _Lanes(self.bq)
+        hidden_below = None
+        if causal_mask:  # row j hides the queries before key k0 + j: lanes i < k0 + j - (q0 + offset)
+            hidden_below = arith.subi(k0, arith.addi(q0, lb.index_value(self.offset)))
 
-        def rescale(old, new_in_block, _peak, _correction):  # the new running max, the old terms' factor
-            new = arith.maximumf(old, new_in_block)
-            unseen = arith.cmpf(arith.CmpFPredicate.OEQ, new, neg_inf)
-            return [new, arith.select(unseen, lb.f32_constant(1.0), mmath.exp(arith.subf(old, new)))]
+        def row_of(tile: ir.Value, j: ir.Value) -> ir.Value:
+            row = lanes.read(tile, [j, lb.index_constant(0)])
+            if hidden_below is None:
+                return row
+            return lanes.select(lanes.before(arith.addi(hidden_below, j)), lanes.splat(F32_NEG_INF), row)
+
+        block_peak = lb.for_loop(0, self.bk, [lanes.splat(F32_NEG_INF)],
+                                 lambda j, top: [lanes.larger(row_of(logits, j), top)])[0]
+        old_peak = lanes.read(peak, [lb.index_constant(0)])
+        new_peak = arith.maximumf(old_peak, block_peak)
+        unseen = arith.cmpf(arith.CmpFPredicate.OEQ, new_peak, lanes.splat(F32_NEG_INF))  # no key seen yet
+        correction = lanes.select(unseen, lanes.splat(1.0), mmath.exp(arith.subf(old_peak, new_peak)))
+
+        def weigh(j, tile, block_total):  # row j of the logits read, then its weights written over it
+            weight = lanes.select(unseen, lanes.splat(0.0), mmath.exp(arith.subf(row_of(tile, j), new_peak)))
+            return [lanes.write(weight, tile, [j, lb.index_constant(0)]), arith.addf(block_total, weight)]
 
         f32 = lb.f32_type()
-        new_peak, correction = lb.generic_results(
-            [peak, row_peak], [peak, lb.empty([self.bq], f32)], [_map(1, [i])] * 4,
-            [lb.PARALLEL], rescale)
+        # The weights overwrite the logits (one tile less in L1 beside the GEMMs' operands).
+        probs, block_total = lb.for_loop(0, self.bk, [logits, lanes.splat(0.0)], weigh)
+        new_total = arith.addf(arith.mulf(lanes.read(total, [lb.index_constant(0)]), correction), block_total)
+        values = self._values(b, kv_head, kb)
+        if self.accumulate_in_place:  # acc^T = acc^T * c, then += v^T @ p^T by the GEMM kernel, in acc's buffer
 
-        def weight(logit, row_max, _out):
-            unseen = arith.cmpf(arith.CmpFPredicate.OEQ, row_max, neg_inf)
-            return arith.select(unseen, lb.f32_constant(0.0), mmath.exp(arith.subf(logit, row_max)))
+            def rescale(d, acc):
+                origin = [d, lb.index_constant(0)]
+                return [lanes.write(arith.mulf(lanes.read(acc, origin), correction), acc, origin)]
 
-        probs = lb.generic([logits, new_peak], lb.empty([self.bq, self.bk], f32),
-                           [_map(2, [i, j]), _map(2, [i]), _map(2, [i, j])], [lb.PARALLEL] * 2, weight)
-        block_total = _reduce_last(probs, arith.addf, 0.0)
-        new_total = lb.generic([total, correction, block_total], total, [_map(1, [i])] * 4,
-                               [lb.PARALLEL], lambda old, c, added, _out: arith.addf(arith.mulf(old, c), added))
-        # p @ v into a tile of its own, then added: the GEMM kernel may pad its accumulator (D < its
-        # vector width), which would not keep `acc` in its buffer.
-        added = linalg.matmul(probs, self._values(b, kv_head, k0), outs=[lb.zeros([self.bq, self.d], f32)])
-        new_acc = lb.generic([acc, correction, added], acc, [_map(2, [i, j]), _map(2, [i]), _map(2, [i, j]),
-                                                            _map(2, [i, j])],
-                             [lb.PARALLEL] * 2, lambda value, c, product, _out: arith.addf(arith.mulf(value, c), product))
-        return [new_peak, new_total, new_acc]
+            new_acc = linalg.matmul(values, probs, outs=[lb.for_loop(0, self.d, [acc], rescale)[0]])
+        else:  # v^T @ p^T into a tile of its own, then added (a padded accumulator would leave acc's buffer)
+            added = linalg.matmul(values, probs, outs=[lb.zeros([self.d, self.bq], f32)])
+
+            def accumulate(d, acc):
+                origin = [d, lb.index_constant(0)]
+                value = arith.addf(arith.mulf(lanes.read(acc, origin), correction), lanes.read(added, origin))
+                return [lanes.write(value, acc, origin)]
+
+            new_acc = lb.for_loop(0, self.d, [acc], accumulate)[0]
+        zero = lb.index_constant(0)
+        return [lanes.write(new_peak, peak, [zero]), lanes.write(new_total, total, [zero]), new_acc]
 
     # -- the loop nest -----------------------------------------------------------------------------
 
@@ -230,21 +278,33 @@ class _Attention:
         i, d = _dims(2)
         queries = lb.extract_slice(self.q, [b, q0, h, 0], [1, self.bq, 1, self.d], [self.bq, self.d])
         scale = lb.f32_constant(self.scale)
-        qs = lb.generic([queries], lb.empty([self.bq, self.d], f32), [_map(2, [i, d])] * 2, [lb.PARALLEL] * 2,
-                        lambda x, _out: arith.mulf(lb.widen(x), scale))
+        # The scaled queries transposed, `[D, Bq]`: the scores' GEMM `B` operand, one query per column.
+        # Scaled into a compact tile first (rows read whole), then transposed from it: gathered straight
+        # from `q`, whose rows lie `H * D` floats apart, a column's reads would fall in a few cache sets.
+        queries = lb.generic([queries], lb.empty([self.bq, self.d], f32), [_map(2, [i, d])] * 2, [lb.PARALLEL] * 2,
+                             lambda x, _out: arith.mulf(lb.widen(x), scale))
+        queries = _transposed(queries)
         kv_head = arith.floordivsi(h, lb.index_constant(self.group))
         carried = [linalg.fill(lb.f32_constant(F32_NEG_INF), outs=[lb.empty([self.bq], f32)]),
-                   lb.zeros([self.bq], f32), lb.zeros([self.bq, self.d], f32)]
-        first, end = self._block_range(q0)
-        _, total, acc = lb.for_loop(first, end, carried,
-                                    lambda kb, *state: self._visit(kb, state, qs, b, h, kv_head, q0))
+                   lb.zeros([self.bq], f32), lb.zeros([self.d, self.bq], f32)]
+        first, unmasked_end, end = self._block_range(q0)
+        for lower, upper, masked in ((first, unmasked_end, False), (unmasked_end, end, True)):
+            carried = lb.for_loop(lower, upper, carried,
+                                  lambda kb, *state, masked=masked: self._visit(kb, state, queries, b, h, kv_head,
+                                                                                q0, masked))
+        _, total, acc = carried
 
-        def normalise(value, row_total, _out):
-            empty_row = arith.cmpf(arith.CmpFPredicate.OEQ, row_total, lb.f32_constant(0.0))
-            return lb.narrow(arith.select(empty_row, lb.f32_constant(0.0), arith.divf(value, row_total)), self.element)
+        def normalise(value, query_total, _out):
+            no_key = arith.cmpf(arith.CmpFPredicate.OEQ, query_total, lb.f32_constant(0.0))
+            return arith.select(no_key, lb.f32_constant(0.0), arith.divf(value, query_total))
 
-        return lb.generic([acc, total], lb.empty([self.bq, self.d], self.element),
-                          [_map(2, [i, d]), _map(2, [i]), _map(2, [i, d])], [lb.PARALLEL] * 2, normalise)
+        d, i = _dims(2)
+        out = _transposed(lb.generic([acc, total], lb.empty([self.d, self.bq], f32),
+                                     [_map(2, [d, i]), _map(2, [i]), _map(2, [d, i])], [lb.PARALLEL] * 2, normalise))
+        if self.element == f32:
+            return out
+        return lb.generic([out], lb.empty([self.bq, self.d], self.element), [_map(2, [d, i])] * 2, [lb.PARALLEL] * 2,
+                          lambda value, _out: lb.narrow(value, self.element))
 
     def lower(self) -> ir.Value:
         self.packed_keys, self.packed_values = self._pack_keys_values()
@@ -260,6 +320,88 @@ class _Attention:
                 tensor.ParallelInsertSliceOp(out, shared, [b, q0, h], [], [], [_DYNAMIC, _DYNAMIC, _DYNAMIC, 0],
                                              [1, self.bq, 1, self.d], [1, 1, 1, 1])
         return tiles.results[0]
+
+
+class _Lanes:
+    """`vector<N x f32>` values over the last dimension of f32 tensors: one lane per query."""
+
+    def __init__(self, n: int):
+        self.n = n
+        self.type = ir.VectorType.get([n], lb.f32_type())
+        self.in_bounds = ir.ArrayAttr.get([ir.BoolAttr.get(True)])
+        # Lane numbers as i32 (an index vector is i64: twice the registers and compares).
+        self.i32 = ir.IntegerType.get_signless(32)
+        lanes_i32 = ir.VectorType.get([n], self.i32)
+        self.iota = arith.constant(lanes_i32, ir.DenseElementsAttr.get(np.arange(n, dtype=np.int32), type=lanes_i32))
+
+    def _last(self, rank: int) -> ir.AffineMapAttr:
+        return ir.AffineMapAttr.get(ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(rank - 1)]))
+
+    def read(self, tensor_: ir.Value, origin: Sequence[ir.Value]) -> ir.Value:
+        return vector.TransferReadOp(self.type, tensor_, list(origin), self._last(len(origin)),
+                                     lb.f32_constant(0.0), self.in_bounds).result
+
+    def write(self, value: ir.Value, tensor_: ir.Value, origin: Sequence[ir.Value]) -> ir.Value:
+        return vector.TransferWriteOp(tensor_.type, value, tensor_, list(origin), self._last(len(origin)),
+                                      self.in_bounds).result
+
+    def splat(self, value: float) -> ir.Value:
+        return vector.BroadcastOp(self.type, lb.f32_constant(value)).result
+
+    def before(self, bound: ir.Value) -> ir.Value:
+        """The mask of the lanes below `bound` (an index; clamped to [0, n], then exact in i32)."""
+        bound = arith.minsi(arith.maxsi(bound, lb.index_constant(0)), lb.index_constant(self.n))
+        splat = vector.BroadcastOp(ir.VectorType.get([self.n], self.i32), arith.index_cast(self.i32, bound)).result
+        return arith.cmpi(arith.CmpIPredicate.slt, self.iota, splat)
+
+    def larger(self, value: ir.Value, than: ir.Value) -> ir.Value:
+        """`value` where it is larger than `than`, else `than` (one `vmaxps`; a NaN `value` is
+        passed over, where `arith.maximumf` would propagate it at several times the cost: a NaN
+        score still reaches the output through its weight, exp(NaN) = NaN)."""
+        return arith.select(arith.cmpf(arith.CmpFPredicate.OGT, value, than), value, than)
+
+    def select(self, mask: ir.Value, if_true: ir.Value, if_false: ir.Value) -> ir.Value:
+        return arith.select(mask, if_true, if_false)
+
+
+TRANSPOSE_BLOCK = 16  # f32 lanes of one AVX-512 register: tiles are transposed 16 x 16 in registers
+
+
+def _transposed(tile: ir.Value) -> ir.Value:
+    """A compact `[R, C]` f32 tile transposed, `[C, R]`.  Where 16 divides both sides, 16 x 16
+    blocks are transposed in registers: 16 rows read as vectors, four rounds of 16 two-source
+    shuffles (`vpermt2ps`), 16 rows written.  A transposing loop nest would gather (or scatter)
+    every vector, 16 cache lines a time, several times slower.  Other shapes: `linalg.transpose`."""
+    rows, columns = shape_of(tile.type)
+    n = TRANSPOSE_BLOCK
+    f32 = lb.f32_type()
+    if rows % n or columns % n:
+        return linalg.transpose(tile, outs=[lb.empty([columns, rows], f32)], permutation=[1, 0]).results[0]
+    lanes = _Lanes(n)
+
+    def block(r0: ir.Value, c0: ir.Value, out: ir.Value) -> ir.Value:
+        vectors = [lanes.read(tile, [arith.addi(r0, lb.index_constant(i)), c0]) for i in range(n)]
+        step = n // 2
+        while step:  # swap the off-diagonal step x step blocks of every 2step x 2step block
+            for i in range(n):
+                if i & step:
+                    continue
+                upper, lower = vectors[i], vectors[i + step]
+                keep_upper = [c if not c & step else n + c - step for c in range(n)]
+                keep_lower = [c + step if not c & step else n + c for c in range(n)]
+                vectors[i] = vector.shuffle(upper, lower, keep_upper)
+                vectors[i + step] = vector.shuffle(upper, lower, keep_lower)
+            step //= 2
+        for i, row in enumerate(vectors):
+            out = lanes.write(row, out, [arith.addi(c0, lb.index_constant(i)), r0])
+        return out
+
+    def row_of_blocks(r, out):
+        r0 = arith.muli(r, lb.index_constant(n))
+        return lb.for_loop(0, columns // n, [out],
+                           lambda c, out: [block(r0, arith.muli(c, lb.index_constant(n)), out)])
+
+    return lb.for_loop(0, rows // n, [lb.empty([columns, rows], f32)], row_of_blocks)[0]
 
 
 def _worth_tiling(sq: int, keys: int) -> bool:

@@ -18,7 +18,8 @@ sort, so each expert's weight multiplies only its own rows:
    then per expert with rows (`scf.if`: an expert without rows is not read), per block of
    `depth` rows of the expert's weight (`[depth, chunk]`, at most `WEIGHT_BLOCK_BYTES`), per
    tile of that expert: one static `[T, depth] x [depth, chunk]` `linalg.matmul` (rlx-tile-gemv's
-   kernel for 8 rows) adding into the tile's rows of ys, k in order block after block.  The block
+   kernel for 8 rows, stepping 8 rows of the block per pass: the loop over the tiles is tagged
+   `rlx.gemv_rows`) adding into the tile's rows of ys, k in order block after block.  The block
    is read in place: rows of `chunk` contiguous floats, which the hardware prefetchers stream while
    the expert's first tile multiplies (a strided `[K, 128]` column block copied contiguous before
    the tiles, as before, was a memory-bound phase the arithmetic waited for: 5 ms per matmul of the
@@ -45,6 +46,7 @@ from mlir.dialects import arith, linalg, scf, tensor, vector
 
 from ...dialects import rlx
 from ...dialects.rlx.quant import GGUF_SCHEMES
+from ...ir.attrs import GEMV_ROWS_ATTR
 from ...ir.shapes import shape_of
 from . import builders as lb
 from . import quant
@@ -61,6 +63,10 @@ COLUMN_BLOCK = 128
 COLUMN_CHUNK = 512
 MIN_CHUNKS = 4
 WEIGHT_BLOCK_BYTES = 256 * 1024
+# rlx.grouped_matmul (f32): rows of the weight block per pass of rlx-tile-gemv's kernel over a tile
+# (`rlx.gemv_rows` on the loop over an expert's tiles; the block is in L2 for all but the first
+# tile, so C's 8-row tile is loaded and stored once per 8 rows of B rather than per 4).
+GEMV_ROWS = 8
 
 Offset = lb.Offset
 _DYNAMIC = ir.ShapedType.get_dynamic_size()
@@ -311,7 +317,10 @@ def _f32_expert_products(buckets: _Buckets, xs: ir.Value, weight: ir.Value, k: i
                     product = linalg.matmul(rows_of_tile, block, outs=[partial])
                     return [_insert(product, columns, [slot, 0], [tile, chunk])]
 
-                return buckets.over_tiles(e, [columns], per_tile)
+                tiles = buckets.over_tiles(e, [columns], per_tile)
+                if tile == ROW_TILE:  # (fewer rows: a decode step's, streamed from memory as any GEMV)
+                    tiles[0].owner.attributes[GEMV_ROWS_ATTR] = ir.IntegerAttr.get(lb.i64_type(), GEMV_ROWS)
+                return tiles
 
             return _if_expert_has_rows(buckets, e, columns, lambda: lb.for_loop(0, k // depth, [columns], per_block))
 

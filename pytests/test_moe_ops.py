@@ -197,6 +197,26 @@ def test_grouped_matmul_weight_blocks_add_into_the_partial_sums(threads):
 
 
 @pytest.mark.parametrize("threads", [1, 2])
+def test_grouped_matmul_staggered_blocks_give_the_same_sums(threads):
+    """K = 1000, N = 512: the chunks of columns 256.. (the second half, the second thread's) cut K
+    half a block later (rows 0-250, 250-750, 750-1000) than the first half's (0-500, 500-1000).
+    Each sum still runs over k in order: a column computed in a staggered chunk is bit for bit the
+    same column computed in an aligned one (the weight's columns 256-383 are a copy of 0-127)."""
+    rng = np.random.default_rng(40 + threads)
+    m, k, n, e = 45, 1000, 512, 4
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    w = rng.standard_normal((e, k, n)).astype(np.float32)
+    w[:, :, 256:384] = w[:, :, 0:128]
+    idx = rng.choice([0, 1, 3], m).astype(np.int64)
+    g = GraphModule("grouped")
+    xv, wv, iv = g.input("x", (m, k)), g.input("w", (e, k, n)), g.input("idx", (m,), "i64")
+    g.set_outputs(g.grouped_matmul(xv, wv, iv))
+    got = g.compile(threads=threads)(x=x, w=w, idx=idx)
+    assert np.array_equal(got[:, 256:384], got[:, 0:128])
+    check_close(got, grouped_reference(x, w, idx), k)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
 def test_dequant_grouped_matmul_column_blocks_on_any_thread_count(threads):
     """N = 384 is three blocks of 128 slab rows (output columns) shared by the threads; 21 rows over
     4 experts (one empty, one row out of range), and one row alone (a decode step)."""

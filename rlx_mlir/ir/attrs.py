@@ -39,5 +39,9 @@ PACKED_PARAMS_ATTR = "rlx.packed_params"
 # function: LLVM argument positions (aligned pointers of memref arguments) that get llvm.noalias
 NOALIAS_POINTERS_ATTR = "rlx.noalias_pointers"
 GEMV_ATTR = "rlx.gemv"  # linalg.matmul: transient tag (its index) while rlx-tile-gemv tiles it
+# loop: rows of B per pass of rlx-tile-gemv's kernel (i64) for the matmuls inside it, where the op
+# that built them knows B is in cache (rlx.grouped_matmul's loop over an expert's tiles): C's tile
+# is loaded and stored once per that many rows
+GEMV_ROWS_ATTR = "rlx.gemv_rows"
 VECTORIZE_ATTR = "rlx.vectorize"  # linalg.generic: transient tag while rlx-vectorize-elementwise vectorizes it
 PARALLEL_ID = "rlx.parallel_id"  # linalg op: transient tag while rlx-parallelize-linalg tiles it

@@ -18,7 +18,10 @@ sort, so each expert's weight multiplies only its own rows:
    then per expert with rows (`scf.if`: an expert without rows is not read), per block of
    `depth` rows of the expert's weight (`[depth, chunk]`, at most `WEIGHT_BLOCK_BYTES`), per
    tile of that expert: one static `[T, depth] x [depth, chunk]` `linalg.matmul` (rlx-tile-gemv's
-   kernel for 8 rows) adding into the tile's rows of ys, k in order block after block.  The block
+   kernel for 8 rows, stepping 8 rows of the block per pass: the loop over the tiles is tagged
+   `rlx.gemv_rows`) adding into the tile's rows of ys, k in order block after block.  The chunks
+   of the second half (the second thread's) cut K half a block later (a half block first and
+   last), so the threads' memory-bound first tiles fall at different moments.  The block
    is read in place: rows of `chunk` contiguous floats, which the hardware prefetchers stream while
    the expert's first tile multiplies (a strided `[K, 128]` column block copied contiguous before
    the tiles, as before, was a memory-bound phase the arithmetic waited for: 5 ms per matmul of the
@@ -45,6 +48,7 @@ from mlir.dialects import arith, linalg, scf, tensor, vector
 
 from ...dialects import rlx
 from ...dialects.rlx.quant import GGUF_SCHEMES
+from ...ir.attrs import GEMV_ROWS_ATTR
 from ...ir.shapes import shape_of
 from . import builders as lb
 from . import quant
@@ -61,6 +65,13 @@ COLUMN_BLOCK = 128
 COLUMN_CHUNK = 512
 MIN_CHUNKS = 4
 WEIGHT_BLOCK_BYTES = 256 * 1024
+# rlx.grouped_matmul (f32): rows of the weight block per pass of rlx-tile-gemv's kernel over a tile
+# (`rlx.gemv_rows` on the loop over an expert's tiles; the block is in L2 for all but the first
+# tile, so C's 8-row tile is loaded and stored once per 8 rows of B rather than per 4).
+GEMV_ROWS = 8
+# rlx.grouped_matmul (f32): whether the second half of the column chunks cuts K at blocks shifted
+# by half a block (see _f32_expert_products).
+STAGGER = True
 
 Offset = lb.Offset
 _DYNAMIC = ir.ShapedType.get_dynamic_size()
@@ -299,21 +310,57 @@ def _f32_expert_products(buckets: _Buckets, xs: ir.Value, weight: ir.Value, k: i
         column = arith.muli(c, lb.index_constant(chunk))
         zero = lb.f32_constant(0.0)
         start = linalg.fill(zero, outs=[lb.extract_slice(shared, [0, column], [slots, chunk])])
+        # The second half of the chunks (the second thread's, under OpenMP's static schedule) cut
+        # K at blocks shifted by half a block: a half block, whole blocks, a half block.  The two
+        # threads' memory-bound first tiles of a block then fall in the other's L2-bound tiles
+        # instead of both streaming at once.  Only where the blocks are cut changes: each sum
+        # still runs over k in order, so the results are the same (bit for bit).  Only where the
+        # half block is still rlx-tile-gemv's kernel: 8-row tiles, whole AVX-512 vectors of
+        # columns, at least its 32^3 multiply-adds.
+        shift = depth // 2
+        if not (STAGGER and depth % 2 == 0 and k > depth and tile == ROW_TILE and chunk % 16 == 0
+                and tile * chunk * shift >= 32 ** 3):
+            shift = 0
+        staggered = arith.cmpi(arith.CmpIPredicate.uge, c, lb.index_constant((n // chunk + 1) // 2))
 
         def per_expert(e, columns):
-            def per_block(b, columns):
-                row = arith.muli(b, lb.index_constant(depth))
-                block = lb.extract_slice(weight, [e, row, column], [1, depth, chunk], [depth, chunk])
+            def multiply_block(row: Offset, size: int, columns: ir.Value) -> list[ir.Value]:
+                """The expert's tiles times its weight rows `row .. row + size` (a static size)."""
+                block = lb.extract_slice(weight, [e, row, column], [1, size, chunk], [size, chunk])
 
                 def per_tile(slot, columns):
                     partial = lb.extract_slice(columns, [slot, 0], [tile, chunk])
-                    rows_of_tile = lb.extract_slice(xs, [slot, row], [tile, depth])
+                    rows_of_tile = lb.extract_slice(xs, [slot, row], [tile, size])
                     product = linalg.matmul(rows_of_tile, block, outs=[partial])
                     return [_insert(product, columns, [slot, 0], [tile, chunk])]
 
-                return buckets.over_tiles(e, [columns], per_tile)
+                tiles = buckets.over_tiles(e, [columns], per_tile)
+                if tile == ROW_TILE:  # (fewer rows: a decode step's, streamed from memory as any GEMV)
+                    tiles[0].owner.attributes[GEMV_ROWS_ATTR] = ir.IntegerAttr.get(lb.i64_type(), GEMV_ROWS)
+                return tiles
 
-            return _if_expert_has_rows(buckets, e, columns, lambda: lb.for_loop(0, k // depth, [columns], per_block))
+            def aligned(columns):
+                return lb.for_loop(0, k // depth, [columns],
+                                   lambda b, cols: multiply_block(arith.muli(b, lb.index_constant(depth)), depth, cols))
+
+            if not shift:
+                return _if_expert_has_rows(buckets, e, columns, lambda: aligned(columns))
+
+            def shifted(columns):
+                (columns,) = multiply_block(0, shift, columns)
+                (columns,) = lb.for_loop(0, k // depth - 1, [columns], lambda b, cols: multiply_block(
+                    arith.addi(arith.muli(b, lb.index_constant(depth)), lb.index_constant(shift)), depth, cols))
+                return multiply_block(k - shift, shift, columns)
+
+            def products():
+                branch = scf.IfOp(staggered, [columns.type], has_else=True)
+                with ir.InsertionPoint(branch.then_block):
+                    scf.YieldOp(shifted(columns))
+                with ir.InsertionPoint(branch.else_block):
+                    scf.YieldOp(aligned(columns))
+                return [branch.results[0]]
+
+            return _if_expert_has_rows(buckets, e, columns, products)
 
         (columns,) = lb.for_loop(0, buckets.experts, [start], per_expert)
         terminator = scf.InParallelOp()

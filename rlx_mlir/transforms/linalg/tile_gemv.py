@@ -14,6 +14,10 @@ pass tiles such matmuls instead, with the transform dialect, into the loop nest 
           for n in steps of V columns of the block     contiguous in every row of B
             C[:, n:n+V] += A[:, k:k+R] · B[k:k+R, n:n+V]
 
+A matmul inside a loop tagged `rlx.gemv_rows = R` (`ir.attrs.GEMV_ROWS_ATTR`) takes that R instead
+of 4: the lowering of `rlx.grouped_matmul` asks for 8 on its loop over an expert's tiles, whose B
+block is in L2 for all but the first tile (C's tile is then loaded and stored half as often: 7-10%
+off the gate matmul of benchmarks/moe.py, one thread).
 The innermost tile (M × V × R) is vectorized and lowered to outer products: R broadcast values
 of A times a `vector<V x f32>` row of B per row of C, i.e. `vector.fma`; C's tile is loaded and
 stored once per R rows of B (it is in L1), B is read exactly once, row by row, each row in long
@@ -31,9 +35,9 @@ from __future__ import annotations
 import dataclasses
 
 from mlir import ir
-from mlir.dialects import linalg, tensor
+from mlir.dialects import func, linalg, tensor
 
-from ...ir.attrs import GEMV_ATTR
+from ...ir.attrs import GEMV_ATTR, GEMV_ROWS_ATTR
 from ...ir.shapes import shape_of
 from ...ir.walk import collect_ops
 from ...passmanager.base import RlxPass, option
@@ -56,6 +60,7 @@ class GemvPlan:
     n: int
     k: int
     threads: int
+    rows_per_pass: int = ROWS_PER_PASS
 
     def chunk(self) -> int:
         """Columns per thread (all of N when serial)."""
@@ -68,7 +73,7 @@ class GemvPlan:
         return LANES * divisor_at_most(self.chunk() // LANES, COLUMN_BLOCK_BYTES // (4 * LANES * self.m))
 
     def rows(self) -> int:
-        return divisor_at_most(self.k, ROWS_PER_PASS)
+        return divisor_at_most(self.k, self.rows_per_pass)
 
     def width(self) -> int:
         return LANES * divisor_at_most(self.block() // LANES, max(1, TILE_VECTORS // (4 * self.m)))
@@ -145,6 +150,16 @@ def _split_columns(op: ir.OpView, columns: int) -> ir.OpView:
     return parts[0].opview
 
 
+def _rows_per_pass(op: ir.OpView) -> int:
+    """R for `op`: the `rlx.gemv_rows` of the innermost loop around it that has one, else 4."""
+    parent = op.operation.parent
+    while parent is not None and not isinstance(parent.opview, func.FuncOp):
+        if GEMV_ROWS_ATTR in parent.attributes:
+            return max(1, ir.IntegerAttr(parent.attributes[GEMV_ROWS_ATTR]).value)
+        parent = parent.parent
+    return ROWS_PER_PASS
+
+
 @dataclasses.dataclass(frozen=True)
 class TileGemv(RlxPass):
     name = "rlx-tile-gemv"
@@ -164,11 +179,12 @@ class TileGemv(RlxPass):
             (m, k), (_, n) = shape_of(a.type), shape_of(b.type)
             if m > self.max_rows or n < LANES or m * n * k < self.min_flops:
                 continue
+            rows = _rows_per_pass(op)
             if n % LANES:
                 op = _split_columns(op, n - n % LANES)
             op.attributes[GEMV_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), len(plans))
             # Inside an scf.forall the matmul is already one thread's share of a parallel loop: serial.
-            plans.append((op.location, GemvPlan(m, n, k, 1 if inside_forall(op) else self.threads)))
+            plans.append((op.location, GemvPlan(m, n, k, 1 if inside_forall(op) else self.threads, rows)))
         if not plans:
             return False  # nothing changed: the pass manager need not verify the module again
         body = [line for index, (_, plan) in enumerate(plans) for line in _script(index, plan)]

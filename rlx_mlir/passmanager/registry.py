@@ -64,6 +64,7 @@ PASSES = LazyTable({
     "rlx-verify": "passmanager.verify:Verify",
     "rlx-outline-blocks": "transforms.hir.outline_blocks:OutlineBlocks",
     "rlx-split-weight-concat": "transforms.mir.split_weight_concat:SplitWeightConcat",
+    "rlx-swiglu-of-products": "transforms.mir.swiglu_of_products:SwigluOfProducts",
     "rlx-fuse-elementwise": "transforms.linalg.fuse_elementwise:FuseElementwise",
     "rlx-reassociate-reductions": "transforms.linalg.reassociate_reductions:ReassociateReductions",
     "rlx-pack-matmul": "transforms.linalg.pack_matmul:PackMatmul",

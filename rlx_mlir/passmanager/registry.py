@@ -66,6 +66,7 @@ PASSES = LazyTable({
     "rlx-split-weight-concat": "transforms.mir.split_weight_concat:SplitWeightConcat",
     "rlx-swiglu-of-products": "transforms.mir.swiglu_of_products:SwigluOfProducts",
     "rlx-fuse-elementwise": "transforms.linalg.fuse_elementwise:FuseElementwise",
+    "rlx-reshape-stores": "transforms.linalg.reshape_stores:ReshapeStores",
     "rlx-reassociate-reductions": "transforms.linalg.reassociate_reductions:ReassociateReductions",
     "rlx-pack-matmul": "transforms.linalg.pack_matmul:PackMatmul",
     "rlx-hoist-param-packing": "transforms.linalg.hoist_param_packing:HoistParamPacking",

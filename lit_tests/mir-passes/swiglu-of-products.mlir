@@ -2,7 +2,7 @@
 // halves: mul(up, silu(gate)), no [..., 2N] concatenation.  A concat with another use, one
 // along another axis, unequal halves, and f16 / bf16 (silu would round before the product) stay.
 // RUN: rlx-opt %s --split-input-file --rlx-swiglu-of-products | FileCheck %s
-// RUN: rlx-opt %s --split-input-file --rlx-hir-to-mir --rlx-split-weight-concat --rlx-swiglu-of-products | FileCheck %s --check-prefix=FFN
+// RUN: rlx-opt %s --split-input-file --pass-pipeline='builtin.module(rlx-hir-to-mir,rlx-split-weight-concat{swiglu-products=true})' | FileCheck %s --check-prefix=FFN
 
 // CHECK-LABEL: func.func @products(
 // CHECK-SAME: %[[U:[^:]*]]: tensor<2x4x16xf32>, %[[G:[^:]*]]: tensor<2x4x16xf32>
@@ -45,7 +45,8 @@ func.func @kept(%u: tensor<4x8xf32>, %g: tensor<4x8xf32>, %r: tensor<2x16xf32>, 
 
 // -----
 
-// The Llama MLP as expanded (direct policy) and split: two products, one gating, no concat.
+// The Llama MLP as expanded (direct policy) and split as rlx-lower-to-llvm splits it: two products,
+// one gating, no concat.
 // FFN-LABEL: func.func @swiglu_ffn(
 // FFN-SAME: %[[X:[^:]*]]: tensor<3x8xf32>, %[[UP:[^:]*]]: tensor<8x12xf32>, %[[GATE:[^:]*]]: tensor<8x12xf32>, %[[DOWN:[^:]*]]: tensor<12x8xf32>
 // FFN-NEXT: %[[U:.*]] = "rlx.matmul"(%[[X]], %[[UP]]) : (tensor<3x8xf32>, tensor<8x12xf32>) -> tensor<3x12xf32>

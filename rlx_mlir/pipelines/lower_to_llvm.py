@@ -46,7 +46,6 @@ from ..transforms.linalg.tile_matmul import TileMatmul
 from ..transforms.linalg.vectorize_elementwise import VectorizeElementwise
 from ..transforms.linalg.x86_byte_dot import X86ByteDot
 from ..transforms.mir.split_weight_concat import SplitWeightConcat
-from ..transforms.mir.swiglu_of_products import SwigluOfProducts
 
 BUFFERIZE = (
     "one-shot-bufferize{bufferize-function-boundaries function-boundary-type-conversion=identity-layout-map}"
@@ -132,7 +131,7 @@ class LowerToLLVM(RlxPipeline):
         steps = [OutlineBlocks()] if self.outline_blocks else []
         steps.append(HirToMir())
         if self.split_weight_concat:
-            steps += [SplitWeightConcat(), SwigluOfProducts()]  # SwiGLU reads the two products
+            steps.append(SplitWeightConcat(swiglu_products=True))  # SwiGLU reads the two products
         steps += lowering
         # Bodies of scan / if / while / custom_fn are private functions: inlining them lets a
         # loop body's last op write into the loop's carry; symbol-dce drops what was inlined.

@@ -15,7 +15,8 @@ and nothing [..., 2N] is materialised.
 Conditions: the concat joins along the last axis two operands of one shape and has no
 other use; the element type is not f16 / bf16, whose silu would round to the element type
 before the product (the fused op rounds once).  For f32 and f64 the result is bit for bit
-the fused op's: both compute `up * silu(gate)` in the element type.
+the fused op's: both compute `up * silu(gate)` in the element type.  rlx-lower-to-llvm runs it
+as part of rlx-split-weight-concat (its `swiglu-products` option).
 """
 
 from __future__ import annotations
@@ -49,18 +50,23 @@ class SwigluOfProducts(RlxPass):
     summary = "Rewrite fused_swiglu(concat(up, gate)) as mul(up, silu(gate)): no [..., 2N] concatenation"
 
     def run(self, module: ir.Operation) -> bool:
-        changed = False
-        for swiglu in collect_ops(module, rlx.FusedSwigluOp):
-            halves = _halves(swiglu)
-            if halves is None:
-                continue
-            up, gate = halves
-            concat = swiglu.input.owner
-            at, location = ir.InsertionPoint(swiglu), swiglu.location
-            silu = rlx.SiluOp(gate, loc=location, ip=at)
-            product = rlx.MulOp(up, silu.result, loc=location, ip=at)
-            swiglu.result.replace_all_uses_with(product.result)
-            swiglu.operation.erase()
-            concat.operation.erase()
-            changed = True
-        return changed
+        return gate_products(module)
+
+
+def gate_products(module: ir.Operation) -> bool:
+    """The rewrite, on every rlx.fused_swiglu of `module`; whether any changed."""
+    changed = False
+    for swiglu in collect_ops(module, rlx.FusedSwigluOp):
+        halves = _halves(swiglu)
+        if halves is None:
+            continue
+        up, gate = halves
+        concat = swiglu.input.owner
+        at, location = ir.InsertionPoint(swiglu), swiglu.location
+        silu = rlx.SiluOp(gate, loc=location, ip=at)
+        product = rlx.MulOp(up, silu.result, loc=location, ip=at)
+        swiglu.result.replace_all_uses_with(product.result)
+        swiglu.operation.erase()
+        concat.operation.erase()
+        changed = True
+    return changed

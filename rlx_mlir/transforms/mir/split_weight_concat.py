@@ -60,7 +60,7 @@ class SplitWeightConcat(RlxPass):
     def run(self, module: ir.Operation) -> bool:
         changed = self._split(module)
         if self.swiglu_products:
-            changed = gate_products(module) or changed
+            changed = gate_products(module, keep=_in_planned_function) or changed
         return changed
 
     def _split(self, module: ir.Operation) -> bool:

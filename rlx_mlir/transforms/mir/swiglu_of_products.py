@@ -22,6 +22,7 @@ as part of rlx-split-weight-concat (its `swiglu-products` option).
 from __future__ import annotations
 
 import dataclasses
+from typing import Callable
 
 from mlir import ir
 
@@ -53,11 +54,11 @@ class SwigluOfProducts(RlxPass):
         return gate_products(module)
 
 
-def gate_products(module: ir.Operation) -> bool:
-    """The rewrite, on every rlx.fused_swiglu of `module`; whether any changed."""
+def gate_products(module: ir.Operation, keep: Callable[[ir.OpView], bool] = lambda op: False) -> bool:
+    """The rewrite, on every rlx.fused_swiglu of `module` but those `keep` names; whether any changed."""
     changed = False
     for swiglu in collect_ops(module, rlx.FusedSwigluOp):
-        halves = _halves(swiglu)
+        halves = None if keep(swiglu) else _halves(swiglu)
         if halves is None:
             continue
         up, gate = halves

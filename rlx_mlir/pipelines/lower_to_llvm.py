@@ -39,6 +39,7 @@ from ..transforms.linalg.memref_copy_to_linalg import MemrefCopyToLinalg
 from ..transforms.linalg.pack_matmul import PackMatmul
 from ..transforms.linalg.parallelize_linalg import ParallelizeLinalg
 from ..transforms.linalg.reassociate_reductions import ReassociateReductions
+from ..transforms.linalg.reshape_stores import ReshapeStores
 from ..transforms.linalg.split_functions import SplitFunctions
 from ..transforms.linalg.tile_gemv import TileGemv
 from ..transforms.linalg.tile_matmul import TileMatmul
@@ -130,7 +131,7 @@ class LowerToLLVM(RlxPipeline):
         steps = [OutlineBlocks()] if self.outline_blocks else []
         steps.append(HirToMir())
         if self.split_weight_concat:
-            steps.append(SplitWeightConcat())
+            steps.append(SplitWeightConcat(swiglu_products=True))  # SwiGLU reads the two products
         steps += lowering
         # Bodies of scan / if / while / custom_fn are private functions: inlining them lets a
         # loop body's last op write into the loop's carry; symbol-dce drops what was inlined.
@@ -153,7 +154,9 @@ class LowerToLLVM(RlxPipeline):
             steps += ["canonicalize", gemm]
         if threads > 1:
             steps.append(ParallelizeLinalg(threads=threads))
-        steps += ["eliminate-empty-tensors", "canonicalize"]
+        # A result reshaped after its loop nest (RoPE, attention) is stored through a reshaped slot,
+        # so the loop nest writes the slot rather than a buffer copied there.
+        steps += [ReshapeStores(), "eliminate-empty-tensors", "canonicalize"]
         if threads > 1:  # a tile read and overwritten in place (a tied update) is not copied first
             steps.append(ForallReadsSharedOuts())
         steps += [DistinctResults(), ReadonlyArguments(), BUFFERIZE]

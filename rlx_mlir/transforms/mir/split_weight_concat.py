@@ -9,6 +9,8 @@ more bytes than the matmuls read). This pass rewrites it to the equal
 products instead; the fused consumers (`rlx.fused_swiglu`, the narrows) are kept.
 Chains of concats (three weights) split recursively. Only a concat whose single user
 is the matmul is split, and functions already planned (LIR) are left as planned.
+With `swiglu-products` (as rlx-lower-to-llvm runs it), a `rlx.fused_swiglu` of the split
+products then reads them directly (rlx-swiglu-of-products): no concatenation is left at all.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from ...dialects import rlx
 from ...dialects.rlx_lir.ir_plan import has_plan
 from ...ir.shapes import shape_of
 from ...ir.walk import collect_ops, is_op
-from ...passmanager.base import RlxPass
+from ...passmanager.base import RlxPass, option
+from .swiglu_of_products import gate_products
 
 
 def _column_concat(value: ir.Value):
@@ -51,7 +54,16 @@ class SplitWeightConcat(RlxPass):
     name = "rlx-split-weight-concat"
     summary = "Rewrite matmul(x, concat(Wa, Wb, axis=1)) as concat(matmul(x, Wa), matmul(x, Wb)): no weight copies"
 
+    swiglu_products: bool = option(False, "then rewrite fused_swiglu(concat(up, gate)) as mul(up, silu(gate)) "
+                                          "(rlx-swiglu-of-products): no concatenated products")
+
     def run(self, module: ir.Operation) -> bool:
+        changed = self._split(module)
+        if self.swiglu_products:
+            changed = gate_products(module, keep=_in_planned_function) or changed
+        return changed
+
+    def _split(self, module: ir.Operation) -> bool:
         changed = False
         for matmul in collect_ops(module, rlx.MatmulOp):
             if _in_planned_function(matmul):

@@ -38,19 +38,21 @@
 // The key block: a view of the packed keys, no copy inside the loop.
 // CHECK: %[[KEYS:.*]] = tensor.extract_slice %[[PACKED]]#0[%[[B]], %[[KVH]], %{{.*}}, 0] [1, 1, 64, 16] [1, 1, 1, 1] : tensor<1x1x128x16xf32> to tensor<64x16xf32>
 // The scores: 4 key rows x 64 queries a time, 16 accumulators from zero (no zero-filled tile)
-// carried down D: a row of the queries loaded, a key element broadcast, fma.
+// carried down D: a row of the queries loaded, a key element broadcast, fma; the block's max per
+// query (4 vectors of 16) carried beside the tile, taken from the accumulators as they are
+// written, no pass over the tile of its own.
 // CHECK-NOT: linalg.fill
-// CHECK: %[[SCORES:.*]] = scf.for {{.*}} -> (tensor<64x64xf32>)
+// CHECK: %[[SCORES:.*]]:5 = scf.for {{.*}} -> (tensor<64x64xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
 // CHECK: arith.constant 0.000000e+00 : f32
 // CHECK-NEXT: vector.broadcast %{{.*}} : f32 to vector<16xf32>
-// CHECK: scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK: %[[TILE:.*]]:16 = scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
 // CHECK: vector.transfer_read %[[QT]]
 // CHECK: tensor.extract %[[KEYS]]
 // CHECK: vector.fma
-// The block's max per query: a vector carried down the 64 key rows, no mask.
-// CHECK: scf.for {{.*}} -> (vector<64xf32>)
-// CHECK: %[[ROW:.*]] = vector.transfer_read %[[SCORES]]
-// CHECK-NEXT: arith.cmpf ogt, %[[ROW]]
+// CHECK: vector.transfer_write %[[TILE]]#0
+// CHECK-NEXT: arith.cmpf ogt, %[[TILE]]#0, %{{.*}} : vector<16xf32>
+// CHECK: vector.insert_strided_slice %[[SCORES]]#4, %{{.*}} {offsets = [48], strides = [1]} : vector<16xf32> into vector<64xf32>
+// CHECK-NOT: scf.for {{.*}} -> (vector<64xf32>)
 // CHECK: math.exp
 // The weights (written row by row) and their sum (a vector).
 // CHECK: %[[PROBS:.*]]:2 = scf.for {{.*}} -> (tensor<64x64xf32>, vector<64xf32>)

@@ -44,7 +44,8 @@ The two products are `[64, 64] @ [64, 64]` tiles, all in L1: `_product` builds e
 tiles of 16 vector accumulators (4 rows x 64 queries), a row of the `B` tile loaded and an
 element of `A` broadcast per K step, `vector.fma`; the scores' tiles start from zero (no
 zero-filled tile) and acc's are rescaled by the correction as they are loaded (no pass over acc
-of its own).  They run at the FMA peak (perf: ~70% of a 2048-token call, at ~275 GFLOP/s on a
+of its own); where the logits are the scores (no softcap, no mask), the block's max per query is
+taken from the scores' registers as they are written (no pass over the tile of its own).  They run at the FMA peak (perf: ~70% of a 2048-token call, at ~275 GFLOP/s on a
 core of this Zen 5, the peak `benchmarks/cpu.py` measures); the rest is the softmax's exp, the
 block max and the packing.  Query blocks that are not whole vectors (`Bq % 16`) use
 `linalg.matmul`, which `rlx-pack-matmul` / `rlx-tile-gemv` turn into the GEMM kernels.
@@ -122,12 +123,15 @@ class _Attention:
 
     # -- one key block, keys along the rows and queries along the columns -------------------------
 
-    def _scores(self, queries: ir.Value, b: ir.Value, kv_head: ir.Value, k0: ir.Value) -> ir.Value:
-        """`k_block @ queries`: the scores transposed, `[Bk, Bq]`."""
+    def _scores(self, queries: ir.Value, b: ir.Value, kv_head: ir.Value, k0: ir.Value,
+                with_peak: bool) -> tuple[ir.Value, Optional[ir.Value]]:
+        """`k_block @ queries`: the scores transposed, `[Bk, Bq]`; with `with_peak` (register
+        products only), also their max over the rows (`_Lanes.larger`, row by row), a `[Bq]` vector
+        taken from the register tiles as they are written (no pass over the tile of its own)."""
         keys = lb.extract_slice(self.packed_keys, [b, kv_head, k0, 0], [1, 1, self.bk, self.d], [self.bk, self.d])
         if self.register_products:
-            return _product(keys, queries, lb.empty([self.bk, self.bq], lb.f32_type()))
-        return linalg.matmul(keys, queries, outs=[lb.zeros([self.bk, self.bq], lb.f32_type())])
+            return _product(keys, queries, lb.empty([self.bk, self.bq], lb.f32_type()), column_peak=with_peak)
+        return linalg.matmul(keys, queries, outs=[lb.zeros([self.bk, self.bq], lb.f32_type())]), None
 
     def _logits(self, scores: ir.Value, b: ir.Value, h: ir.Value, q0: ir.Value, k0: ir.Value,
                 masked: bool) -> ir.Value:
@@ -231,7 +235,10 @@ class _Attention:
         registers down the rows (no horizontal reduction, no memory round trip per row)."""
         peak, total, acc = carried
         k0 = arith.muli(kb, lb.index_constant(self.bk))
-        logits = self._logits(self._scores(queries, b, kv_head, k0), b, h, q0, k0, masked)
+        # The logits are the scores themselves (no softcap, no mask): their max comes with them.
+        plain = self.softcap is None and not masked
+        scores, scores_peak = self._scores(queries, b, kv_head, k0, with_peak=plain and self.register_products)
+        logits = self._logits(scores, b, h, q0, k0, masked)
         causal_mask = masked and self.mask_kind == "causal"  # applied row by row below, in registers
         lanes = _Lanes(self.bq)
         hidden_below = None
@@ -244,8 +251,10 @@ class _Attention:
                 return row
             return lanes.select(lanes.before(arith.addi(hidden_below, j)), lanes.splat(F32_NEG_INF), row)
 
-        block_peak = lb.for_loop(0, self.bk, [lanes.splat(F32_NEG_INF)],
-                                 lambda j, top: [lanes.larger(row_of(logits, j), top)])[0]
+        block_peak = scores_peak
+        if block_peak is None:
+            block_peak = lb.for_loop(0, self.bk, [lanes.splat(F32_NEG_INF)],
+                                     lambda j, top: [lanes.larger(row_of(logits, j), top)])[0]
         old_peak = lanes.read(peak, [lb.index_constant(0)])
         new_peak = arith.maximumf(old_peak, block_peak)
         unseen = arith.cmpf(arith.CmpFPredicate.OEQ, new_peak, lanes.splat(F32_NEG_INF))  # no key seen yet
@@ -261,7 +270,7 @@ class _Attention:
         new_total = arith.addf(arith.mulf(lanes.read(total, [lb.index_constant(0)]), correction), block_total)
         values = self._values(b, kv_head, kb)
         if self.register_products:  # acc^T * c + v^T @ p^T, the rescaling in the product's prologue
-            new_acc = _product(values, probs, acc, scale=correction)
+            new_acc, _ = _product(values, probs, acc, scale=correction)
         else:  # v^T @ p^T into a tile of its own (the GEMM kernel pads it), then added
             added = linalg.matmul(values, probs, outs=[lb.zeros([self.d, self.bq], f32)])
 
@@ -373,14 +382,17 @@ ACCUMULATORS = 16  # `_product`'s register tile: 16 of the 32 vector registers, 
 K_UNROLL = 4  # `_product`'s K steps per loop iteration
 
 
-def _product(a: ir.Value, b: ir.Value, c: ir.Value, scale: Optional[ir.Value] = None) -> ir.Value:
+def _product(a: ir.Value, b: ir.Value, c: ir.Value, scale: Optional[ir.Value] = None,
+             column_peak: bool = False) -> tuple[ir.Value, Optional[ir.Value]]:
     """`a @ b` (c's contents unused) or, with `scale` (a vector over c's columns), `c * scale + a @ b`:
     `[M, K] @ [K, N]` f32 tiles, `LANES` dividing `N <= BLOCK`, all in L1.  A register tile of
     `ACCUMULATORS` vectors (rows x all N columns: 4 x 64 for 64-query blocks) is started from zero
     (no zero-filled tile, no memset) or from `c * scale` (the online softmax's rescaling in the
     prologue, no pass over acc of its own), then K steps of one row of `b` loaded as vectors and
     an element of `a` broadcast per row, `vector.fma` each (k in order, each product rounded once
-    into its sum: what the GEMM kernel computes), and the tile written once."""
+    into its sum: what the GEMM kernel computes), and the tile written once.  With `column_peak`,
+    also the max of each column (`_Lanes.larger` over the rows in order), carried in registers
+    as the tiles are written, as one `N`-lane vector; else None."""
     m, k_size = shape_of(a.type)
     _, n = shape_of(b.type)
     vectors = n // LANES
@@ -392,7 +404,7 @@ def _product(a: ir.Value, b: ir.Value, c: ir.Value, scale: Optional[ir.Value] = 
     if scale is not None:
         scales = [vector.extract_strided_slice(lanes.type, scale, [v * LANES], [LANES], [1]) for v in range(vectors)]
 
-    def row_block(i, c):
+    def row_block(i, c, *peaks):
         i0 = arith.muli(i, lb.index_constant(rows))
         tile_rows = [arith.addi(i0, lb.index_constant(r)) for r in range(rows)]
         if scales is None:
@@ -413,12 +425,22 @@ def _product(a: ir.Value, b: ir.Value, c: ir.Value, scale: Optional[ir.Value] = 
             return tile
 
         tile = lb.for_loop(0, k_size // unroll, tile, k_steps)
+        peaks = list(peaks)
         for r, row in enumerate(tile_rows):
             for v, column in enumerate(columns):
                 c = lanes.write(tile[r * vectors + v], c, [row, column])
-        return [c]
+                if peaks:
+                    peaks[v] = lanes.larger(tile[r * vectors + v], peaks[v])
+        return [c, *peaks]
 
-    return lb.for_loop(0, m // rows, [c], row_block)[0]
+    peaks = [lanes.splat(F32_NEG_INF)] * vectors if column_peak else []
+    c, *peaks = lb.for_loop(0, m // rows, [c, *peaks], row_block)
+    if not peaks:
+        return c, None
+    peak = vector.BroadcastOp(ir.VectorType.get([n], lb.f32_type()), lb.f32_constant(F32_NEG_INF)).result
+    for v, part in enumerate(peaks):
+        peak = vector.insert_strided_slice(part, peak, [v * LANES], [1])
+    return c, peak
 
 
 TRANSPOSE_BLOCK = 16  # f32 lanes of one AVX-512 register: tiles are transposed 16 x 16 in registers

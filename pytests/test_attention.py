@@ -180,7 +180,7 @@ ATTENTION_CASES = [
     # and on it (masked), also offset (Sq < Sk) and partly visible (window, custom, bias).
     ("tiled-causal-blocks64", 1, 192, 192, 4, 2, 32, "causal", {}),
     ("tiled-causal-offset-blocks64", 1, 64, 192, 2, 1, 16, "causal", {}),
-    ("tiled-causal-blocks48", 1, 96, 96, 2, 2, 16, "causal", {}),  # Bq = 48: accumulated beside, then added
+    ("tiled-causal-blocks48", 1, 96, 96, 2, 2, 16, "causal", {}),  # Bq = 48: register tiles three vectors wide
     ("tiled-window70-blocks64", 1, 128, 128, 2, 1, 16, "sliding_window", {"window": 70}),
     ("tiled-custom-blocks64", 3, 64, 128, 2, 1, 16, "custom", {}),
     ("tiled-bias-softcap-blocks64", 1, 64, 128, 2, 1, 16, "bias", {"softcap": 5.0}),

@@ -2,8 +2,9 @@
 // key x query tiles with an online softmax.  One scf.forall over (batch, head, query block); per
 // query block two scf.for over the key blocks it can see, carrying the running max, sum and
 // (transposed) output accumulator: first the blocks below the diagonal, which every query sees
-// whole (no mask), then the diagonal ones, masked row by row.  Both products are linalg.matmul on
-// tiles (the GEMM kernels): scores^T = keys @ queries^T, out^T += values^T @ probs^T, so the
+// whole (no mask), then the diagonal ones, masked row by row.  Both products are register tiles
+// (16 vector accumulators, vector.fma down K): scores^T = keys @ queries^T, out^T = out^T * c +
+// values^T @ probs^T (the rescaling in the product's prologue), so the
 // per-query max and sum are vectors down the rows (one lane per query, scf.for carrying a
 // vector).  No [B, H, Sq, Sk] score tensor exists.  The keys and (each block transposed) values
 // are packed once per kv head, by an scf.forall over the key blocks before it, not per query
@@ -33,30 +34,48 @@
 // CHECK: %[[END:.*]] = arith.minsi
 // CHECK: %[[BELOW:.*]] = arith.floordivsi
 // CHECK: %[[FIRST_MASKED:.*]] = arith.minsi %{{.*}}, %[[END]] : index
-// CHECK: %[[SEEN:.*]]:3 = scf.for %[[KB:.*]] = %{{.*}} to %[[FIRST_MASKED]] step %{{.*}} iter_args({{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<16x64xf32>)
+// CHECK: %[[SEEN:.*]]:3 = scf.for %[[KB:.*]] = %{{.*}} to %[[FIRST_MASKED]] step %{{.*}} iter_args({{.*}}, %[[ACC:[a-z0-9_]+]] = %{{.*}}) -> (tensor<64xf32>, tensor<64xf32>, tensor<16x64xf32>)
 // The key block: a view of the packed keys, no copy inside the loop.
 // CHECK: %[[KEYS:.*]] = tensor.extract_slice %[[PACKED]]#0[%[[B]], %[[KVH]], %{{.*}}, 0] [1, 1, 64, 16] [1, 1, 1, 1] : tensor<1x1x128x16xf32> to tensor<64x16xf32>
-// CHECK: %[[SCORES:.*]] = linalg.matmul ins(%[[KEYS]], %[[QT]] : tensor<64x16xf32>, tensor<16x64xf32>) outs(%{{.*}} : tensor<64x64xf32>)
-// The block's max per query: a vector carried down the 64 key rows, no mask.
-// CHECK: scf.for {{.*}} -> (vector<64xf32>)
-// CHECK: %[[ROW:.*]] = vector.transfer_read %[[SCORES]]
-// CHECK-NEXT: arith.cmpf ogt, %[[ROW]]
+// The scores: 4 key rows x 64 queries a time, 16 accumulators from zero (no zero-filled tile)
+// carried down D: a row of the queries loaded, a key element broadcast, fma; the block's max per
+// query (4 vectors of 16) carried beside the tile, taken from the accumulators as they are
+// written, no pass over the tile of its own.
+// CHECK-NOT: linalg.fill
+// CHECK: %[[SCORES:.*]]:5 = scf.for {{.*}} -> (tensor<64x64xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK: arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: vector.broadcast %{{.*}} : f32 to vector<16xf32>
+// CHECK: %[[TILE:.*]]:16 = scf.for {{.*}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK: vector.transfer_read %[[QT]]
+// CHECK: tensor.extract %[[KEYS]]
+// CHECK: vector.fma
+// CHECK: vector.transfer_write %[[TILE]]#0
+// CHECK-NEXT: arith.cmpf ogt, %[[TILE]]#0, %{{.*}} : vector<16xf32>
+// CHECK: vector.insert_strided_slice %[[SCORES]]#4, %{{.*}} {offsets = [48], strides = [1]} : vector<16xf32> into vector<64xf32>
+// CHECK-NOT: scf.for {{.*}} -> (vector<64xf32>)
 // CHECK: math.exp
 // The weights (written row by row) and their sum (a vector).
 // CHECK: %[[PROBS:.*]]:2 = scf.for {{.*}} -> (tensor<64x64xf32>, vector<64xf32>)
 // CHECK: math.exp
 // CHECK: %[[VALUES:.*]] = tensor.extract_slice %[[PACKED]]#1[%[[B]], %[[KVH]], %[[KB]], 0, 0] [1, 1, 1, 16, 64] [1, 1, 1, 1, 1] : tensor<1x1x2x16x64xf32> to tensor<16x64xf32>
-// The accumulator rescaled, then the product added into it by the GEMM kernel.
-// CHECK: %[[RESCALED:.*]] = scf.for {{.*}} -> (tensor<16x64xf32>)
-// CHECK: linalg.matmul ins(%[[VALUES]], %[[PROBS]]#0 : tensor<16x64xf32>, tensor<64x64xf32>) outs(%[[RESCALED]] : tensor<16x64xf32>)
+// The output's product: each register tile of the accumulator read and rescaled (its prologue,
+// no pass of its own), then the weights' rows loaded and the value elements broadcast down the keys.
+// CHECK: vector.extract_strided_slice %{{.*}} {offsets = [48], sizes = [16], strides = [1]} : vector<64xf32> to vector<16xf32>
+// CHECK: scf.for {{.*}} iter_args(%[[OUT:.*]] = %[[ACC]]) -> (tensor<16x64xf32>)
+// CHECK: vector.transfer_read %[[OUT]]
+// CHECK-NEXT: arith.mulf
+// CHECK: scf.for {{.*}} -> (vector<16xf32>, {{.*}})
+// CHECK: vector.transfer_read %[[PROBS]]#0
+// CHECK: tensor.extract %[[VALUES]]
+// CHECK: vector.fma
 // CHECK: scf.yield
 // The diagonal blocks, from where the first loop ended: the same step with the causal mask.
 // CHECK: %[[ALL:.*]]:3 = scf.for %{{.*}} = %[[FIRST_MASKED]] to %[[END]] step %{{.*}} iter_args(%{{.*}} = %[[SEEN]]#0, %{{.*}} = %[[SEEN]]#1, %{{.*}} = %[[SEEN]]#2)
-// CHECK: linalg.matmul
+// CHECK: vector.fma
 // CHECK: scf.for {{.*}} -> (vector<64xf32>)
 // CHECK: arith.cmpi slt, %{{.*}}, %{{.*}} : vector<64xi32>
 // CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<64xi1>, vector<64xf32>
-// CHECK: linalg.matmul
+// CHECK: vector.fma
 // CHECK: scf.yield
 // Normalised, transposed back to [64, 16] in registers, inserted.
 // CHECK: linalg.generic {{.*}} ins(%[[ALL]]#2, %[[ALL]]#1 : tensor<16x64xf32>, tensor<64xf32>)
@@ -90,16 +109,31 @@ func.func @small(%q: tensor<1x8x32xf32>, %k: tensor<1x8x32xf32>, %v: tensor<1x8x
 // CHECK: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 4, 1)
 // CHECK: arith.ceildivsi %[[LEN]], %{{.*}} : index
 // CHECK: scf.for
+// Query blocks of 16: one vector per row of a product, register tiles of 16 rows x 16 queries.
 // CHECK: tensor.extract_slice %[[PACKED]]#0
-// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<64x16xf32>, tensor<16x16xf32>) outs(%{{.*}} : tensor<64x16xf32>)
+// CHECK: scf.for {{.*}} -> (tensor<64x16xf32>)
+// CHECK: vector.fma {{.*}} : vector<16xf32>
 // CHECK-NOT: scf.if
 // CHECK: tensor.extract_slice %[[PACKED]]#1
-// Query blocks of 16 (not a multiple of the kernel's 32 columns): the product into a tile of its own, then added.
-// CHECK: %[[ZERO:.*]] = linalg.fill {{.*}} -> tensor<16x16xf32>
-// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<16x64xf32>, tensor<64x16xf32>) outs(%[[ZERO]] : tensor<16x16xf32>)
+// CHECK: scf.for {{.*}} -> (tensor<16x16xf32>)
+// CHECK: vector.fma {{.*}} : vector<16xf32>
 func.func @prefill_cached(%q: tensor<1x16x64xf32>, %k: tensor<1x64x32xf32>, %v: tensor<1x64x32xf32>, %pos: tensor<i64>) -> tensor<1x16x64xf32> {
   %0 = "rlx.cached_attention"(%q, %k, %v, %pos) {num_heads = 4 : i64, head_dim = 16 : i64} : (tensor<1x16x64xf32>, tensor<1x64x32xf32>, tensor<1x64x32xf32>, tensor<i64>) -> tensor<1x16x64xf32>
   return %0 : tensor<1x16x64xf32>
+}
+
+// Query blocks of 24 (no whole vectors across them): both products by linalg.matmul (the GEMM
+// kernel), the output's into a zero-filled tile of its own, then added.
+// CHECK-LABEL: func.func @query_block_24
+// CHECK: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (1, 2, 1)
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<64x16xf32>, tensor<16x24xf32>) outs(%{{.*}} : tensor<64x24xf32>)
+// CHECK: %[[ZERO:.*]] = linalg.fill {{.*}} -> tensor<16x24xf32>
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<16x64xf32>, tensor<64x24xf32>) outs(%[[ZERO]] : tensor<16x24xf32>)
+// CHECK-NOT: vector.fma
+// CHECK: return
+func.func @query_block_24(%q: tensor<1x24x32xf32>, %k: tensor<1x256x32xf32>, %v: tensor<1x256x32xf32>) -> tensor<1x24x32xf32> {
+  %0 = "rlx.attention"(%q, %k, %v) {num_heads = 2 : i64, head_dim = 16 : i64, mask_kind = "none"} : (tensor<1x24x32xf32>, tensor<1x256x32xf32>, tensor<1x256x32xf32>) -> tensor<1x24x32xf32>
+  return %0 : tensor<1x24x32xf32>
 }
 
 // A decode step (one query per head): the plain chain, which reads the filled keys once.

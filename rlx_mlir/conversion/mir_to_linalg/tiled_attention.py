@@ -16,12 +16,12 @@ blends, a serial chain of ~50 instructions per row (a fifth of the time at 2048 
       m = -inf, l = 0, acc = 0                           [Bq], [Bq], [D, Bq]
       scf.for kb in [first visible, first masked)        blocks every query of qb sees whole: no mask
       scf.for kb in [first masked, last + 1)             the diagonal (and window) blocks: masked
-        s   = k'[b, h // G, kb*Bk : +Bk] @ qt            linalg.matmul (the GEMM kernel), [Bk, Bq]
+        s   = k'[b, h // G, kb*Bk : +Bk] @ qt            [Bk, Bq], register tiles from zero (`_product`)
         s   = softcap, mask (-inf where hidden, from the absolute positions; causal: per row, in registers)
         m'  = max(m, max over rows of s);  c = exp(m - m')   (c = 1 while both are -inf)
         p   = exp(s - m'), row by row                    (0 in a column that has seen no key)
         l   = l * c + sum over rows of p
-        acc = acc * c + vt[b, h // G, kb] @ p            linalg.matmul accumulating into acc
+        acc = acc * c + vt[b, h // G, kb] @ p            register tiles of acc, rescaled as they are loaded
       out[b, qb*Bq : +Bq, h, :] = (acc / l)^T            (0 where l = 0), rounded once
 
 `Bq` and `Bk` are the largest divisors of `Sq` and of the key count (`Sk`, or the cache's capacity
@@ -40,9 +40,18 @@ capacity, which `Bk` divides): its keys are masked by causality (every key there
 query, so such a block is never one seen whole) and its value columns are zeroed when packed, so
 what the cache holds past `L` (it may hold anything, even NaN) never reaches the result.
 
+The two products are `[64, 64] @ [64, 64]` tiles, all in L1: `_product` builds each as register
+tiles of 16 vector accumulators (4 rows x 64 queries), a row of the `B` tile loaded and an
+element of `A` broadcast per K step, `vector.fma`; the scores' tiles start from zero (no
+zero-filled tile) and acc's are rescaled by the correction as they are loaded (no pass over acc
+of its own); where the logits are the scores (no softcap, no mask), the block's max per query is
+taken from the scores' registers as they are written (no pass over the tile of its own).  They run at the FMA peak (perf: ~70% of a 2048-token call, at ~275 GFLOP/s on a
+core of this Zen 5, the peak `benchmarks/cpu.py` measures); the rest is the softmax's exp, the
+block max and the packing.  Query blocks that are not whole vectors (`Bq % 16`) use
+`linalg.matmul`, which `rlx-pack-matmul` / `rlx-tile-gemv` turn into the GEMM kernels.
+
 The loop nest is built on tensors, the per-query vectors with the `vector` dialect; one-shot
-bufferization keeps the tiles as views of q and of the packed keys and values, and
-`rlx-pack-matmul` / `rlx-tile-gemv` turn the two products into the register-blocked kernels.  The
+bufferization keeps the tiles as views of q and of the packed keys and values.  The
 GPU pipeline keeps the plain lowering (this form is selected by the CPU pipeline:
 `rlx-lower-to-llvm{tiled-attention}`).
 """
@@ -68,7 +77,6 @@ BLOCK = 64  # largest query / key block: a [64, 64] f32 score tile is 16 KiB, L1
 MIN_SCORES = 64 * 64  # score matrices of at most this many elements: the plain lowering (one tile)
 MIN_BLOCK = 16  # shorter query or key blocks: the plain lowering (the per-block overhead would dominate)
 
-GEMM_TILE = (8, 32)  # the GEMM kernel's register tile (rlx-pack-matmul's MR x NR): C needs no padding when it divides
 _DYNAMIC = ir.ShapedType.get_dynamic_size()
 
 
@@ -86,9 +94,9 @@ class _Attention:
         self.offset, self.length, self.element = offset, length, element  # query i sits at key position i + offset
         self.bq = lb.largest_divisor(self.sq, BLOCK)
         self.bk = lb.largest_divisor(self.capacity, BLOCK)
-        # The output's GEMM accumulates into acc^T [D, Bq] itself where the kernel needs no padding
-        # of it (rows a multiple of its register tile's 8, columns of its 32).
-        self.accumulate_in_place = self.d % GEMM_TILE[0] == 0 and self.bq % GEMM_TILE[1] == 0
+        # Both products as `_product`'s register tiles where whole vectors span a query block;
+        # else linalg.matmul (the GEMM kernel) into tiles of their own.
+        self.register_products = self.bq % LANES == 0
 
     # -- the block range a query block sees ---------------------------------------------------
 
@@ -115,10 +123,15 @@ class _Attention:
 
     # -- one key block, keys along the rows and queries along the columns -------------------------
 
-    def _scores(self, queries: ir.Value, b: ir.Value, kv_head: ir.Value, k0: ir.Value) -> ir.Value:
-        """`k_block @ queries` with the GEMM kernel: the scores transposed, `[Bk, Bq]`."""
+    def _scores(self, queries: ir.Value, b: ir.Value, kv_head: ir.Value, k0: ir.Value,
+                with_peak: bool) -> tuple[ir.Value, Optional[ir.Value]]:
+        """`k_block @ queries`: the scores transposed, `[Bk, Bq]`; with `with_peak` (register
+        products only), also their max over the rows (`_Lanes.larger`, row by row), a `[Bq]` vector
+        taken from the register tiles as they are written (no pass over the tile of its own)."""
         keys = lb.extract_slice(self.packed_keys, [b, kv_head, k0, 0], [1, 1, self.bk, self.d], [self.bk, self.d])
-        return linalg.matmul(keys, queries, outs=[lb.zeros([self.bk, self.bq], lb.f32_type())])
+        if self.register_products:
+            return _product(keys, queries, lb.empty([self.bk, self.bq], lb.f32_type()), column_peak=with_peak)
+        return linalg.matmul(keys, queries, outs=[lb.zeros([self.bk, self.bq], lb.f32_type())]), None
 
     def _logits(self, scores: ir.Value, b: ir.Value, h: ir.Value, q0: ir.Value, k0: ir.Value,
                 masked: bool) -> ir.Value:
@@ -222,7 +235,10 @@ class _Attention:
         registers down the rows (no horizontal reduction, no memory round trip per row)."""
         peak, total, acc = carried
         k0 = arith.muli(kb, lb.index_constant(self.bk))
-        logits = self._logits(self._scores(queries, b, kv_head, k0), b, h, q0, k0, masked)
+        # The logits are the scores themselves (no softcap, no mask): their max comes with them.
+        plain = self.softcap is None and not masked
+        scores, scores_peak = self._scores(queries, b, kv_head, k0, with_peak=plain and self.register_products)
+        logits = self._logits(scores, b, h, q0, k0, masked)
         causal_mask = masked and self.mask_kind == "causal"  # applied row by row below, in registers
         lanes = _Lanes(self.bq)
         hidden_below = None
@@ -235,8 +251,10 @@ class _Attention:
                 return row
             return lanes.select(lanes.before(arith.addi(hidden_below, j)), lanes.splat(F32_NEG_INF), row)
 
-        block_peak = lb.for_loop(0, self.bk, [lanes.splat(F32_NEG_INF)],
-                                 lambda j, top: [lanes.larger(row_of(logits, j), top)])[0]
+        block_peak = scores_peak
+        if block_peak is None:
+            block_peak = lb.for_loop(0, self.bk, [lanes.splat(F32_NEG_INF)],
+                                     lambda j, top: [lanes.larger(row_of(logits, j), top)])[0]
         old_peak = lanes.read(peak, [lb.index_constant(0)])
         new_peak = arith.maximumf(old_peak, block_peak)
         unseen = arith.cmpf(arith.CmpFPredicate.OEQ, new_peak, lanes.splat(F32_NEG_INF))  # no key seen yet
@@ -251,14 +269,9 @@ class _Attention:
         probs, block_total = lb.for_loop(0, self.bk, [logits, lanes.splat(0.0)], weigh)
         new_total = arith.addf(arith.mulf(lanes.read(total, [lb.index_constant(0)]), correction), block_total)
         values = self._values(b, kv_head, kb)
-        if self.accumulate_in_place:  # acc^T = acc^T * c, then += v^T @ p^T by the GEMM kernel, in acc's buffer
-
-            def rescale(d, acc):
-                origin = [d, lb.index_constant(0)]
-                return [lanes.write(arith.mulf(lanes.read(acc, origin), correction), acc, origin)]
-
-            new_acc = linalg.matmul(values, probs, outs=[lb.for_loop(0, self.d, [acc], rescale)[0]])
-        else:  # v^T @ p^T into a tile of its own, then added (a padded accumulator would leave acc's buffer)
+        if self.register_products:  # acc^T * c + v^T @ p^T, the rescaling in the product's prologue
+            new_acc, _ = _product(values, probs, acc, scale=correction)
+        else:  # v^T @ p^T into a tile of its own (the GEMM kernel pads it), then added
             added = linalg.matmul(values, probs, outs=[lb.zeros([self.d, self.bq], f32)])
 
             def accumulate(d, acc):
@@ -362,6 +375,72 @@ class _Lanes:
 
     def select(self, mask: ir.Value, if_true: ir.Value, if_false: ir.Value) -> ir.Value:
         return arith.select(mask, if_true, if_false)
+
+
+LANES = 16  # f32 lanes of one AVX-512 register
+ACCUMULATORS = 16  # `_product`'s register tile: 16 of the 32 vector registers, the rest for b's row and a's broadcasts
+K_UNROLL = 4  # `_product`'s K steps per loop iteration
+
+
+def _product(a: ir.Value, b: ir.Value, c: ir.Value, scale: Optional[ir.Value] = None,
+             column_peak: bool = False) -> tuple[ir.Value, Optional[ir.Value]]:
+    """`a @ b` (c's contents unused) or, with `scale` (a vector over c's columns), `c * scale + a @ b`:
+    `[M, K] @ [K, N]` f32 tiles, `LANES` dividing `N <= BLOCK`, all in L1.  A register tile of
+    `ACCUMULATORS` vectors (rows x all N columns: 4 x 64 for 64-query blocks) is started from zero
+    (no zero-filled tile, no memset) or from `c * scale` (the online softmax's rescaling in the
+    prologue, no pass over acc of its own), then K steps of one row of `b` loaded as vectors and
+    an element of `a` broadcast per row, `vector.fma` each (k in order, each product rounded once
+    into its sum: what the GEMM kernel computes), and the tile written once.  With `column_peak`,
+    also the max of each column (`_Lanes.larger` over the rows in order), carried in registers
+    as the tiles are written, as one `N`-lane vector; else None."""
+    m, k_size = shape_of(a.type)
+    _, n = shape_of(b.type)
+    vectors = n // LANES
+    rows = lb.largest_divisor(m, max(1, ACCUMULATORS // vectors))
+    unroll = K_UNROLL if k_size % K_UNROLL == 0 else 1
+    lanes = _Lanes(LANES)
+    columns = [lb.index_constant(v * LANES) for v in range(vectors)]
+    scales = None
+    if scale is not None:
+        scales = [vector.extract_strided_slice(lanes.type, scale, [v * LANES], [LANES], [1]) for v in range(vectors)]
+
+    def row_block(i, c, *peaks):
+        i0 = arith.muli(i, lb.index_constant(rows))
+        tile_rows = [arith.addi(i0, lb.index_constant(r)) for r in range(rows)]
+        if scales is None:
+            tile = [lanes.splat(0.0)] * (rows * vectors)
+        else:
+            tile = [arith.mulf(lanes.read(c, [row, column]), column_scale)
+                    for row in tile_rows for column, column_scale in zip(columns, scales)]
+
+        def k_steps(step, *tile):
+            tile = list(tile)
+            for u in range(unroll):
+                k = arith.addi(arith.muli(step, lb.index_constant(unroll)), lb.index_constant(u))
+                b_row = [lanes.read(b, [k, column]) for column in columns]
+                for r, row in enumerate(tile_rows):
+                    a_element = vector.BroadcastOp(lanes.type, tensor.extract(a, [row, k])).result
+                    for v in range(vectors):
+                        tile[r * vectors + v] = vector.fma(a_element, b_row[v], tile[r * vectors + v])
+            return tile
+
+        tile = lb.for_loop(0, k_size // unroll, tile, k_steps)
+        peaks = list(peaks)
+        for r, row in enumerate(tile_rows):
+            for v, column in enumerate(columns):
+                c = lanes.write(tile[r * vectors + v], c, [row, column])
+                if peaks:
+                    peaks[v] = lanes.larger(tile[r * vectors + v], peaks[v])
+        return [c, *peaks]
+
+    peaks = [lanes.splat(F32_NEG_INF)] * vectors if column_peak else []
+    c, *peaks = lb.for_loop(0, m // rows, [c, *peaks], row_block)
+    if not peaks:
+        return c, None
+    peak = vector.BroadcastOp(ir.VectorType.get([n], lb.f32_type()), lb.f32_constant(F32_NEG_INF)).result
+    for v, part in enumerate(peaks):
+        peak = vector.insert_strided_slice(part, peak, [v * LANES], [1])
+    return c, peak
 
 
 TRANSPOSE_BLOCK = 16  # f32 lanes of one AVX-512 register: tiles are transposed 16 x 16 in registers

@@ -265,24 +265,23 @@ def _tile_reads(fill: ir.OpView):
     return reads
 
 
-def _first_visit(loops: list, offsets: list, location: ir.Location):
-    """An i1 that is true when the C tile at `offsets` is visited for the first time: every loop
-    in `loops` whose induction variable does not index C (the K blocks: the tiles of C that the
-    M and N loops pick are disjoint) is at its lower bound; None when no loop revisits the tile;
-    False (the Python value) when a loop that revisits it is an scf.forall."""
+def _indexes(loop, offsets: list) -> bool:
+    """Whether every induction variable of `loop` feeds one of `offsets` (a slice of C)."""
+    ivs = list(loop.induction_variables) if isinstance(loop, scf.ForallOp) else [loop.induction_variable]
+    return all(any(_depends_on(offset, iv) for offset in offsets) for iv in ivs)
+
+
+def _first_visit(loops: list, offsets: list):
+    """An i1 that is true when the C tile at `offsets` is visited for the first time: every
+    scf.for in `loops` whose induction variable does not index C (the K blocks: the tiles of C
+    that the M and N loops pick are disjoint) is at its lower bound; None when no loop revisits
+    the tile (a single K block)."""
     condition = None
     for loop in loops:
-        if isinstance(loop, scf.ForallOp):
-            ivs = list(loop.induction_variables)
-            if any(not any(_depends_on(offset, iv) for offset in offsets) for iv in ivs):
-                return False
+        if _indexes(loop, offsets):
             continue
-        iv = loop.induction_variable
-        if any(_depends_on(offset, iv) for offset in offsets):
-            continue
-        with location:
-            first = arith.cmpi(arith.CmpIPredicate.eq, iv, loop.lowerBound)
-            condition = first if condition is None else arith.andi(condition, first)
+        first = arith.cmpi(arith.CmpIPredicate.eq, loop.induction_variable, loop.lowerBound)
+        condition = first if condition is None else arith.andi(condition, first)
     return condition
 
 
@@ -299,32 +298,31 @@ def start_from_zero(module: ir.Operation) -> None:
         reads = _tile_reads(fill)
         if not reads:
             continue
-        plans = []
+        if any(
+            isinstance(loop, scf.ForallOp) and not _indexes(loop, offsets)
+            for _, loops, offsets in reads
+            for loop in loops
+        ):
+            continue  # a parallel loop that revisits a tile: no first visit to tell
         for read, loops, offsets in reads:
-            with ir.InsertionPoint(read):
-                first = _first_visit(loops, offsets, read.location)
-            if first is False:
-                break
-            plans.append((read, first))
-        else:
-            for read, first in plans:
-                with ir.InsertionPoint(read), read.location:
-                    vector_type = ir.VectorType(read.result.type)
-                    zeros = arith.constant(vector_type, ir.DenseElementsAttr.get_splat(
-                        vector_type, ir.FloatAttr.get(vector_type.element_type, 0.0)))
-                    if first is None:
-                        read.result.replace_all_uses_with(zeros)
-                        read.erase()
-                        continue
-                    branch = scf.IfOp(first, [vector_type], has_else=True)
-                    with ir.InsertionPoint(branch.then_block):
-                        scf.YieldOp([zeros])
-                    read.result.replace_all_uses_with(branch.result)
-                    with ir.InsertionPoint(branch.else_block):
-                        scf.YieldOp([read.result])
-                    read.operation.move_before(branch.else_block.operations[0])
-            fill.result.replace_all_uses_with(fill.outputs[0])
-            fill.erase()
+            with ir.InsertionPoint(read), read.location:
+                first = _first_visit(loops, offsets)
+                vector_type = ir.VectorType(read.result.type)
+                zero = ir.FloatAttr.get(vector_type.element_type, 0.0)
+                zeros = arith.constant(vector_type, ir.DenseElementsAttr.get_splat(vector_type, zero))
+                if first is None:
+                    read.result.replace_all_uses_with(zeros)
+                    read.erase()
+                    continue
+                branch = scf.IfOp(first, [vector_type], has_else=True)
+                with ir.InsertionPoint(branch.then_block):
+                    scf.YieldOp([zeros])
+                read.result.replace_all_uses_with(branch.result)
+                with ir.InsertionPoint(branch.else_block):
+                    scf.YieldOp([read.result])
+                read.operation.move_before(branch.else_block.operations[0])
+        fill.result.replace_all_uses_with(fill.outputs[0])
+        fill.erase()
 
 
 def _any(n: int) -> str:

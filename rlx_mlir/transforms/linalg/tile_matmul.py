@@ -223,7 +223,7 @@ def _positive_zero_fill(value: ir.Value):
 
 
 def _depends_on(value: ir.Value, target: ir.Value) -> bool:
-    """Whether `value` is `target` or computed from it (through the ops defining it, in its block)."""
+    """Whether `value` is `target` or computed from it (through the ops that define it)."""
     pending = [value]
     while pending:
         value = pending.pop()
@@ -256,10 +256,8 @@ def _tile_reads(fill: ir.OpView):
                 reads.append((user, loops, offsets))
             elif isinstance(user, (tensor.InsertSliceOp, tensor.ParallelInsertSliceOp)) and number == 1:
                 continue  # a tile written back into C
-            elif isinstance(user, (scf.YieldOp, vector.TransferWriteOp)) or (
-                isinstance(user, tensor.InsertSliceOp) and number == 0
-            ):
-                continue  # C's tile carried on, or a new tile written
+            elif isinstance(user, scf.YieldOp) or (isinstance(user, vector.TransferWriteOp) and number == 1):
+                continue  # C carried on, or a register tile stored into it
             else:
                 return None
     return reads

@@ -11,8 +11,11 @@
 // CHECK-LABEL: func.func @mm(
 // CHECK-NOT: linalg.generic
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<8x8x2x32xf32>)
-// CHECK: %[[TILE:.*]] = vector.transfer_read {{.*}} : tensor<8x32xf32>, vector<8x32xf32>
-// CHECK: %[[SUM:.*]] = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[C4:.*]] iter_args(%[[ACC:.*]] = %[[TILE]]) -> (vector<8x32xf32>)
+// One K block (K = 96): each register tile starts from zeros, C is not read (tile-matmul-zero-start.mlir).
+// CHECK-NOT: vector.transfer_read {{.*}} : tensor<8x32xf32>, vector<8x32xf32>
+// CHECK: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<8x32xf32>
+// CHECK-NOT: vector.transfer_read {{.*}} : tensor<8x32xf32>, vector<8x32xf32>
+// CHECK: %[[SUM:.*]] = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[C4:.*]] iter_args(%[[ACC:.*]] = %[[ZERO:.*]]) -> (vector<8x32xf32>)
 // CHECK-COUNT-32: vector.fma {{.*}} : vector<32xf32>
 // CHECK: scf.yield %{{.*}} : vector<8x32xf32>
 // CHECK: vector.transfer_write %[[SUM]]

@@ -31,6 +31,8 @@ ARENA_ATTR = "rlx.arena"
 # --- linalg CPU codegen ----------------------------------------------------------------------
 KERNEL_ATTR = "rlx.microkernel"  # linalg.generic: a packed GEMM for rlx-tile-matmul (then its index)
 PACKED_ATTR = "rlx.microkernel_packed"  # linalg.generic: whether its B operand was packed (bool)
+# linalg.fill: the zero fill a GEMM kernel's C starts from, dropped by rlx-tile-matmul (its first K block stores)
+ZERO_C_ATTR = "rlx.microkernel_zero_c"
 PANELS_ATTR = "rlx.b_panels"  # linalg.pack: B of a GEMM kernel packed into column panels (unit, rlx-pack-matmul)
 # function: the B panels of its parameters it takes, packed once by companion functions
 # (rlx-hoist-param-packing): [{param = "w", function = "f__pack0", type = tensor<...>}, ...], one per

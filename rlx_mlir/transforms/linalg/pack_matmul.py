@@ -9,7 +9,9 @@ Each static f32 `linalg.matmul` C += A·B with A: [M, K], B: [K, N] becomes
     C' += A'·Bp  as one 5-D linalg.generic over (M'/MR, N'/NR, K', MR, NR), K' reducing
     C  = C' collapsed to [M', N'] and sliced back to [M, N]
 
-with M' = MR·⌈M/MR⌉, N' = NR·⌈N/NR⌉ and K' = KR·⌈K/KR⌉ (zero padding, so the sum is exact). The
+with M' = MR·⌈M/MR⌉, N' = NR·⌈N/NR⌉ and K' = KR·⌈K/KR⌉ (zero padding, so the sum is exact). A C that
+is a zero fill (the plain product) is not filled in the end: `rlx-tile-matmul` starts the register
+tiles of its first K block from zeros and stores them. The
 generic is tagged `rlx.microkernel` so `rlx-tile-matmul` can tile and vectorize it into an
 MR×NR register tile of FMAs (MR=8 rows of A broadcast against NR=32 packed B columns: 16 AVX-512
 accumulators). Only B is packed: A and C are views, which measured fastest

@@ -15,6 +15,11 @@ produced (iteration space (M/MR, N/NR, K, MR, NR)):
    out of the K loop (it stays in registers), the contraction lowered to outer products, i.e.
    `vector.fma` on `vector<32xf32>`; the pack is lowered to pad + transpose.
 
+A kernel whose C starts as zeros (`linalg.fill` of +0.0, the plain product) runs no fill pass
+(`start_from_zero`): each register tile starts from zero accumulators while every K block before
+it is a first one, and its first store writes C; a C that is a real tensor (a bias, a residual,
+an accumulation) is loaded and added to as before.
+
 Last, a kernel whose result is stored to an arena slot or returned accumulates in that slot or
 in the result's buffer (`accumulate_in_slots`), not in a heap buffer copied there after every call.
 
@@ -28,9 +33,9 @@ from __future__ import annotations
 import dataclasses
 
 from mlir import ir
-from mlir.dialects import arith, bufferization, linalg, memref, scf, tensor
+from mlir.dialects import arith, bufferization, linalg, memref, scf, tensor, vector
 
-from ...ir.attrs import KERNEL_ATTR, PACKED_ATTR
+from ...ir.attrs import KERNEL_ATTR, PACKED_ATTR, ZERO_C_ATTR
 from ...ir.shapes import shape_of
 from ...ir.walk import collect_ops
 from ...passmanager.base import RlxPass, option
@@ -197,6 +202,127 @@ def accumulate_in_slots(module: ir.Operation) -> None:
         empty.erase()
 
 
+def _positive_zero_fill(value: ir.Value):
+    """The `linalg.fill` of +0.0 that `value` (a kernel's C, maybe through the expand_shape of
+    its blocking) is, when it has no other use; else None. (-0.0 is no start: -0 + -0 is -0.)"""
+    while not isinstance(value, ir.BlockArgument):
+        op = _op(value.owner)
+        if isinstance(op, tensor.ExpandShapeOp) and len(list(value.uses)) == 1:
+            value = op.src
+            continue
+        if not isinstance(op, linalg.FillOp) or len(list(value.uses)) != 1:
+            return None
+        scalar = op.inputs[0]
+        if isinstance(scalar, ir.BlockArgument) or not isinstance(_op(scalar.owner), arith.ConstantOp):
+            return None
+        attr = _op(scalar.owner).value
+        if not isinstance(attr, ir.FloatAttr) or str(attr).startswith("-") or ir.FloatAttr(attr).value != 0.0:
+            return None
+        return op
+    return None
+
+
+def _depends_on(value: ir.Value, target: ir.Value) -> bool:
+    """Whether `value` is `target` or computed from it (through the ops that define it)."""
+    pending = [value]
+    while pending:
+        value = pending.pop()
+        if value == target:
+            return True
+        if not isinstance(value, ir.BlockArgument):
+            pending += list(value.owner.operands)
+    return False
+
+
+def _tile_reads(fill: ir.OpView):
+    """Each `vector.transfer_read` of a register tile of the C that `fill` starts, with the loops
+    it lies in along C's chain (scf.for / scf.forall carrying C) and the dynamic offsets of the
+    slices of C taken on the way; None when C has a use that could read it otherwise."""
+    reads, pending = [], [(fill.result, [], [])]
+    while pending:
+        value, loops, offsets = pending.pop()
+        for use in value.uses:
+            user, number = _op(use.owner), use.operand_number
+            if isinstance(user, scf.ForOp) and number >= 3:
+                pending.append((user.inner_iter_args[number - 3], loops + [user], offsets))
+            elif isinstance(user, scf.ForallOp) and number >= len(user.operands) - len(user.outputs):
+                index = number - (len(user.operands) - len(user.outputs))
+                pending.append((user.inner_iter_args[index], loops + [user], offsets))
+            elif isinstance(user, tensor.ExtractSliceOp) and number == 0:
+                pending.append((user.result, loops, offsets + list(user.operands)[1:]))
+            elif isinstance(user, tensor.ExpandShapeOp) and number == 0:
+                pending.append((user.result, loops, offsets))
+            elif isinstance(user, vector.TransferReadOp) and number == 0:
+                reads.append((user, loops, offsets))
+            elif isinstance(user, (tensor.InsertSliceOp, tensor.ParallelInsertSliceOp)) and number == 1:
+                continue  # a tile written back into C
+            elif isinstance(user, scf.YieldOp) or (isinstance(user, vector.TransferWriteOp) and number == 1):
+                continue  # C carried on, or a register tile stored into it
+            else:
+                return None
+    return reads
+
+
+def _indexes(loop, offsets: list) -> bool:
+    """Whether every induction variable of `loop` feeds one of `offsets` (a slice of C)."""
+    ivs = list(loop.induction_variables) if isinstance(loop, scf.ForallOp) else [loop.induction_variable]
+    return all(any(_depends_on(offset, iv) for offset in offsets) for iv in ivs)
+
+
+def _first_visit(loops: list, offsets: list):
+    """An i1 that is true when the C tile at `offsets` is visited for the first time: every
+    scf.for in `loops` whose induction variable does not index C (the K blocks: the tiles of C
+    that the M and N loops pick are disjoint) is at its lower bound; None when no loop revisits
+    the tile (a single K block)."""
+    condition = None
+    for loop in loops:
+        if _indexes(loop, offsets):
+            continue
+        first = arith.cmpi(arith.CmpIPredicate.eq, loop.induction_variable, loop.lowerBound)
+        condition = first if condition is None else arith.andi(condition, first)
+    return condition
+
+
+def start_from_zero(module: ir.Operation) -> None:
+    """Each kernel whose C starts as a zero fill (tagged before tiling) runs no fill: its register
+    tiles start from zero accumulators at their first visit (no K block added to them yet) and
+    are loaded from C at later ones; the fill's destination, written whole by the first stores
+    (every tile is full), takes its place. The sums and their order are unchanged (0 + a·b is
+    a·b, as the fill's +0.0 gave)."""
+    for fill in collect_ops(module, linalg.FillOp):
+        if ZERO_C_ATTR not in fill.attributes:
+            continue
+        del fill.attributes[ZERO_C_ATTR]
+        reads = _tile_reads(fill)
+        if not reads:
+            continue
+        if any(
+            isinstance(loop, scf.ForallOp) and not _indexes(loop, offsets)
+            for _, loops, offsets in reads
+            for loop in loops
+        ):
+            continue  # a parallel loop that revisits a tile: no first visit to tell
+        for read, loops, offsets in reads:
+            with ir.InsertionPoint(read), read.location:
+                first = _first_visit(loops, offsets)
+                vector_type = ir.VectorType(read.result.type)
+                zero = ir.FloatAttr.get(vector_type.element_type, 0.0)
+                zeros = arith.constant(vector_type, ir.DenseElementsAttr.get_splat(vector_type, zero))
+                if first is None:
+                    read.result.replace_all_uses_with(zeros)
+                    read.erase()
+                    continue
+                branch = scf.IfOp(first, [vector_type], has_else=True)
+                with ir.InsertionPoint(branch.then_block):
+                    scf.YieldOp([zeros])
+                read.result.replace_all_uses_with(branch.result)
+                with ir.InsertionPoint(branch.else_block):
+                    scf.YieldOp([read.result])
+                read.operation.move_before(branch.else_block.operations[0])
+        fill.result.replace_all_uses_with(fill.outputs[0])
+        fill.erase()
+
+
 def _any(n: int) -> str:
     return ", ".join(["!transform.any_op"] * n)
 
@@ -326,6 +452,10 @@ class TileMatmul(RlxPass):
             threads = 1 if inside_forall(op) else self.threads
             packed_here = not isinstance(op.operands[1], ir.BlockArgument)
             plans.append(KernelPlan(shape_of(op.operands[0].type)[0], panels_n, depth, threads, packed, packed_here))
+            zero_fill = _positive_zero_fill(op.operands[2]) if len(op.operands) == 3 else None
+            if zero_fill is not None:
+                zero_fill.attributes[ZERO_C_ATTR] = ir.UnitAttr.get()
             op.attributes[KERNEL_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), index)
         apply_script(module, transform_script(plans), kernels[0].location, "tiling the matmul kernels")
+        start_from_zero(module)
         accumulate_in_slots(module)

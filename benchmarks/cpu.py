@@ -646,12 +646,7 @@ def bench_long(threads: int, repeat: int, layers: int) -> None:
             functions.append(forward)
         else:
             row["note"] = "torch eager column of the long prefills: not measured (pip install torch: the bench extra)"
-        pause()
-        walls, cpus = interleaved_with_cpu(functions, repeat)
-        row.update(rlx=walls[0], rlx_cpu=cpus[0])
-        if forward is not None:
-            row.update(torch=walls[1], torch_cpu=cpus[1])
-        emit(**row)
+        emit_rlx_and_torch(row, functions, repeat)
         bench_long_attention(c, seq, threads, repeat)
         emit(section="compile", case=f"llama {layers} layers, prefill {seq}: compile (build + compile)",
              threads=threads, unit="s", rlx=(compile_time, compile_time))
@@ -696,10 +691,16 @@ def bench_long_attention(c, seq: int, threads: int, repeat: int) -> None:
         assert np.allclose(out, expected, rtol=1e-4, atol=1e-4), "rlx attention is wrong"
         functions.append(sdpa)
         row["torch_version"] = torch.__version__
+    emit_rlx_and_torch(row, functions, repeat)
+
+
+def emit_rlx_and_torch(row: dict, functions: list, repeat: int) -> None:
+    """Times rlx (functions[0]) and, when present, torch (functions[1]) interleaved, wall and CPU
+    time, after a pause, and emits `row` with both."""
     pause()
     walls, cpus = interleaved_with_cpu(functions, repeat)
     row.update(rlx=walls[0], rlx_cpu=cpus[0])
-    if torch is not None:
+    if len(functions) > 1:
         row.update(torch=walls[1], torch_cpu=cpus[1])
     emit(**row)
 

@@ -145,6 +145,10 @@ def case_id(value) -> str:
         ("matmul", [((0, 4), "f32"), ((4, 5), "f32")], ((0, 5), "f32"), "", np.matmul),
         ("matmul", [((3, 0), "f32"), ((0, 5), "f32")], ((3, 5), "f32"), "", np.matmul),  # K = 0: zeros
         ("matmul", [((2, 3, 0), "f16"), ((0, 5), "f16")], ((2, 3, 5), "f16"), "", np.matmul),
+        # large enough to be split across threads: a zero-extent loop aborted MLIR's tiling
+        ("matmul", [((128, 0), "f32"), ((0, 256), "f32")], ((128, 256), "f32"), "", np.matmul),
+        ("reduce", [((256, 0, 256), "f32")], ((256, 256), "f32"), 'kind = "sum", axes = array<i64: 1>, keep_dim = false',
+         lambda x: x.sum(axis=1)),
         ("softmax", [((3, 0), "f32")], ((3, 0), "f32"), "axis = 1 : i64", lambda x: x),
         ("cumsum", [((0, 3), "f32")], ((0, 3), "f32"), "axis = 0 : i64, exclusive = false",
          lambda x: np.cumsum(x, axis=0)),

@@ -54,6 +54,17 @@ def _iteration_points(op: ir.Operation) -> int:
     return largest
 
 
+def _has_empty_operand(op: ir.Operation) -> bool:
+    """Whether an operand or result has a zero-size dimension: the op has a loop with no
+    iterations (a matmul with K = 0, a reduction over an empty axis), which MLIR's tiling cannot
+    take (it aborts the process); such an op is trivial work anyway, left serial."""
+    return any(
+        0 in ir.RankedTensorType(value.type).shape
+        for value in (*op.operands, *op.results)
+        if isinstance(value.type, ir.RankedTensorType)
+    )
+
+
 def split_dim(op: ir.OpView, threads: int) -> Optional[int]:
     """The loop to split: the outermost one past leading unit dims (a batch of 1), if it is
     parallel and has at least `threads` iterations. Loops are counted on the first result,
@@ -79,7 +90,7 @@ def candidates(module: ir.Operation, threads: int, min_elements: int) -> list[tu
             if not op.operation.name.startswith("linalg.") or KERNEL_ATTR in op.attributes:
                 continue
             dim = split_dim(op, threads)
-            if dim is not None and _iteration_points(op) >= min_elements:
+            if dim is not None and _iteration_points(op) >= min_elements and not _has_empty_operand(op):
                 found.append((op, dim))
     return found
 

@@ -48,3 +48,8 @@ def num_elements(shape: Sequence[int]) -> int:
 
 def is_static(shape: Sequence[int]) -> bool:
     return all(d != DYNAMIC for d in shape)
+
+
+def reassociation(reshape: ir.OpView) -> list[list[int]]:
+    """The dimension groups of a `tensor`/`memref` `expand_shape` or `collapse_shape`."""
+    return [[ir.IntegerAttr(i).value for i in group] for group in ir.ArrayAttr(reshape.attributes["reassociation"])]

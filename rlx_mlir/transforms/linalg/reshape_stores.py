@@ -28,12 +28,9 @@ import dataclasses
 from mlir import ir
 from mlir.dialects import bufferization, memref, tensor
 
+from ...ir.shapes import reassociation
 from ...ir.walk import collect_ops
 from ...passmanager.base import RlxPass
-
-
-def _reassociation(op) -> list[list[int]]:
-    return [[ir.IntegerAttr(i).value for i in group] for group in ir.ArrayAttr(op.attributes["reassociation"])]
 
 
 def _reshaped_source(store):
@@ -57,7 +54,7 @@ def _reshaped_destination(reshape, dest: ir.Value) -> ir.Value:
     source = ir.RankedTensorType(reshape.src.type)
     dest_type = ir.MemRefType(dest.type)
     result_type = ir.MemRefType.get(list(source.shape), source.element_type, memory_space=dest_type.memory_space)
-    groups = _reassociation(reshape)
+    groups = reassociation(reshape)
     if isinstance(reshape, tensor.CollapseShapeOp):  # the tensor was collapsed: expand the memref
         return memref.expand_shape(result_type, dest, groups, [], list(source.shape))
     return memref.collapse_shape(result_type, dest, groups)

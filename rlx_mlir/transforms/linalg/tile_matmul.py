@@ -36,7 +36,7 @@ from mlir import ir
 from mlir.dialects import arith, bufferization, linalg, memref, scf, tensor, vector
 
 from ...ir.attrs import KERNEL_ATTR, PACKED_ATTR, ZERO_C_ATTR
-from ...ir.shapes import shape_of
+from ...ir.shapes import reassociation, shape_of
 from ...ir.walk import collect_ops
 from ...passmanager.base import RlxPass, option
 from ...targets.cpu import MAX_THREADS
@@ -112,10 +112,6 @@ def _empty_behind(value: ir.Value):
     return None
 
 
-def _reassociation(op) -> list[list[int]]:
-    return [[ir.IntegerAttr(i).value for i in group] for group in ir.ArrayAttr(op.attributes["reassociation"])]
-
-
 def _slot_store(collapse):
     """(view, store, reshapes) when the kernel's collapsed C, through single-use
     `tensor.expand_shape` / `collapse_shape` ops (`reshapes`, in order), is stored by a
@@ -156,7 +152,7 @@ def _unshape(value: ir.Value, reshapes: list) -> ir.Value:
     the type the first one reads."""
     for op in reversed(reshapes):
         source_type = ir.RankedTensorType(op.src.type)
-        groups = _reassociation(op)
+        groups = reassociation(op)
         if isinstance(op, tensor.ExpandShapeOp):
             value = tensor.collapse_shape(source_type, value, groups)
         else:

@@ -66,6 +66,7 @@ from mlir.dialects import arith, linalg, scf, tensor, vector
 from mlir.dialects import math as mmath
 
 from ...dialects import rlx
+from ...ir.attrs import NONPOSITIVE_ATTR
 from ...ir.shapes import shape_of
 from . import builders as lb
 from .attention import F32_NEG_INF, _dims, _map, _split_heads
@@ -258,10 +259,10 @@ class _Attention:
         old_peak = lanes.read(peak, [lb.index_constant(0)])
         new_peak = arith.maximumf(old_peak, block_peak)
         unseen = arith.cmpf(arith.CmpFPredicate.OEQ, new_peak, lanes.splat(F32_NEG_INF))  # no key seen yet
-        correction = lanes.select(unseen, lanes.splat(1.0), mmath.exp(arith.subf(old_peak, new_peak)))
+        correction = lanes.select(unseen, lanes.splat(1.0), _exp_of_nonpositive(arith.subf(old_peak, new_peak)))
 
         def weigh(j, tile, block_total):  # row j of the logits read, then its weights written over it
-            weight = lanes.select(unseen, lanes.splat(0.0), mmath.exp(arith.subf(row_of(tile, j), new_peak)))
+            weight = lanes.select(unseen, lanes.splat(0.0), _exp_of_nonpositive(arith.subf(row_of(tile, j), new_peak)))
             return [lanes.write(weight, tile, [j, lb.index_constant(0)]), arith.addf(block_total, weight)]
 
         f32 = lb.f32_type()
@@ -375,6 +376,14 @@ class _Lanes:
 
     def select(self, mask: ir.Value, if_true: ir.Value, if_false: ir.Value) -> ir.Value:
         return arith.select(mask, if_true, if_false)
+
+
+def _exp_of_nonpositive(x: ir.Value) -> ir.Value:
+    """`math.exp` of `x - max` (<= 0, -inf where a key is hidden, or NaN), marked so: the
+    approximation expands it without the overflow path (`NONPOSITIVE_ATTR`, rlx-approximate-math)."""
+    exp = mmath.ExpOp(x)
+    exp.operation.attributes[NONPOSITIVE_ATTR] = ir.UnitAttr.get()
+    return exp.result
 
 
 LANES = 16  # f32 lanes of one AVX-512 register

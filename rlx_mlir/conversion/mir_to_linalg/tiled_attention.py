@@ -11,7 +11,9 @@ blends, a serial chain of ~50 instructions per row (a fifth of the time at 2048 
     scf.forall (b, g, kb) over the key blocks below L   K and V packed once per kv head, f32:
       k'[b, g, kb*Bk : +Bk] = k[b, kb*Bk : +Bk, g, :]    [Bk, D] (the scores' GEMM A operand)
       vt[b, g, kb] = v[b, kb*Bk : +Bk, g, :]^T           [D, Bk], columns at or past L zeroed
-    scf.forall (b, h, query block qb)                    threads share the (b, h, qb) tiles out
+    scf.forall (b, h, query block qb)                    threads share the (b, h, qb) tiles out; the
+                                                         blocks of a head from both ends in turn
+                                                         (`_from_both_ends`: equal work per thread)
       qt = (q[b, qb*Bq : +Bq, h, :] * scale)^T           [D, Bq] f32
       m = -inf, l = 0, acc = 0                           [Bq], [Bq], [D, Bq]
       scf.for kb in [first visible, first masked)        blocks every query of qb sees whole: no mask
@@ -323,17 +325,29 @@ class _Attention:
     def lower(self) -> ir.Value:
         self.packed_keys, self.packed_values = self._pack_keys_values()
         shape = [self.batch, self.sq, self.heads, self.d]
-        tiles = scf.ForallOp([0, 0, 0], [self.batch, self.heads, self.sq // self.bq], [1, 1, 1],
-                             [lb.empty(shape, self.element)])
+        blocks = self.sq // self.bq
+        tiles = scf.ForallOp([0, 0, 0], [self.batch, self.heads, blocks], [1, 1, 1], [lb.empty(shape, self.element)])
         with ir.InsertionPoint(tiles.body):
-            (b, h, qb), (shared,) = tiles.induction_variables, tiles.inner_iter_args
-            q0 = arith.muli(qb, lb.index_constant(self.bq))
+            (b, h, j), (shared,) = tiles.induction_variables, tiles.inner_iter_args
+            q0 = arith.muli(_from_both_ends(j, blocks), lb.index_constant(self.bq))
             out = self._query_block(b, h, q0)
             terminator = scf.InParallelOp()
             with ir.InsertionPoint(terminator.region.blocks[0]):
                 tensor.ParallelInsertSliceOp(out, shared, [b, q0, h], [], [], [_DYNAMIC, _DYNAMIC, _DYNAMIC, 0],
                                              [1, self.bq, 1, self.d], [1, 1, 1, 1])
         return tiles.results[0]
+
+
+def _from_both_ends(j: ir.Value, count: int) -> ir.Value:
+    """The `j`-th of `count` query blocks taken from both ends in turn: 0, count - 1, 1, count - 2, ...
+    A causal query block's work grows with its index; OpenMP's static schedule gives each thread
+    a contiguous range of the (head, block) iterations, so with fewer heads than threads (or a
+    count of heads they do not divide) a range of a head's blocks in order would put the
+    triangle's short rows on one thread and its long ones on another (3x the work, split in
+    halves); in this order every range of pairs holds about the same work."""
+    half = arith.floordivsi(j, lb.index_constant(2))
+    odd = arith.cmpi(arith.CmpIPredicate.ne, arith.remsi(j, lb.index_constant(2)), lb.index_constant(0))
+    return arith.select(odd, arith.subi(lb.index_constant(count - 1), half), half)
 
 
 class _Lanes:

@@ -177,8 +177,9 @@ def test_exp_of_nonpositive_is_the_exp_bit_for_bit(run):
 
 
 def test_exp_of_nonpositive_special_values(run):
-    x = np.array([0.0, -0.0, -TINIEST, -INF, NAN, -NAN, -103.98, -1e30, -FLT_MAX], F32)
-    assert _same(run("exp", x, NONPOSITIVE), [1.0, 1.0, 1.0, 0.0, NAN, NAN, 0.0, 0.0, 0.0])
+    payload_nans = np.array([0x7FC00123, 0xFFC001FF, 0x7F8001FF], np.uint32).view(F32)  # NaNs with low bits set
+    x = np.concatenate([np.array([0.0, -0.0, -TINIEST, -INF, NAN, -NAN, -103.98, -1e30, -FLT_MAX], F32), payload_nans])
+    assert _same(run("exp", x, NONPOSITIVE), [1.0, 1.0, 1.0, 0.0, NAN, NAN, 0.0, 0.0, 0.0, NAN, NAN, NAN])
 
 
 # --- log ------------------------------------------------------------------------------

@@ -42,7 +42,7 @@ func.func @f(%x: tensor<{n}xf32>) -> tensor<{n}xf32> {{
   %0 = linalg.generic {{indexing_maps = [#id, #id], iterator_types = ["parallel"]}}
       ins(%x : tensor<{n}xf32>) outs(%init : tensor<{n}xf32>) {{
   ^bb0(%in: f32, %out: f32):
-    %y = math.{fn} %in : f32
+    %y = math.{fn} %in {attributes}: f32
     linalg.yield %y : f32
   }} -> tensor<{n}xf32>
   return %0 : tensor<{n}xf32>
@@ -55,7 +55,7 @@ VECTOR = """func.func @f(%x: memref<?xf32>, %out: memref<?xf32>) attributes {{ll
   %n = memref.dim %x, %c0 : memref<?xf32>
   scf.for %i = %c0 to %n step %step {{
     %v = vector.load %x[%i] : memref<?xf32>, vector<{lanes}xf32>
-    %y = math.{fn} %v : vector<{lanes}xf32>
+    %y = math.{fn} %v {attributes}: vector<{lanes}xf32>
     vector.store %y, %out[%i] : memref<?xf32>, vector<{lanes}xf32>
   }}
   return
@@ -75,8 +75,8 @@ def _approximated(text: str, pipeline: str = "rlx-mir-to-linalg,rlx-approximate-
         return str(module)
 
 
-def _run_generic(fn: str, x: np.ndarray) -> np.ndarray:
-    executable = rlx_mlir.compile(_approximated(GENERIC.format(fn=fn, n=x.size)), entry="f")
+def _run_generic(fn: str, x: np.ndarray, attributes: str = "") -> np.ndarray:
+    executable = rlx_mlir.compile(_approximated(GENERIC.format(fn=fn, n=x.size, attributes=attributes)), entry="f")
     _assert_inline(executable.llvm_ir)
     return executable(x)
 
@@ -86,12 +86,12 @@ def _assert_inline(llvm_dialect: str) -> None:
     assert not [call for call in SCALAR_CALLS if call in llvm_dialect]
 
 
-def _run_vector(fn: str, x: np.ndarray) -> np.ndarray:
+def _run_vector(fn: str, x: np.ndarray, attributes: str = "") -> np.ndarray:
     padded = np.zeros(-(-x.size // LANES) * LANES, F32)
     padded[: x.size] = x
     out = np.empty_like(padded)
     with rlx_mlir.make_context():
-        module = ir.Module.parse(VECTOR.format(fn=fn, lanes=LANES))
+        module = ir.Module.parse(VECTOR.format(fn=fn, lanes=LANES, attributes=attributes))
         run_pipeline(module.operation, VECTOR_TO_LLVM)
         _assert_inline(str(module))
         engine = ExecutionEngine(module, opt_level=2)
@@ -107,7 +107,8 @@ RUNNERS = {"generic": _run_generic, "vector": _run_vector}
 
 @pytest.fixture(params=sorted(RUNNERS))
 def run(request):
-    """run(fn, x): math.<fn> applied to the f32 array x in the parametrized form."""
+    """run(fn, x, attributes=""): math.<fn> (with `attributes`, an attribute dictionary) applied
+    to the f32 array x in the parametrized form."""
     return RUNNERS[request.param]
 
 
@@ -154,6 +155,31 @@ def test_exp_special_values(run):
     y = run("exp", x)
     finite_max = F32(np.exp(np.float64(F32(88.72283))))
     assert _same(y, [1.0, 1.0, 1.0, 1.0, INF, 0.0, NAN, finite_max, INF, INF, INF, 0.0, 0.0])
+
+
+NONPOSITIVE = "{rlx.nonpositive} "  # math.exp of x <= 0 or NaN (the tiled attention's softmax)
+
+
+def test_exp_of_nonpositive_within_one_ulp_and_underflows_gradually(run):
+    normal = _grid(-87.33, 0.0)
+    y = run("exp", normal, NONPOSITIVE)
+    assert _relative_error(y, np.exp(normal.astype(np.float64))) <= 1.2e-7
+    subnormal = _grid(-104.0, -87.34, 1 << 18)
+    y = run("exp", subnormal, NONPOSITIVE)
+    assert _absolute_error(y, np.exp(subnormal.astype(np.float64))) <= float(TINIEST)
+    assert y[-1] > 0 and y[0] == 0
+
+
+def test_exp_of_nonpositive_is_the_exp_bit_for_bit(run):
+    # Where its contract holds, the shorter expansion rounds exactly as the general one.
+    x = np.concatenate([_grid(-110.0, 0.0), -np.geomspace(1e-30, 1.0, 1 << 12).astype(F32)])
+    assert _same(run("exp", x, NONPOSITIVE), run("exp", x))
+
+
+def test_exp_of_nonpositive_special_values(run):
+    payload_nans = np.array([0x7FC00123, 0xFFC001FF, 0x7F8001FF], np.uint32).view(F32)  # NaNs with low bits set
+    x = np.concatenate([np.array([0.0, -0.0, -TINIEST, -INF, NAN, -NAN, -103.98, -1e30, -FLT_MAX], F32), payload_nans])
+    assert _same(run("exp", x, NONPOSITIVE), [1.0, 1.0, 1.0, 0.0, NAN, NAN, 0.0, 0.0, 0.0, NAN, NAN, NAN])
 
 
 # --- log ------------------------------------------------------------------------------

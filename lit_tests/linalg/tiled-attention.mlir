@@ -21,7 +21,13 @@
 // CHECK: vector.shuffle
 // CHECK: tensor.parallel_insert_slice %{{.*}} into %[[KOUT]]{{.*}} [1, 1, 64, 16] [1, 1, 1, 1] : tensor<64x16xf32> into tensor<1x1x128x16xf32>
 // CHECK: tensor.parallel_insert_slice %{{.*}} into %[[VOUT]][%{{.*}}, %{{.*}}, %[[PKB]], 0, 0] [1, 1, 1, 16, 64] [1, 1, 1, 1, 1] : tensor<16x64xf32> into tensor<1x1x2x16x64xf32>
-// CHECK: scf.forall (%[[B:.*]], %[[H:.*]], %[[QB:.*]]) in (1, 2, 2) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<1x128x2x16xf32>)
+// CHECK: scf.forall (%[[B:.*]], %[[H:.*]], %[[J:.*]]) in (1, 2, 2) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<1x128x2x16xf32>)
+// Query blocks from both ends in turn (0, n - 1, 1, n - 2, ...): a thread's contiguous range of
+// iterations holds short and long rows of the causal triangle alike.
+// CHECK: %[[HALF:.*]] = arith.floordivsi %[[J]], %{{.*}} : index
+// CHECK: %[[ODD:.*]] = arith.cmpi ne, %{{.*}}, %{{.*}} : index
+// CHECK: %[[FROM_END:.*]] = arith.subi %{{.*}}, %[[HALF]] : index
+// CHECK: %[[QB:.*]] = arith.select %[[ODD]], %[[FROM_END]], %[[HALF]] : index
 // CHECK: %[[Q0:.*]] = arith.muli %[[QB]], %{{.*}} : index
 // CHECK: tensor.extract_slice %{{.*}}[%[[B]], %[[Q0]], %[[H]], 0] [1, 64, 1, 16] [1, 1, 1, 1] : tensor<1x128x2x16xf32> to tensor<64x16xf32>
 // The scaled queries transposed in registers: [16, 64], one query per column.
@@ -53,10 +59,12 @@
 // CHECK-NEXT: arith.cmpf ogt, %[[TILE]]#0, %{{.*}} : vector<16xf32>
 // CHECK: vector.insert_strided_slice %[[SCORES]]#4, %{{.*}} {offsets = [48], strides = [1]} : vector<16xf32> into vector<64xf32>
 // CHECK-NOT: scf.for {{.*}} -> (vector<64xf32>)
-// CHECK: math.exp
+// The correction exp(m - m') and the weights' exp(s - m') are of x <= 0: marked so, for
+// rlx-approximate-math's shorter expansion.
+// CHECK: math.exp %{{.*}} {rlx.nonpositive} : vector<64xf32>
 // The weights (written row by row) and their sum (a vector).
 // CHECK: %[[PROBS:.*]]:2 = scf.for {{.*}} -> (tensor<64x64xf32>, vector<64xf32>)
-// CHECK: math.exp
+// CHECK: math.exp %{{.*}} {rlx.nonpositive} : vector<64xf32>
 // CHECK: %[[VALUES:.*]] = tensor.extract_slice %[[PACKED]]#1[%[[B]], %[[KVH]], %[[KB]], 0, 0] [1, 1, 1, 16, 64] [1, 1, 1, 1, 1] : tensor<1x1x2x16x64xf32> to tensor<16x64xf32>
 // The output's product: each register tile of the accumulator read and rescaled (its prologue,
 // no pass of its own), then the weights' rows loaded and the value elements broadcast down the keys.

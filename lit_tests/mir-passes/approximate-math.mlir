@@ -26,6 +26,34 @@ func.func @exp_scalar(%x: f32) -> f32 {
 
 // -----
 
+// exp marked rlx.nonpositive (x <= 0 or NaN: a softmax's x - max, the tiled attention's): the
+// lower clamp alone, as a select that passes NaN through (no uno test), and 2^n as one
+// exponent-field bitcast (n + 64) times the constant 2^-64: no shrsi splitting n in two.
+// CHECK-LABEL: func.func @exp_of_nonpositive(
+// CHECK-SAME: %[[X:[^:]*]]: vector<16xf32>)
+// CHECK-NOT: arith.minimumf
+// CHECK: %[[BELOW:.*]] = arith.cmpf olt, %[[X]], %[[LOW:.*]] : vector<16xf32>
+// CHECK: %[[C:.*]] = arith.select %[[BELOW]], %[[LOW]], %[[X]] : vector<16xi1>, vector<16xf32>
+// CHECK: %[[T:.*]] = math.fma %[[C]], %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK: %[[N:.*]] = arith.subf %[[T]], %{{.*}} : vector<16xf32>
+// CHECK: %[[R1:.*]] = math.fma %[[N]], %{{.*}}, %[[C]] : vector<16xf32>
+// CHECK: %[[R:.*]] = math.fma %[[N]], %{{.*}}, %[[R1]] : vector<16xf32>
+// CHECK-COUNT-5: math.fma %{{.*}}, %[[R]], %{{.*}} : vector<16xf32>
+// CHECK: %[[BITS:.*]] = arith.bitcast %[[T]] : vector<16xf32> to vector<16xi32>
+// CHECK: %[[FIELD:.*]] = arith.shli %[[BITS]], %{{.*}} : vector<16xi32>
+// CHECK: %[[BIASED:.*]] = arith.addi %[[FIELD]], %{{.*}} : vector<16xi32>
+// CHECK: %[[POWER:.*]] = arith.bitcast %[[BIASED]] : vector<16xi32> to vector<16xf32>
+// CHECK: %[[SCALED:.*]] = arith.mulf %{{.*}}, %[[POWER]] : vector<16xf32>
+// CHECK: %[[Y:.*]] = arith.mulf %[[SCALED]], %{{.*}} : vector<16xf32>
+// CHECK-NOT: arith.cmpf uno
+// CHECK: return %[[Y]] : vector<16xf32>
+func.func @exp_of_nonpositive(%x: vector<16xf32>) -> vector<16xf32> {
+  %0 = math.exp %x {rlx.nonpositive} : vector<16xf32>
+  return %0 : vector<16xf32>
+}
+
+// -----
+
 // Vectors get splat constants and the same code on vector<8xf32> (and vector<8xi32>).
 // CHECK-LABEL: func.func @tanh_vector(
 // CHECK-SAME: %[[X:[^:]*]]: vector<8xf32>)

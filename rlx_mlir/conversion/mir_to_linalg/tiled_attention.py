@@ -11,7 +11,9 @@ blends, a serial chain of ~50 instructions per row (a fifth of the time at 2048 
     scf.forall (b, g, kb) over the key blocks below L   K and V packed once per kv head, f32:
       k'[b, g, kb*Bk : +Bk] = k[b, kb*Bk : +Bk, g, :]    [Bk, D] (the scores' GEMM A operand)
       vt[b, g, kb] = v[b, kb*Bk : +Bk, g, :]^T           [D, Bk], columns at or past L zeroed
-    scf.forall (b, h, query block qb)                    threads share the (b, h, qb) tiles out
+    scf.forall (b, h, query block qb)                    threads share the (b, h, qb) tiles out; the
+                                                         blocks of a head from both ends in turn
+                                                         (`_from_both_ends`: equal work per thread)
       qt = (q[b, qb*Bq : +Bq, h, :] * scale)^T           [D, Bq] f32
       m = -inf, l = 0, acc = 0                           [Bq], [Bq], [D, Bq]
       scf.for kb in [first visible, first masked)        blocks every query of qb sees whole: no mask
@@ -66,6 +68,7 @@ from mlir.dialects import arith, linalg, scf, tensor, vector
 from mlir.dialects import math as mmath
 
 from ...dialects import rlx
+from ...ir.attrs import NONPOSITIVE_ATTR
 from ...ir.shapes import shape_of
 from . import builders as lb
 from .attention import F32_NEG_INF, _dims, _map, _split_heads
@@ -258,10 +261,10 @@ class _Attention:
         old_peak = lanes.read(peak, [lb.index_constant(0)])
         new_peak = arith.maximumf(old_peak, block_peak)
         unseen = arith.cmpf(arith.CmpFPredicate.OEQ, new_peak, lanes.splat(F32_NEG_INF))  # no key seen yet
-        correction = lanes.select(unseen, lanes.splat(1.0), mmath.exp(arith.subf(old_peak, new_peak)))
+        correction = lanes.select(unseen, lanes.splat(1.0), _exp_of_nonpositive(arith.subf(old_peak, new_peak)))
 
         def weigh(j, tile, block_total):  # row j of the logits read, then its weights written over it
-            weight = lanes.select(unseen, lanes.splat(0.0), mmath.exp(arith.subf(row_of(tile, j), new_peak)))
+            weight = lanes.select(unseen, lanes.splat(0.0), _exp_of_nonpositive(arith.subf(row_of(tile, j), new_peak)))
             return [lanes.write(weight, tile, [j, lb.index_constant(0)]), arith.addf(block_total, weight)]
 
         f32 = lb.f32_type()
@@ -322,17 +325,29 @@ class _Attention:
     def lower(self) -> ir.Value:
         self.packed_keys, self.packed_values = self._pack_keys_values()
         shape = [self.batch, self.sq, self.heads, self.d]
-        tiles = scf.ForallOp([0, 0, 0], [self.batch, self.heads, self.sq // self.bq], [1, 1, 1],
-                             [lb.empty(shape, self.element)])
+        blocks = self.sq // self.bq
+        tiles = scf.ForallOp([0, 0, 0], [self.batch, self.heads, blocks], [1, 1, 1], [lb.empty(shape, self.element)])
         with ir.InsertionPoint(tiles.body):
-            (b, h, qb), (shared,) = tiles.induction_variables, tiles.inner_iter_args
-            q0 = arith.muli(qb, lb.index_constant(self.bq))
+            (b, h, j), (shared,) = tiles.induction_variables, tiles.inner_iter_args
+            q0 = arith.muli(_from_both_ends(j, blocks), lb.index_constant(self.bq))
             out = self._query_block(b, h, q0)
             terminator = scf.InParallelOp()
             with ir.InsertionPoint(terminator.region.blocks[0]):
                 tensor.ParallelInsertSliceOp(out, shared, [b, q0, h], [], [], [_DYNAMIC, _DYNAMIC, _DYNAMIC, 0],
                                              [1, self.bq, 1, self.d], [1, 1, 1, 1])
         return tiles.results[0]
+
+
+def _from_both_ends(j: ir.Value, count: int) -> ir.Value:
+    """The `j`-th of `count` query blocks taken from both ends in turn: 0, count - 1, 1, count - 2, ...
+    A causal query block's work grows with its index; OpenMP's static schedule gives each thread
+    a contiguous range of the (head, block) iterations, so with fewer heads than threads (or a
+    count of heads they do not divide) a range of a head's blocks in order would put the
+    triangle's short rows on one thread and its long ones on another (3x the work, split in
+    halves); in this order every range of pairs holds about the same work."""
+    half = arith.floordivsi(j, lb.index_constant(2))
+    odd = arith.cmpi(arith.CmpIPredicate.ne, arith.remsi(j, lb.index_constant(2)), lb.index_constant(0))
+    return arith.select(odd, arith.subi(lb.index_constant(count - 1), half), half)
 
 
 class _Lanes:
@@ -375,6 +390,14 @@ class _Lanes:
 
     def select(self, mask: ir.Value, if_true: ir.Value, if_false: ir.Value) -> ir.Value:
         return arith.select(mask, if_true, if_false)
+
+
+def _exp_of_nonpositive(x: ir.Value) -> ir.Value:
+    """`math.exp` of `x - max` (<= 0, -inf where a key is hidden, or NaN), marked so: the
+    approximation expands it without the overflow path (`NONPOSITIVE_ATTR`, rlx-approximate-math)."""
+    exp = mmath.ExpOp(x)
+    exp.operation.attributes[NONPOSITIVE_ATTR] = ir.UnitAttr.get()
+    return exp.result
 
 
 LANES = 16  # f32 lanes of one AVX-512 register

@@ -15,7 +15,7 @@ import pytest
 from op_cases import op_module, rng_for, tensor_type
 
 import rlx_mlir
-from rlx_mlir import CompileError
+from rlx_mlir import CompileError, GraphModule
 
 NUMPY = {"f32": np.float32, "f16": np.float16, "i64": np.int64, "i1": np.bool_}
 PLANS = [pytest.param(True, id="plan"), pytest.param(False, id="plan=False")]
@@ -176,6 +176,19 @@ def test_zero_size_loop_in_an_op_large_enough_to_split(op, operands, result, att
     inputs = arrays((op, operands), operands)
     text = op_module(op, operands, result, attrs)
     check(run(text, inputs, plan, isolate=True), np.asarray(reference(*inputs)))
+
+
+@pytest.mark.parametrize("scheme, activations", [("q4_k", None), ("q4_k", "q8"), ("q8_0", None), ("q6_k", None)])
+@pytest.mark.parametrize("plan", PLANS)
+def test_dequant_matmul_over_k_0_is_zeros(scheme, activations, plan):
+    """`x [300, 0]` times a packed weight of 40 rows of no bytes (K = 0) is zeros, as `rlx.matmul`'s
+    (and `rlx.dequant_grouped_matmul`'s) K = 0: the GGUF kernel's K chunking failed on zero blocks
+    ('internal error in pass ...: max() arg is an empty sequence')."""
+    g = GraphModule.mir("f")
+    x, w = g.input("x", (300, 0)), g.input("w", (40, 0), "u8")
+    g.set_outputs(g.dequant_matmul(x, w, scheme, activations=activations))
+    out = g.compile(plan=plan, threads=2, cache=False)(np.zeros((300, 0), np.float32), np.zeros((40, 0), np.uint8))
+    check(out, np.zeros((300, 40), np.float32))
 
 
 # Reducing an empty axis gives the kind's identity (dialect/rlx.md, rlx.reduce).

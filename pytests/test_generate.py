@@ -16,7 +16,7 @@ import pytest
 
 import rlx_mlir
 from rlx_mlir.ir.diagnostics import DiagnosticCollector
-from rlx_mlir.models.generate import CachedLlama, generate
+from rlx_mlir.models.generate import CachedLlama, generate, sample
 from rlx_mlir.models.llama import LlamaConfig, random_weights
 from rlx_mlir.models.llama_cached import build_llama_step
 from rlx_mlir.passmanager.pipeline import run_pipeline
@@ -270,3 +270,24 @@ def test_prefill_buckets_fall_back_to_the_exact_length(weights):
 def test_bad_prefill_buckets_are_rejected(weights, buckets, message):
     with pytest.raises(ValueError, match=message):
         CachedLlama(CONFIG, weights, capacity=CAPACITY, prefill_buckets=buckets)
+
+
+def test_sampling_a_row_without_a_finite_softmax_is_greedy():
+    """Rows with a NaN or +inf logit, all logits -inf, or logits / temperature overflowing get the
+    greedy choice (NaN the largest), `rlx.sample`'s rule, whatever top_k and top_p; numpy's sampler
+    raised "Probabilities contain NaN" (a model whose f16 logits overflowed ended generate())."""
+    logits = np.array([
+        [0.0, np.nan, 1.0, np.nan],
+        [0.0, np.inf, 1.0, np.inf],
+        [-np.inf, -np.inf, -np.inf, -np.inf],
+        [1.0, 3.0, 2.0, 3.0],  # divided by 1e-310: +inf
+        [np.nan, 1.0, 0.0, 2.0],  # top_k = 2 would drop the NaN
+    ])
+    rng = np.random.default_rng(0)
+    for temperature, top_k, top_p in [(1.0, None, None), (1e-310, None, None), (1.0, 2, 0.5)]:
+        got = sample(logits, rng, temperature=temperature, top_k=top_k, top_p=top_p)
+        want = [1, 1, 0, 1, 0] if temperature == 1e-310 else [1, 1, 0, None, 0]
+        assert [g for g, w in zip(got.tolist(), want) if w is not None] == [w for w in want if w is not None]
+    # a finite row still samples: the last one of three rows, at temperature 1, over many draws
+    draws = {int(sample(np.array([[0.0, 0.0, 0.0]]), rng, temperature=1.0)[0]) for _ in range(60)}
+    assert draws == {0, 1, 2}

@@ -224,6 +224,21 @@ def test_gguf_dequantize_takes_bytes():
     np.testing.assert_array_equal(quant.dequantize(packed.tobytes(), "q4_k", (2, 256)), quant.dequantize(packed, "q4_k", (2, 256)))
 
 
+@pytest.mark.parametrize("name", [n for n in GGUF if n != "q8_k"])  # q8_k keeps its scale in f32
+@pytest.mark.parametrize("magnitude", [1e9, 1e30, 3e38])
+def test_gguf_weight_too_large_for_the_f16_scale_is_an_error(name, magnitude):
+    """A block whose scale overflows the block's f16 (65504) would decode to inf or NaN: an error
+    naming the scheme (it was packed silently; 1e9 overflows every f16-scaled scheme, 1e30 the
+    quantisers' own f32 arithmetic).  The largest weights that fit still round-trip."""
+    block = 32 if name in ("q4_0", "q8_0") else 256
+    w = np.full((2, block), magnitude, np.float32)
+    w[1, 3] = -magnitude / 3
+    with pytest.raises(quant.QuantError, match=rf"^{name}: a block's scale does not fit the f16 of a GGUF block \(largest 65504\)"):
+        quant.quantize(w, name)
+    fits = w / magnitude * 1e5
+    assert np.isfinite(quant.dequantize(quant.quantize(fits, name), name, fits.shape)).all()
+
+
 def test_gguf_quantize_takes_leading_dimensions():
     w = np.random.default_rng(5).standard_normal((2, 3, 256)).astype(np.float32)
     packed = quant.quantize(w, "q6_k")

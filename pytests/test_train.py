@@ -39,6 +39,29 @@ def test_softmax_cross_entropy_value_and_gradient():
     np.testing.assert_allclose(grad, (probs - onehot) / 6, rtol=1e-4, atol=1e-6)
 
 
+@pytest.mark.parametrize("dtype", ["i64", "i32"])
+def test_softmax_cross_entropy_label_out_of_range_picks_no_class(dtype):
+    """A label outside `0 .. C-1` (-1, C, far off) picks no class: the row's loss is logsumexp of
+    its logits and its gradient the softmax (the documented rule).  The loss was logsumexp of the
+    max-shifted logits and the gradient softmax - onehot(argmax): the label acted as the argmax."""
+    logits = np.array([[3.0, 1.0, 0.0], [3.0, 1.0, 0.0], [0.5, 2.0, -1.0], [-4.0, 5.0, 1.0]], np.float32)
+    labels = np.array([-1, 0, 3, -(2**31)], np.int64 if dtype == "i64" else np.int32)
+    g = GraphModule.mir("ce")
+    x, y = g.input("logits", (4, 3)), g.input("labels", (4,), dtype)
+    loss = softmax_cross_entropy(g, x, y)
+    (dx,) = g.grad(loss, [x])
+    g.set_outputs([loss, dx])
+    value, grad = g.compile()(logits=logits, labels=labels)
+    z = logits.astype(np.float64)
+    logsumexp = np.log(np.exp(z).sum(-1))
+    picked = np.array([0.0, z[1, 0], 0.0, 0.0])  # only row 1's label is a class
+    np.testing.assert_allclose(value, np.mean(logsumexp - picked), rtol=1e-6)
+    probs = np.exp(z - logsumexp[:, None])
+    onehot = np.zeros((4, 3))
+    onehot[1, 0] = 1.0
+    np.testing.assert_allclose(grad, (probs - onehot) / 4, rtol=1e-5, atol=1e-7)
+
+
 def test_softmax_cross_entropy_checks_labels():
     g = GraphModule.mir("ce")
     x, y = g.input("logits", (2, 7)), g.input("labels", (3,), "i64")

@@ -50,3 +50,17 @@
 // RUN: rlx-run %S/Inputs/bf16.mlir --input=4xbf16=1,2,3,4.5 | FileCheck %s --check-prefix=BF16
 // BF16: result0: tensor<4xbf16>
 // BF16-NEXT: [-1 -2 -3 -4.5]
+
+// Integer literals keep their values: the extremes of each type pass through; a value outside the
+// element type is an error (numpy wrapped 300 to 44 as i8, and 2**64 failed as an internal error).
+// RUN: rlx-run %S/Inputs/ints.mlir --input a=2xi8=-128,127 --input b=2xi64=-9223372036854775808,9223372036854775807 | FileCheck %s --check-prefix=INT-EXTREMES
+// INT-EXTREMES: result0: tensor<2xi64>
+// INT-EXTREMES-NEXT: [-128  127]
+// INT-EXTREMES: result1: tensor<2xi64>
+// INT-EXTREMES-NEXT: [-9223372036854775808  9223372036854775807]
+// RUN: not rlx-run %S/Inputs/ints.mlir --input a=2xi8=300 --input b=2xi64=1 2>&1 | FileCheck %s --check-prefix=INT-WRAP
+// INT-WRAP: rlx-run: error: --input a=2xi8=300: 300 is out of range for i8 (-128 to 127)
+// RUN: not rlx-run %S/Inputs/ints.mlir --input a=2xi8=1,-129 --input b=2xi64=1 2>&1 | FileCheck %s --check-prefix=INT-LOW
+// INT-LOW: rlx-run: error: --input a=2xi8=1,-129: -129 is out of range for i8 (-128 to 127)
+// RUN: not rlx-run %S/Inputs/ints.mlir --input a=2xi8=1 --input b=2xi64=99999999999999999999 2>&1 | FileCheck %s --check-prefix=INT-HUGE
+// INT-HUGE: rlx-run: error: --input b=2xi64=99999999999999999999: 99999999999999999999 is out of range for i64 (-9223372036854775808 to 9223372036854775807)

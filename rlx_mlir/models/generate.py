@@ -192,12 +192,21 @@ def sample(logits: np.ndarray, rng: Optional[np.random.Generator], *, temperatur
     Otherwise softmax(logits / temperature) restricted to the `top_k` most
     likely tokens (when given), then to the smallest set of most likely tokens
     whose probability reaches `top_p` (nucleus, when given; the most likely
-    token always stays), renormalised and sampled with `rng`.
+    token always stays), renormalised and sampled with `rng`.  A row whose
+    softmax is not finite (a NaN or +inf logit, all logits -inf, or
+    `logits / temperature` overflowing) gets the greedy choice, NaN counting as
+    the largest value: `rlx.sample`'s rule (numpy's sampler raised "Probabilities
+    contain NaN").
     """
     if temperature == 0.0:
         return np.argmax(logits, axis=-1)
     tokens = []
     for row in np.asarray(logits, np.float64):
+        with np.errstate(over="ignore"):
+            finite = np.isfinite((row / temperature).max())  # NaN, +inf, all -inf, overflow: not finite
+        if not finite:
+            tokens.append(np.argmax(row))  # the first NaN, else the first largest
+            continue
         order = np.argsort(-row, kind="stable")  # most likely first
         if top_k is not None:
             order = order[:top_k]

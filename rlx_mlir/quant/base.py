@@ -36,8 +36,16 @@ class Operand(NamedTuple):
 
 
 def f16_to_bytes(values: np.ndarray) -> np.ndarray:
-    """float32 `[...]` -> IEEE half (round to nearest even, as GGML_FP32_TO_FP16) as `uint8 [..., 2]`."""
-    halves = np.ascontiguousarray(np.asarray(values, np.float32).astype(np.float16))
+    """float32 `[...]` -> IEEE half (round to nearest even, as GGML_FP32_TO_FP16) as `uint8 [..., 2]`.
+
+    A block scale beyond the half's range (65504; a weight of magnitude about 1e6 and up, or a
+    quantiser's f32 arithmetic overflowing on a larger one) is a QuantError: its block would
+    decode to inf or NaN."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        halves = np.ascontiguousarray(np.asarray(values, np.float32).astype(np.float16))
+    if not np.isfinite(halves).all():
+        raise QuantError("a block's scale does not fit the f16 of a GGUF block (largest 65504): "
+                         "the weight is too large for the scheme")
     return halves.view(np.uint8).reshape(*halves.shape, 2)
 
 
@@ -135,7 +143,11 @@ class GgufScheme:
         step = max(1, self._CHUNK_ELEMENTS // self.block_size)
         out = np.empty((blocks.shape[0], self.block_bytes), np.uint8)
         for start in range(0, blocks.shape[0], step):
-            out[start : start + step] = self._quantize_blocks(blocks[start : start + step])
+            try:
+                with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # overflows end as the QuantError below
+                    out[start : start + step] = self._quantize_blocks(blocks[start : start + step])
+            except QuantError as error:
+                raise QuantError(f"{self.name}: {error} (its largest magnitude is {float(np.abs(w).max()):.4g})") from None
         return out.reshape(*w.shape[:-1], self.row_bytes(w.shape[-1]))
 
     def __repr__(self):

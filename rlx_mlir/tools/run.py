@@ -255,7 +255,14 @@ def _literal(type_text: str, values: str, item: str) -> np.ndarray:
             data = np.array([{"true": 1, "false": 0}.get(t.lower(), None) if not t.lstrip("-").isdigit() else int(t)
                              for t in tokens], dtype=np.int64) != 0
         else:
-            data = np.array([float(t) if entry.is_float else int(t) for t in tokens]).astype(numpy_type)
+            parsed = [float(t) if entry.is_float else int(t) for t in tokens]
+            if not entry.is_float:  # numpy would wrap 300 to 44 as i8, or fail on 2**64 as an internal error
+                bounds = np.iinfo(numpy_type)
+                outside = next((v for v in parsed if not bounds.min <= v <= bounds.max), None)
+                if outside is not None:
+                    raise ToolError(f"--input {item}: {outside} is out of range for {element} "
+                                    f"({bounds.min} to {bounds.max})")
+            data = np.array(parsed).astype(numpy_type)
     except (ValueError, TypeError):
         raise ToolError(f"--input {item}: cannot read the values as {element}") from None
     count = math.prod(shape)

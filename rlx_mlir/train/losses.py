@@ -32,7 +32,11 @@ def softmax_cross_entropy(g: GraphModule, logits: Tensor, labels: Tensor) -> Ten
     expanded = g.op(rlx.ReshapeOp, labels, result_type=_type(g, [*label_shape, 1], labels.dtype))
     onehot = g.op(rlx.CastOp, g.op(rlx.CompareOp, expanded, iota, predicate="eq"), result_type=_type(g, shape, logits.dtype))
     picked = g.op(rlx.ReduceOp, z * onehot, kind="sum", axes=[rank - 1], keep_dim=True)
-    per_row = log_total - picked
+    # A row whose label picks no class gets the max back (`top - top * hit`, exactly 0 where a class
+    # is hit): its loss is logsumexp(logits), and no row's gradient reaches the max.  Without it such a
+    # row's loss was logsumexp(z) and its gradient softmax - onehot(argmax): the label acted as the argmax.
+    hit = g.op(rlx.ReduceOp, onehot, kind="sum", axes=[rank - 1], keep_dim=True)
+    per_row = (log_total - picked) + (top - top * hit)
     return g.op(rlx.ReduceOp, per_row, kind="mean", axes=list(range(rank)))
 
 

@@ -458,6 +458,9 @@ def _activations(op) -> str:
 def _lower_dequant_matmul(op) -> ir.Value:
     if op.scheme not in GGUF_SCHEMES:  # int8/B, int8_asym/B, int4/B, nvfp4: codes with side tensors
         return quant_affine.lower_dequant_matmul(op)
+    if shape_of(op.x.type)[-1] == 0:  # K = 0 (rows of no bytes): a sum over nothing, as rlx.matmul's
+        result = ir.RankedTensorType(op.result.type)
+        return lb.zeros(result.shape, result.element_type)
     return packed_matmul(op.x, op.w, op.scheme, op.result.type, _activations(op))
 
 

@@ -61,10 +61,15 @@ ROW_TILE = 8
 # rlx.dequant_grouped_matmul: slab rows (output columns) per pass over an expert's tiles.
 COLUMN_BLOCK = 128
 # rlx.grouped_matmul (f32): output columns per chunk (the threads share the chunks out: at most
-# COLUMN_CHUNK, the GEMV kernel's 16 KiB block of C for 8 rows, and at least MIN_CHUNKS chunks where
-# N allows), and the bytes of one block of an expert's weight (`[depth, chunk]`, read in place)
-# that its tiles reuse from L2.
-COLUMN_CHUNK = 512
+# COLUMN_CHUNK and at least MIN_CHUNKS chunks where N allows), and the bytes of one block of an
+# expert's weight (`[depth, chunk]`, read in place) that its tiles reuse from L2.  A chunk wider
+# than the GEMV kernel's 16 KiB block of C (512 columns for 8 rows) is two or more kernel blocks
+# side by side; its weight rows are longer runs (gate / up of benchmarks/moe.py: 4 chunks of 704
+# columns, 2816 bytes a row, instead of 8 of 352): those matmuls 0.92-0.95x the CPU time (median of
+# per-round ratios, 31 interleaved rounds, 1 and 2 threads, load 5); the down matmul (N = 1024)
+# keeps 4 chunks of 256.  Two chunks (one per thread here) measured 0.90x (gate) and 0.91-0.97x
+# (down), but would leave any thread past the second idle: the lowering does not know the count.
+COLUMN_CHUNK = 1024
 MIN_CHUNKS = 4
 WEIGHT_BLOCK_BYTES = 256 * 1024
 # rlx.grouped_matmul (f32): rows of the weight block per pass of rlx-tile-gemv's kernel over a tile
@@ -77,9 +82,8 @@ STAGGER = True
 # rlx.grouped_matmul (f32): the row counts (under ROW_TILE) an expert's last tile may shrink to: a
 # tile with `r` rows multiplies the fewest of these slots that hold them (else ROW_TILE), so fewer
 # padding rows are computed (4: at most 3 per expert instead of 7; the MoE benchmark's routing
-# computes 268 slot rows instead of 280 for its 256 rows).  Measured (benchmarks/moe.py's gate and
-# down matmuls, 1 thread, CPU time, median of per-round ratios over 31 interleaved rounds, load 5):
-# with the wider gate chunks below, gate 0.94-0.96x, down 0.98x the time of 8-row tiles throughout.
+# computes 268 slot rows instead of 280 for its 256 rows; its down matmul 0.94-0.98x the CPU time of
+# 8-row tiles throughout, 1 thread, median of per-round ratios over 31 interleaved rounds, load 5).
 TAIL_ROWS = (4,)
 
 Offset = lb.Offset

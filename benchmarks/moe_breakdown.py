@@ -7,6 +7,9 @@ expert FFN 2816, 128 tokens) cut into separately compiled pieces, 1 thread (proc
   `[256, 2816] x [8, 2816, 1024]`) with the benchmark's routing, and with every row sent to
   expert 0 (the same FLOPs and kernels, one expert's weights: in cache after the first call), and
   the dense `[256, K] x [K, N]` GEMM of the same FLOPs;
+- each grouped matmul with 8 rows per expert (one 8-row tile each, the other rows routed nowhere):
+  the weights streamed from memory with the least arithmetic on them, the bandwidth of the first
+  tile's pass over each block (the tiles after it find the block in L2);
 - `silu(gate) * up`, `rlx.scatter_add` of the 256 rows into 128 tokens;
 - the whole block (`rlx_hir.moe_ffn`, direct) and a 256 MiB numpy copy (the streaming bandwidth).
 
@@ -55,6 +58,8 @@ def main() -> None:
     down = normal(EXPERTS, FFN, HIDDEN, scale=FFN**-0.5)
     chosen = np.argsort(-(x @ router), axis=1, kind="stable")[:, :TOP_K].reshape(-1).astype(np.int64)
     to_first = np.zeros(ROWS, np.int64)
+    one_tile = np.full(ROWS, EXPERTS, np.int64)  # out of range: no slot
+    one_tile[:8 * EXPERTS] = np.arange(8 * EXPERTS) // 8
     rows, hidden = np.repeat(x, TOP_K, axis=0), normal(ROWS, FFN)
 
     def compiled(name, build):
@@ -93,9 +98,11 @@ def main() -> None:
         "router: matmul, softmax, top-2": lambda: route(x=x, r=router),
         "grouped gate (or up), routed": lambda: gate_mm(x=rows, w=gate, i=chosen),
         "grouped gate, every row to expert 0": lambda: gate_mm(x=rows, w=gate, i=to_first),
+        "grouped gate, 8 rows per expert": lambda: gate_mm(x=rows, w=gate, i=one_tile),
         "dense GEMM [256, 1024] x [1024, 2816]": lambda: gate_dense(x=rows, w=gate[0]),
         "grouped down, routed": lambda: down_mm(x=hidden, w=down, i=chosen),
         "grouped down, every row to expert 0": lambda: down_mm(x=hidden, w=down, i=to_first),
+        "grouped down, 8 rows per expert": lambda: down_mm(x=hidden, w=down, i=one_tile),
         "dense GEMM [256, 2816] x [2816, 1024]": lambda: down_dense(x=hidden, w=down[0]),
         "silu(gate) * up": lambda: swiglu(g=hidden, u=hidden),
         "scatter_add 256 rows -> 128 tokens": lambda: scatter(u=updates, i=token_of_row),
@@ -138,6 +145,10 @@ def main() -> None:
         print(f"{what}: the 8 experts' {matrix / 1e6:.1f} MB cost {extra * 1e3:.1f} ms over one cached expert's "
               f"({matrix / extra / 1e9 if extra > 0 else float('inf'):.1f} GB/s; the copy's bandwidth would take "
               f"{matrix / bandwidth * 1e3:.1f} ms)")
+        streamed = best[f"grouped {what}, 8 rows per expert"]
+        print(f"{what}, 8 rows per expert: the weights at {matrix / streamed / 1e9:.1f} GB/s "
+              f"(their {2 * 8 * EXPERTS * HIDDEN * FFN / streamed / 1e9:.0f} GFLOP/s), "
+              f"against {2 * ROWS * HIDDEN * FFN / cached / 1e9:.0f} GFLOP/s with one cached expert")
 
 
 if __name__ == "__main__":

@@ -217,6 +217,33 @@ def test_grouped_matmul_staggered_blocks_give_the_same_sums(threads):
 
 
 @pytest.mark.parametrize("threads", [1, 2])
+def test_grouped_matmul_last_tiles_of_fewer_rows(threads):
+    """K = 256, N = 512: an expert's last tile holding 1 to 4 rows multiplies 4 slots, one holding 5
+    to 7 all 8 (experts of 1, 4, 5, 8, 9, 12, 13 and 19 rows, shuffled; two rows out of range).
+    Against the per-row reference; and the rows of a 4-row last tile are bit for bit the rows
+    computed in a full tile (expert 1's first 4 rows again with 4 more rows after them)."""
+    rng = np.random.default_rng(60 + threads)
+    k, n, e = 256, 512, 8
+    idx = np.repeat(np.arange(e), [1, 4, 5, 8, 9, 12, 13, 19])
+    idx = np.concatenate([idx, [8, -1]])
+    rng.shuffle(idx)
+    m = len(idx)
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    w = rng.standard_normal((e, k, n)).astype(np.float32)
+    g = GraphModule("grouped")
+    xv, wv, iv = g.input("x", (m, k)), g.input("w", (e, k, n)), g.input("idx", (m,), "i64")
+    g.set_outputs(g.grouped_matmul(xv, wv, iv))
+    run = g.compile(threads=threads)
+    got = run(x=x, w=w, idx=idx)
+    check_close(got, grouped_reference(x, w, idx), k)
+    ones = np.flatnonzero(idx == 1)  # expert 1's 4 rows: a last tile of 4
+    others = np.flatnonzero((idx != 1) & (idx >= 2) & (idx < 8))[:4]
+    full = idx.copy()
+    full[others] = 1  # now 8 rows: one full tile of 8
+    assert np.array_equal(run(x=x, w=w, idx=full)[ones], got[ones])
+
+
+@pytest.mark.parametrize("threads", [1, 2])
 def test_dequant_grouped_matmul_column_blocks_on_any_thread_count(threads):
     """N = 384 is three blocks of 128 slab rows (output columns) shared by the threads; 21 rows over
     4 experts (one empty, one row out of range), and one row alone (a decode step)."""

@@ -26,7 +26,9 @@ sort, so each expert's weight multiplies only its own rows:
    the expert's first tile multiplies (a strided `[K, 128]` column block copied contiguous before
    the tiles, as before, was a memory-bound phase the arithmetic waited for: 5 ms per matmul of the
    MoE benchmark); it stays in L2 while the other tiles pass, so each weight is read from memory
-   once.  With `T` the kernel's 8 rows, at most 7 padding rows per expert are computed.
+   once.  With `T` the kernel's 8 rows, an expert's last tile with at most 4 rows multiplies 4
+   slots (`TAIL_ROWS`; both tile heights in the loop tagged `rlx.gemv_rows`, so the same passes
+   over k): at most 3 padding rows per expert are computed.
    Quantised (`rlx.dequant_grouped_matmul`): one `scf.forall` over blocks of `COLUMN_BLOCK` slab
    rows (output columns), per expert with rows, per tile: `rlx.dequant_matmul`'s lowering
    (`quant.packed_matmul`: blocks decoded inside the product) on the tile and the expert's block;
@@ -59,10 +61,15 @@ ROW_TILE = 8
 # rlx.dequant_grouped_matmul: slab rows (output columns) per pass over an expert's tiles.
 COLUMN_BLOCK = 128
 # rlx.grouped_matmul (f32): output columns per chunk (the threads share the chunks out: at most
-# COLUMN_CHUNK, the GEMV kernel's 16 KiB block of C for 8 rows, and at least MIN_CHUNKS chunks where
-# N allows), and the bytes of one block of an expert's weight (`[depth, chunk]`, read in place)
-# that its tiles reuse from L2.
-COLUMN_CHUNK = 512
+# COLUMN_CHUNK and at least MIN_CHUNKS chunks where N allows), and the bytes of one block of an
+# expert's weight (`[depth, chunk]`, read in place) that its tiles reuse from L2.  A chunk wider
+# than the GEMV kernel's 16 KiB block of C (512 columns for 8 rows) is two or more kernel blocks
+# side by side; its weight rows are longer runs (gate / up of benchmarks/moe.py: 4 chunks of 704
+# columns, 2816 bytes a row, instead of 8 of 352): those matmuls 0.92-0.95x the CPU time (median of
+# per-round ratios, 31 interleaved rounds, 1 and 2 threads, load 5); the down matmul (N = 1024)
+# keeps 4 chunks of 256.  Two chunks (one per thread here) measured 0.90x (gate) and 0.91-0.97x
+# (down), but would leave any thread past the second idle: the lowering does not know the count.
+COLUMN_CHUNK = 1024
 MIN_CHUNKS = 4
 WEIGHT_BLOCK_BYTES = 256 * 1024
 # rlx.grouped_matmul (f32): rows of the weight block per pass of rlx-tile-gemv's kernel over a tile
@@ -72,6 +79,12 @@ GEMV_ROWS = 8
 # rlx.grouped_matmul (f32): whether the second half of the column chunks cuts K at blocks shifted
 # by half a block (see _f32_expert_products).
 STAGGER = True
+# rlx.grouped_matmul (f32): the row counts (under ROW_TILE) an expert's last tile may shrink to: a
+# tile with `r` rows multiplies the fewest of these slots that hold them (else ROW_TILE), so fewer
+# padding rows are computed (4: at most 3 per expert instead of 7; the MoE benchmark's routing
+# computes 268 slot rows instead of 280 for its 256 rows; its down matmul 0.94-0.98x the CPU time of
+# 8-row tiles throughout, 1 thread, median of per-round ratios over 31 interleaved rounds, load 5).
+TAIL_ROWS = (4,)
 
 Offset = lb.Offset
 _DYNAMIC = ir.ShapedType.get_dynamic_size()
@@ -164,6 +177,7 @@ class _Buckets:
 
         counts = _filled([experts], index, 0)
         (counts,) = lb.for_loop(0, rows, [counts], count)
+        self.counts = counts
 
         def place_expert(e, first, tiles, running):
             n = arith.ceildivui(_element(counts, e), lb.index_constant(tile))
@@ -222,6 +236,11 @@ class _Buckets:
         first = _element(self.first_tile, e)
         last = arith.addi(first, _element(self.tile_count, e))
         return lb.for_loop(first, last, carried, lambda t, *c: body(arith.muli(t, lb.index_constant(self.tile)), *c))
+
+    def end_slot(self, e: ir.Value) -> ir.Value:
+        """The slot after expert `e`'s last row (its tiles' padding slots follow)."""
+        first = arith.muli(_element(self.first_tile, e), lb.index_constant(self.tile))
+        return arith.addi(first, _element(self.counts, e))
 
 
 def _filled(shape: Sequence[int], element: ir.Type, value: int) -> ir.Value:
@@ -322,17 +341,29 @@ def _f32_expert_products(buckets: _Buckets, xs: ir.Value, weight: ir.Value, k: i
                 and tile * chunk * shift >= 32 ** 3):
             shift = 0
         staggered = arith.cmpi(arith.CmpIPredicate.uge, c, lb.index_constant((n // chunk + 1) // 2))
+        # The smaller last tiles that stay rlx-tile-gemv's kernel on the smallest block (its 32^3
+        # multiply-adds).
+        tail_rows = [r for r in TAIL_ROWS if r < tile and r * chunk * (shift or depth) >= 32 ** 3]
 
         def per_expert(e, columns):
             def multiply_block(row: Offset, size: int, columns: ir.Value) -> list[ir.Value]:
                 """The expert's tiles times its weight rows `row .. row + size` (a static size)."""
                 block = lb.extract_slice(weight, [e, row, column], [1, size, chunk], [size, chunk])
 
-                def per_tile(slot, columns):
-                    partial = lb.extract_slice(columns, [slot, 0], [tile, chunk])
-                    rows_of_tile = lb.extract_slice(xs, [slot, row], [tile, size])
+                def multiply_tile(slot, rows: int, columns):
+                    """Rows `slot .. slot + rows` of ys += those of xs times the block."""
+                    partial = lb.extract_slice(columns, [slot, 0], [rows, chunk])
+                    rows_of_tile = lb.extract_slice(xs, [slot, row], [rows, size])
                     product = linalg.matmul(rows_of_tile, block, outs=[partial])
-                    return [_insert(product, columns, [slot, 0], [tile, chunk])]
+                    return [_insert(product, columns, [slot, 0], [rows, chunk])]
+
+                end = buckets.end_slot(e) if tail_rows else None
+
+                def per_tile(slot, columns):
+                    if not tail_rows:
+                        return multiply_tile(slot, tile, columns)
+                    return _fewest_rows(arith.subi(end, slot), columns, tail_rows,
+                                        lambda rows: multiply_tile(slot, rows, columns), tile)
 
                 tiles = buckets.over_tiles(e, [columns], per_tile)
                 if tile == ROW_TILE:  # (fewer rows: a decode step's, streamed from memory as any GEMV)
@@ -367,6 +398,22 @@ def _f32_expert_products(buckets: _Buckets, xs: ir.Value, weight: ir.Value, k: i
         with ir.InsertionPoint(terminator.region.blocks[0]):
             tensor.ParallelInsertSliceOp(columns, shared, [column], [], [], [0, _DYNAMIC], [slots, chunk], [1, 1])
     return chunks.results[0]
+
+
+def _fewest_rows(rows: ir.Value, columns: ir.Value, sizes: Sequence[int], multiply: Callable, tile: int) -> list[ir.Value]:
+    """`multiply(r)` (the tile's product on its first `r` slots) for the fewest `r` of `sizes` that
+    hold the tile's `rows` (at least 1), else `tile`: an scf.if per size, smallest first, so the
+    last tile of an expert computes fewer padding rows (they are zero in xs, and never read back)."""
+    if not sizes:
+        return multiply(tile)
+    smallest, rest = min(sizes), [r for r in sizes if r != min(sizes)]
+    fits = arith.cmpi(arith.CmpIPredicate.ule, rows, lb.index_constant(smallest))
+    branch = scf.IfOp(fits, [columns.type], has_else=True)
+    with ir.InsertionPoint(branch.then_block):
+        scf.YieldOp(multiply(smallest))
+    with ir.InsertionPoint(branch.else_block):
+        scf.YieldOp(_fewest_rows(rows, columns, rest, multiply, tile))
+    return [branch.results[0]]
 
 
 def _lower_grouped_matmul(op) -> ir.Value:

@@ -11,7 +11,9 @@ holds at most `capacity` variants (`compile(..., max_variants=N)`, default
 32): a new one past that evicts the least recently used, which a later call
 compiles again (a decode loop over a growing `PAST_SEQ` would otherwise keep
 one compiled variant per length forever).  `cache_info()` shows hits, misses, evictions
-and the variants held.
+and the variants held.  `bind_params(**weights)` returns a `BoundSpecializingExecutable`: each
+specialisation binds the weights (`Executable.bind_params`) the first time it runs, and a call
+passes the runtime inputs only.
 
     exe = rlx_mlir.compile(dynamic_module)
     exe(tokens=np.zeros((1, 7), np.int64), **weights)     # compiles SEQ=7
@@ -124,6 +126,31 @@ class SpecializingExecutable:
             binding = binding.binding_for(self.symbols)
         return self._get(dict(binding))
 
+    def bind_params(self, **weights: np.ndarray) -> "BoundSpecializingExecutable":
+        """This function with these parameters bound to every specialisation: a
+        `BoundSpecializingExecutable`, called with the other inputs.
+
+        Each specialisation binds them the first time it runs (`Executable.bind_params`: the weights
+        checked against its signature, those the GEMM kernels read packed into panels once), so a
+        weight's shape or dtype, or a name that is a runtime input, is reported at the first call.
+        A name that is no input at all is a ValueError now.  The weights must stay unchanged.
+        """
+        return BoundSpecializingExecutable(self, weights)
+
+    def pin(self, **arrays):
+        """Not for a dynamic function: TypeError pointing at `specialize(binding).pin(...)`."""
+        raise TypeError(
+            f"@{self.entry} has symbolic dimensions ({', '.join(self.symbols)}): pin a specialisation, "
+            f"specialize(binding).pin(...)"
+        )
+
+    def context(self):
+        """Not for a dynamic function: TypeError pointing at `specialize(binding).context()`."""
+        raise TypeError(
+            f"@{self.entry} has symbolic dimensions ({', '.join(self.symbols)}): a call context belongs to a "
+            f"specialisation, specialize(binding).context()"
+        )
+
     @property
     def signature(self):
         """There is none until the sizes are known: AttributeError pointing at `specialize()`."""
@@ -226,6 +253,68 @@ class SpecializingExecutable:
 
     def __repr__(self) -> str:
         return f"SpecializingExecutable(@{self.entry}, symbols={list(self.symbols)}, {self.cache_info()})"
+
+
+class BoundSpecializingExecutable:
+    """A SpecializingExecutable with some parameters bound: call it with the other inputs.
+
+    A call reads the symbols' sizes off all the arguments, bound ones included, runs that
+    specialisation (compiled on its first use, as for the unbound executable) with the weights bound
+    to it, and keeps the bound specialisation while the executable keeps the specialisation itself.
+    """
+
+    def __init__(self, dynamic: SpecializingExecutable, weights: Mapping[str, np.ndarray]):
+        unknown = [name for name in weights if name not in dynamic.input_names]
+        if unknown:
+            raise ValueError(f"bind_params: @{dynamic.entry} has no input named '{unknown[0]}' "
+                             f"(inputs: {', '.join(dynamic.input_names)})")
+        self.dynamic = dynamic
+        self._weights = dict(weights)
+        self._free = [name for name in dynamic.input_names if name not in self._weights]
+        self._parameters = Parameters(f"@{dynamic.entry} with {len(self._weights)} bound parameters", self._free)
+        self._bound: "collections.OrderedDict[tuple, tuple[object, object]]" = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def input_names(self) -> list[str]:
+        """What a call takes: the inputs that are not bound, in order."""
+        return list(self._free)
+
+    @property
+    def bound_names(self) -> list[str]:
+        return list(self._weights)
+
+    def __repr__(self) -> str:
+        return f"BoundSpecializingExecutable(@{self.dynamic.entry}, bound: {', '.join(self._weights) or 'none'})"
+
+    def __call__(self, *args: np.ndarray, out=None, **kwargs: np.ndarray):
+        """Runs the specialisation for the arguments' sizes on the bound parameters and these inputs."""
+        given = dict(zip(self._free, self._parameters.arrange(args, kwargs)))
+        arrays = [given[name] if name in given else self._weights[name] for name in self.dynamic.input_names]
+        binding = self.dynamic.binding_from_inputs(arrays)
+        return self._specialisation(binding)(**given, out=out)
+
+    def specialize(self, binding: Union[Mapping[str, int], ModelVariant]):
+        """The bound static executable for `binding` (or a ModelVariant's sizes)."""
+        if isinstance(binding, ModelVariant):
+            binding = binding.binding_for(self.dynamic.symbols)
+        return self._specialisation(dict(binding))
+
+    def _specialisation(self, binding: dict[str, int]):
+        executable = self.dynamic.specialize(binding)
+        variant = tuple(sorted(binding.items()))
+        with self._lock:
+            held = self._bound.get(variant)
+            if held is not None and held[0] is executable:
+                self._bound.move_to_end(variant)
+                return held[1]
+        bound = executable.bind_params(**self._weights)  # outside the lock: it packs
+        with self._lock:
+            self._bound[variant] = (executable, bound)
+            self._bound.move_to_end(variant)
+            while len(self._bound) > self.dynamic.capacity:  # the executable's own cache is no larger
+                self._bound.popitem(last=False)
+        return bound
 
 
 def _function_named(module: ir.Operation, name: str) -> ir.Operation:

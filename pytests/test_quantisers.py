@@ -284,6 +284,21 @@ def test_blockwise_round_trip_matches_reference(name):
     np.testing.assert_allclose(got, blockwise_reference(w, kind, int(block)), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("name", ["int8/32", "int8_asym/32", "int4/32"])
+def test_blockwise_weights_near_the_float32_maximum_stay_finite(name):
+    """A block spanning -3e38..3e38: int8_asym's hi - lo passes the f32 maximum (its scale was inf
+    and the block decoded to NaN); every scheme decodes within half a step of the weight (and f32
+    rounding)."""
+    w = np.random.default_rng(9).uniform(-3e38, 3e38, (4, 64)).astype(np.float32)
+    w[:, 0], w[:, 1] = np.float32(3.3e38), np.float32(-3.3e38)
+    stored = quant.quantize(w, name)
+    assert np.isfinite(stored[1]).all(), f"{name}: a scale is not finite"
+    got = quant.dequantize(stored, name, w.shape).astype(np.float64)
+    step = np.repeat(stored[1].astype(np.float64).T, 32, axis=1)  # [N, K]: each weight's block scale
+    assert np.isfinite(got).all()
+    assert (np.abs(got - w) <= 0.5 * step * (1 + 1e-5)).all()  # the decode rounds to f32
+
+
 @pytest.mark.parametrize("name", ["int8/32", "int8_asym/32", "int4/32", "nvfp4"])
 def test_side_tensor_quantisers_return_c_contiguous_arrays(name):
     """The stored arrays go to the compiled kernels and to files as they are: C order, not views

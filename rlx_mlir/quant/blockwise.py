@@ -18,7 +18,8 @@ nibble 0..15.  int4 needs N even.
 
 What the quantisers write (round half to even, per block of B along K, per column):
 - `int8/B`: symmetric, `scale = max|w| / 127`, `q = round(w / scale)` in -127..127, `zp = 0`.
-- `int8_asym/B`: `lo = min(w, 0)`, `hi = max(w, 0)`, `scale = (hi - lo) / 255`,
+- `int8_asym/B`: `lo = min(w, 0)`, `hi = max(w, 0)`, `scale = (hi - lo) / 255` (`hi - lo` in
+  float64 where it passes the float32 maximum),
   `zp = round(-lo / scale)` in 0..255, `q = clip(round(w / scale) + zp, 0, 255)`.
 - `int4/B`: symmetric, `scale = max|w| / 7`, `q = round(w / scale) + 8` in 1..15, `zp = 8`.
   Any zero point 0..15 dequantises (GPTQ/AWQ-style asymmetric int4 checkpoints fit as they are).
@@ -84,7 +85,12 @@ class BlockwiseScheme:
         if self.kind == "int8_asym":
             lo = np.minimum(blocks.min(axis=1), np.float32(0))
             hi = np.maximum(blocks.max(axis=1), np.float32(0))
-            scale = (hi - lo) / np.float32(255)
+            with np.errstate(over="ignore"):
+                spread = hi - lo
+            # Where hi - lo passes the f32 maximum (weights near +-3.4e38), the spread is taken in
+            # float64: scale stays finite (it was inf, and every weight of the block NaN).
+            wide = (hi.astype(np.float64) - lo.astype(np.float64)) / 255
+            scale = np.where(np.isinf(spread), wide.astype(np.float32), spread / np.float32(255))
             zp = np.clip(np.rint(-lo / np.where(scale == 0, np.float32(1), scale)), 0, 255)
             qmin, qmax = 0, 255
         else:

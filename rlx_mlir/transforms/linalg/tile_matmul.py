@@ -34,7 +34,7 @@ from __future__ import annotations
 import dataclasses
 
 from mlir import ir
-from mlir.dialects import arith, bufferization, linalg, memref, scf, tensor, vector
+from mlir.dialects import arith, bufferization, func, linalg, memref, scf, tensor, vector
 
 from ...ir.attrs import KERNEL_ATTR, PACKED_ATTR, ZERO_C_ATTR
 from ...ir.shapes import reassociation, shape_of
@@ -371,6 +371,11 @@ def _panel_position(read, panels: ir.Value, k_loop):
     return sums
 
 
+def _function_argument(value: ir.Value) -> bool:
+    """Whether `value` is an argument of a function (not of a loop body)."""
+    return isinstance(value, ir.BlockArgument) and isinstance(value.owner.owner.opview, func.FuncOp)
+
+
 def _const(value: int) -> ir.Value:
     return arith.constant(ir.IndexType.get(), value)
 
@@ -564,7 +569,7 @@ class TileMatmul(RlxPass):
             # A kernel inside an scf.forall is already one thread's share of a parallel loop: serial.
             threads = 1 if inside_forall(op) else self.threads
             packed_here = not isinstance(op.operands[1], ir.BlockArgument)
-            if packed and not packed_here and op.operands[1] not in panel_arguments:
+            if packed and _function_argument(op.operands[1]) and op.operands[1] not in panel_arguments:
                 panel_arguments.append(op.operands[1])
             plans.append(KernelPlan(shape_of(op.operands[0].type)[0], panels_n, depth, threads, packed, packed_here))
             zero_fill = _positive_zero_fill(op.operands[2]) if len(op.operands) == 3 else None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -18,7 +19,7 @@ import pytest
 import rlx_mlir
 from rlx_mlir.models.generate import CachedLlama, generate
 from rlx_mlir.models.llama import LlamaConfig, build_llama, random_weights
-from rlx_mlir.runtime import disk_cache, executable, jit
+from rlx_mlir.runtime import abi, disk_cache, executable, jit
 
 NR = 32  # the kernels' panel width (rlx-pack-matmul)
 
@@ -98,6 +99,29 @@ def test_bound_mlp_equals_unbound_and_calls_pack_nothing(monkeypatch, threads):
     np.testing.assert_allclose(out, np.maximum(x.astype(np.float64) @ w1 + b1, 0) @ w2, rtol=1e-4, atol=1e-4)
     # A context of its own (its own arena) gives the same.
     np.testing.assert_array_equal(bound.context()(x=x), expected)
+
+
+def test_bound_call_checks_only_its_own_inputs_and_threads_share_it(monkeypatch):
+    """The bound arrays and panels are checked and bound once (pinned at the first call): a later
+    call checks its runtime input alone.  Calls from several threads at once (one in the pinned
+    context, the others in idle contexts of their own) each get their own input's result."""
+    exe = rlx_mlir.compile(MLP, threads=1)
+    xs = arrays(*[(300, 40)] * 4, seed=5)
+    w1, b1, w2 = arrays((40, 96), (96,), (96, 50), seed=6)
+    bound = exe.bind_params(w1=w1, b1=b1, w2=w2)
+    expected = [exe(x, w1, b1, w2) for x in xs]
+    np.testing.assert_array_equal(bound(xs[0]), expected[0])
+    checked = []
+    real = abi.Interface.check_argument
+    monkeypatch.setattr(abi.Interface, "check_argument", lambda self, i, v: checked.append(i) or real(self, i, v))
+    np.testing.assert_array_equal(bound(xs[1]), expected[1])
+    assert checked == [0]  # x alone: not w1, b1, w2 nor the panels of w1 and w2
+    monkeypatch.undo()
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda i: [bound(xs[i]) for _ in range(5)], range(4)))
+    for i, calls in enumerate(results):
+        for result in calls:
+            np.testing.assert_array_equal(result, expected[i])
 
 
 def test_partial_binding_takes_the_rest_per_call_and_rebinding_replaces():

@@ -1,6 +1,7 @@
 // rlx-tile-matmul: a GEMM kernel whose C starts as zeros (the plain product) runs no fill pass
 // (no linalg.fill, so no memset, before the kernel): each 8x32 register tile starts from zero
-// accumulators in the first K block (K = 2048: two blocks of 1024) and is stored whole, and is
+// accumulators in the first K block (K = 2048: two blocks of 1024; 512 rows, more than one cache
+// block of rows, which alone makes K blocked) and is stored whole, and is
 // loaded from C and added to in the later blocks. Serial and split across threads (the forall
 // indexes C: only the K-block loop decides). A matmul whose init is a real tensor (a bias, an
 // accumulation) still loads it in every K block and adds into it.
@@ -9,10 +10,10 @@
 
 // CHECK-LABEL: func.func @two_k_blocks(
 // CHECK-NOT: linalg.fill
-// CHECK: %[[C:.*]] = tensor.expand_shape {{.*}} output_shape [8, 8, 2, 32]
+// CHECK: %[[C:.*]] = tensor.expand_shape {{.*}} output_shape [64, 8, 2, 32]
 // CHECK-NOT: linalg.fill
 // PAR: scf.forall ({{.*}}) in (2) shared_outs(%{{.*}} = %[[C]])
-// CHECK: scf.for %[[KB:.*]] = %[[K0:.*]] to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<8x8x{{[12]}}x32xf32>)
+// CHECK: scf.for %[[KB:.*]] = %[[K0:.*]] to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (tensor<64x8x{{[12]}}x32xf32>)
 // CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[KB]], %[[K0]] : index
 // CHECK-NEXT: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<8x32xf32>
 // CHECK-NEXT: %[[TILE:.*]] = scf.if %[[FIRST]] -> (vector<8x32xf32>) {
@@ -25,9 +26,9 @@
 // CHECK: vector.transfer_write %[[SUM]]
 // CHECK-NOT: linalg.fill
 // CHECK: return
-func.func @two_k_blocks(%x: tensor<64x2048xf32>, %w: tensor<2048x64xf32>) -> tensor<64x64xf32> {
-  %y = "rlx.matmul"(%x, %w) : (tensor<64x2048xf32>, tensor<2048x64xf32>) -> tensor<64x64xf32>
-  return %y : tensor<64x64xf32>
+func.func @two_k_blocks(%x: tensor<512x2048xf32>, %w: tensor<2048x64xf32>) -> tensor<512x64xf32> {
+  %y = "rlx.matmul"(%x, %w) : (tensor<512x2048xf32>, tensor<2048x64xf32>) -> tensor<512x64xf32>
+  return %y : tensor<512x64xf32>
 }
 
 // -----

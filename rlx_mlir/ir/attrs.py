@@ -46,4 +46,5 @@ GEMV_ATTR = "rlx.gemv"  # linalg.matmul: transient tag (its index) while rlx-til
 # is loaded and stored once per that many rows
 GEMV_ROWS_ATTR = "rlx.gemv_rows"
 VECTORIZE_ATTR = "rlx.vectorize"  # linalg.generic: transient tag while rlx-vectorize-elementwise vectorizes it
+TRANSPOSE_BLOCKS_ATTR = "rlx.transpose_blocks"  # linalg.transpose: transient tag (its rank) while rlx-vectorize-transposes blocks it
 PARALLEL_ID = "rlx.parallel_id"  # linalg op: transient tag while rlx-parallelize-linalg tiles it

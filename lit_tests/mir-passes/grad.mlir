@@ -19,19 +19,17 @@
 // CHECK-NEXT: %[[Y2:.*]] = "rlx.mul"(%[[T]], %[[T]])
 // CHECK-NEXT: %[[D:.*]] = "rlx.sub"(%[[ONE2]], %[[Y2]])
 // CHECK-NEXT: %[[DH:.*]] = "rlx.mul"(%[[DT]], %[[D]])
-//       d x = dh @ w^T, d w = x^T @ dh
-// CHECK-NEXT: %[[WT:.*]] = "rlx.transpose"(%[[W]]) {perm = array<i64: 1, 0>}
-// CHECK-NEXT: %[[DX:.*]] = "rlx.matmul"(%[[DH]], %[[WT]])
-// CHECK-NEXT: %[[XT:.*]] = "rlx.transpose"(%[[X]]) {perm = array<i64: 1, 0>}
-// CHECK-NEXT: %[[DW:.*]] = "rlx.matmul"(%[[XT]], %[[DH]])
+//       d x = dh @ w^T, d w = x^T @ dh: products contracting w's columns and x's rows, no
+//       transposed copy (the GEMM reads the operand transposed)
+// CHECK-NEXT: %[[DX:.*]] = "rlx.dot_general"(%[[DH]], %[[W]]) {lhs_batch = array<i64>, lhs_contracting = array<i64: 1>, rhs_batch = array<i64>, rhs_contracting = array<i64: 1>}
+// CHECK-NEXT: %[[DW:.*]] = "rlx.dot_general"(%[[X]], %[[DH]]) {lhs_batch = array<i64>, lhs_contracting = array<i64: 0>, rhs_batch = array<i64>, rhs_contracting = array<i64: 0>}
 // CHECK-NEXT: return %[[L]], %[[DX]], %[[DW]]
 
 // Without wrt, the rlx.param arguments; d x is never built.
 // PARAMS-LABEL: func.func @f_grad
 // PARAMS-SAME: -> (tensor<f32>, tensor<4x5xf32>)
-// PARAMS-NOT: "rlx.transpose"(%arg1)
-// PARAMS: %[[XT:.*]] = "rlx.transpose"(%arg0)
-// PARAMS-NEXT: %[[DW:.*]] = "rlx.matmul"(%[[XT]], %{{.*}})
+// PARAMS-NOT: "rlx.transpose"
+// PARAMS: %[[DW:.*]] = "rlx.dot_general"(%arg0, %{{.*}}) {lhs_batch = array<i64>, lhs_contracting = array<i64: 0>, rhs_batch = array<i64>, rhs_contracting = array<i64: 0>}
 // PARAMS-NEXT: return %{{.*}}, %[[DW]]
 func.func @f(%x: tensor<3x4xf32> {rlx.name = "x"}, %w: tensor<4x5xf32> {rlx.name = "w", rlx.param}) -> tensor<f32> {
   %0 = "rlx.matmul"(%x, %w) : (tensor<3x4xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>

@@ -46,6 +46,7 @@ GEMV_ATTR = "rlx.gemv"  # linalg.matmul: transient tag (its index) while rlx-til
 # is loaded and stored once per that many rows
 GEMV_ROWS_ATTR = "rlx.gemv_rows"
 VECTORIZE_ATTR = "rlx.vectorize"  # linalg.generic: transient tag while rlx-vectorize-elementwise vectorizes it
+TRANSPOSE_BLOCKS_ATTR = "rlx.transpose_blocks"  # linalg.transpose: transient tag (its rank) while rlx-vectorize-transposes blocks it
 PARALLEL_ID = "rlx.parallel_id"  # linalg op: transient tag while rlx-parallelize-linalg tiles it
 # math.exp: its operand is <= 0 or NaN (a softmax's `x - max`): rlx-approximate-math expands it
 # without the overflow path (unit)

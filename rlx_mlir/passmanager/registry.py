@@ -76,6 +76,7 @@ PASSES = LazyTable({
     "rlx-forall-reads-shared-outs": "transforms.linalg.forall_reads_shared_outs:ForallReadsSharedOuts",
     "rlx-approximate-math": "transforms.linalg.approximate_math:ApproximateMath",
     "rlx-vectorize-elementwise": "transforms.linalg.vectorize_elementwise:VectorizeElementwise",
+    "rlx-vectorize-transposes": "transforms.linalg.vectorize_transposes:VectorizeTransposes",
     # MIR clean-up and fusion, in a sensible order: clean up, fuse SwiGLU before
     # merging shared matmuls, then DCE what the fusions left.
     "rlx-cse": "transforms.mir.cse:CommonSubexpressionElimination",

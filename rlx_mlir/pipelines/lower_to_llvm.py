@@ -44,6 +44,7 @@ from ..transforms.linalg.split_functions import SplitFunctions
 from ..transforms.linalg.tile_gemv import TileGemv
 from ..transforms.linalg.tile_matmul import TileMatmul
 from ..transforms.linalg.vectorize_elementwise import VectorizeElementwise
+from ..transforms.linalg.vectorize_transposes import VectorizeTransposes
 from ..transforms.linalg.x86_byte_dot import X86ByteDot
 from ..transforms.mir.split_weight_concat import SplitWeightConcat
 
@@ -110,6 +111,9 @@ class LowerToLLVM(RlxPipeline):
     vectorize_elementwise: bool = option(
         True, "small static elementwise loop nests as vector code in MLIR (rlx-vectorize-elementwise), not by LLVM"
     )
+    vectorize_transposes: bool = option(
+        True, "transposes of the last two dimensions as 16x16 register transposes (rlx-vectorize-transposes)"
+    )
     split_max_ops: int = option(
         20000, "largest function left whole for LLVM (rlx-split-functions{max-ops}); 1 splits every loop nest off",
         minimum=1,
@@ -154,6 +158,9 @@ class LowerToLLVM(RlxPipeline):
             steps += ["canonicalize", gemm]
         if threads > 1:
             steps.append(ParallelizeLinalg(threads=threads))
+        if self.vectorize_transposes:
+            # After the split across threads (each thread's share blocked) and the packs lowered.
+            steps.append(VectorizeTransposes())
         # A result reshaped after its loop nest (RoPE, attention) is stored through a reshaped slot,
         # so the loop nest writes the slot rather than a buffer copied there.
         steps += [ReshapeStores(), "eliminate-empty-tensors", "canonicalize"]

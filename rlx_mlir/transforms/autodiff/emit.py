@@ -153,6 +153,22 @@ class Emitter:
             **self._kw(),
         ).result
 
+    def matmul_transposed(self, a, b, transpose_a: bool = False, transpose_b: bool = False):
+        """The 2-D product `op(a) @ op(b)` (`op` transposes where asked) as one `rlx.dot_general`
+        contracting `a`'s first dimension (`transpose_a`) or `b`'s last (`transpose_b`).  Unlike a
+        `rlx.transpose` feeding `rlx.matmul`, which the plan stores in a slot of its own, the
+        transposition stays inside the product's lowering, where rlx-pack-matmul reads the
+        operand in place, transposed (a weight gradient `x^T dy` at forward GEMM speed)."""
+        return rlx.DotGeneralOp(
+            a,
+            b,
+            lhs_contracting=[0 if transpose_a else 1],
+            rhs_contracting=[1 if transpose_b else 0],
+            lhs_batch=[],
+            rhs_batch=[],
+            **self._kw(),
+        ).result
+
     def _contracting_last(self, value, contracting, batch):
         rank = len(shape_of(value.type))
         free = [d for d in range(rank) if d not in contracting and d not in batch]

@@ -21,6 +21,14 @@ row blocks, and packing it (a transposing copy of all of B) would cost more than
 Padding copies O(MK + KN + MN) elements, against the O(MNK) multiply-adds; shapes that already
 divide are not padded.
 
+An operand that is a `linalg.transpose` (the [1, 0] permutation: a dot_general contracting a
+first dimension, as the weight gradient `x^T dy` of a training step) is read where it lies, not
+copied transposed first: a transposed A, X^T with X: [K, M], is viewed as [K', M'/MR, MR] (the
+MR values of one A column are then contiguous), and a transposed B, Y^T with Y: [N, K], is
+packed straight from Y, the pack reading it transposed (`linalg.pack` of Y's rows into the same
+[N'/NR, K', NR] panels).  The transposing copy it replaces was a separate strided pass, and
+the packing a second one.
+
 Matmuls below `min-flops` multiply-adds, or not in f32, are left to the scalar loops.
 
 With `pack-params`, a B that is a parameter (`rlx.param`, followed into the layers it is passed to:
@@ -87,18 +95,39 @@ def _has_custom_maps(op: ir.Operation) -> bool:
     return [str(ir.AffineMapAttr(m).value).replace("affine_map<", "").rstrip(">") for m in maps] != default
 
 
-def _kernel(a: ir.Value, panels: ir.Value, c: ir.Value, m: int, n: int, k: int, packed: bool) -> ir.Value:
-    """The 5-D generic C[m/MR, MR, n/NR, NR] += A[m/MR, MR, k] * B, B packed as [n/NR, k, NR]
-    or, unpacked, viewed as [k, n/NR, NR]."""
+def transposed_source(value: ir.Value):
+    """X when `value` is `linalg.transpose` of a 2-D X with the permutation [1, 0], else None."""
+    if isinstance(value, ir.BlockArgument):
+        return None
+    op = value.owner.opview
+    if not isinstance(op, linalg.TransposeOp) or list(op.permutation) != [1, 0]:
+        return None
+    return op.input
+
+
+def _a_view(a: ir.Value, m: int, k: int, transposed: bool) -> tuple[ir.Value, list]:
+    """A [m, k] as [m/MR, MR, k] (or, `transposed`, its source [k, m] as [k, m/MR, MR]) and the
+    kernel's map of it over (m-block, n-panel, k, row, column)."""
     f32 = ir.F32Type.get()
-    a_view = tensor.expand_shape(
-        ir.RankedTensorType.get([m // MR, MR, k], f32), a, [[0, 1], [2]], [], [m // MR, MR, k]
-    )
+    d = [ir.AffineDimExpr.get(i) for i in range(5)]
+    if transposed:
+        view = tensor.expand_shape(ir.RankedTensorType.get([k, m // MR, MR], f32), a, [[0], [1, 2]], [], [k, m // MR, MR])
+        return view, [d[2], d[0], d[3]]
+    view = tensor.expand_shape(ir.RankedTensorType.get([m // MR, MR, k], f32), a, [[0, 1], [2]], [], [m // MR, MR, k])
+    return view, [d[0], d[3], d[2]]
+
+
+def _kernel(a: ir.Value, panels: ir.Value, c: ir.Value, m: int, n: int, k: int, packed: bool,
+            a_transposed: bool = False) -> ir.Value:
+    """The 5-D generic C[m/MR, MR, n/NR, NR] += A[m/MR, MR, k] * B, B packed as [n/NR, k, NR]
+    or, unpacked, viewed as [k, n/NR, NR]; with `a_transposed`, `a` is A's source [k, m]."""
+    f32 = ir.F32Type.get()
+    a_view, a_map = _a_view(a, m, k, a_transposed)
     c_view_type = ir.RankedTensorType.get([m // MR, MR, n // NR, NR], f32)
     c_view = tensor.expand_shape(c_view_type, c, [[0, 1], [2, 3]], [], [m // MR, MR, n // NR, NR])
     d = [ir.AffineDimExpr.get(i) for i in range(5)]  # (m-block, n-panel, k, row, column)
     maps = [
-        ir.AffineMap.get(5, 0, [d[0], d[3], d[2]]),
+        ir.AffineMap.get(5, 0, a_map),
         ir.AffineMap.get(5, 0, [d[1], d[2], d[4]] if packed else [d[2], d[1], d[4]]),
         ir.AffineMap.get(5, 0, [d[0], d[3], d[1], d[4]]),
     ]
@@ -121,19 +150,25 @@ def _kernel(a: ir.Value, panels: ir.Value, c: ir.Value, m: int, n: int, k: int, 
     return tensor.collapse_shape(ir.RankedTensorType.get([m, n], f32), generic.result, [[0, 1], [2, 3]])
 
 
-def pack_panels(b: ir.Value, kp: int, np_: int, tag: bool = False) -> ir.Value:
+def pack_panels(b: ir.Value, kp: int, np_: int, tag: bool = False, transposed: bool = False) -> ir.Value:
     """B [k, n] as NR-wide column panels [np_/NR, kp, NR]: K zero-padded to kp rows, the last panel
-    zero-padded; with `tag`, the packing op is tagged `rlx.b_panels`."""
+    zero-padded; with `transposed`, `b` is B's source [n, k], its rows packed into the same
+    panels; with `tag`, the packing op is tagged `rlx.b_panels`."""
     f32 = ir.F32Type.get()
-    padded = _pad(b, [kp, shape_of(b.type)[1]])
+    if transposed:
+        padded = _pad(b, [shape_of(b.type)[0], kp])
+        n_dim, outer = 0, [0, 1]
+    else:
+        padded = _pad(b, [kp, shape_of(b.type)[1]])
+        n_dim, outer = 1, [1, 0]
     packed = tensor.empty([np_ // NR, kp, NR], f32)
     result = linalg.pack(
         padded,
         packed,
-        inner_dims_pos=[1],
+        inner_dims_pos=[n_dim],
         inner_tiles=[NR],
         padding_value=arith.constant(f32, 0.0),
-        outer_dims_perm=[1, 0],
+        outer_dims_perm=outer,
     )
     if tag:
         result.owner.attributes[PANELS_ATTR] = ir.UnitAttr.get()
@@ -164,16 +199,21 @@ class PackMatmul(RlxPass):
             # Packing B pays off when its panels are reused by many row blocks; a B that needs
             # no padding is otherwise read in place, as a view.
             param = param_argument_of(b, params) is not None
-            packed = m >= self.pack_rows or (np_, kp) != (n, k) or param
+            a_source, b_source = transposed_source(a), transposed_source(b)
+            # A transposed B cannot be read in place: its panels are always packed.
+            packed = m >= self.pack_rows or (np_, kp) != (n, k) or param or b_source is not None
             with ir.InsertionPoint(op), op.location:
-                if packed:
+                if b_source is not None:
+                    panels = pack_panels(b_source, kp, np_, transposed=True)
+                elif packed:
                     panels = pack_panels(b, kp, np_, tag=param)
                 else:
                     f32 = ir.F32Type.get()
                     panels = tensor.expand_shape(
                         ir.RankedTensorType.get([k, n // NR, NR], f32), b, [[0], [1, 2]], [], [k, n // NR, NR]
                     )
-                product = _kernel(_pad(a, [mp, kp]), panels, _pad(c, [mp, np_]), mp, np_, kp, packed)
+                padded_a = _pad(a, [mp, kp]) if a_source is None else _pad(a_source, [kp, mp])
+                product = _kernel(padded_a, panels, _pad(c, [mp, np_]), mp, np_, kp, packed, a_source is not None)
                 if (mp, np_) != (m, n):
                     product = tensor.extract_slice(
                         ir.RankedTensorType(c.type), product, [], [], [], [0, 0], [m, n], [1, 1]

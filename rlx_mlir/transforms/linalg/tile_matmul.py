@@ -571,7 +571,8 @@ class TileMatmul(RlxPass):
             packed_here = not isinstance(op.operands[1], ir.BlockArgument)
             if packed and _function_argument(op.operands[1]) and op.operands[1] not in panel_arguments:
                 panel_arguments.append(op.operands[1])
-            plans.append(KernelPlan(shape_of(op.operands[0].type)[0], panels_n, depth, threads, packed, packed_here))
+            blocks_m = shape_of(op.operands[-1].type)[0]  # C [m/MR, MR, n/NR, NR] (A may be viewed transposed)
+            plans.append(KernelPlan(blocks_m, panels_n, depth, threads, packed, packed_here))
             zero_fill = _positive_zero_fill(op.operands[2]) if len(op.operands) == 3 else None
             if zero_fill is not None:
                 zero_fill.attributes[ZERO_C_ATTR] = ir.UnitAttr.get()

@@ -32,6 +32,9 @@ sort, so each expert's weight multiplies only its own rows:
    Quantised (`rlx.dequant_grouped_matmul`): one `scf.forall` over blocks of `COLUMN_BLOCK` slab
    rows (output columns), per expert with rows, per tile: `rlx.dequant_matmul`'s lowering
    (`quant.packed_matmul`: blocks decoded inside the product) on the tile and the expert's block;
+   an N with no divisor near a chunk's or block's limit (a prime N) keeps full-size chunks and
+   blocks and one static tail after the forall (`lb.tile_and_tail`), and a K with none near the
+   weight block's depth one tail block of rows;
 4. a gather generic reads each row's result back from its slot (zeros for rows without one).
 
 The tile count is bounded statically (`ceil(M / T) + min(E, M) - 1`), so every tensor is static;
@@ -271,40 +274,49 @@ def _if_expert_has_rows(buckets, e, columns: ir.Value, products) -> list[ir.Valu
     return [branch.results[0]]
 
 
-def _packed_expert_products(buckets: _Buckets, xs: ir.Value, k: int, n: int, block: int,
+def _packed_expert_products(buckets: _Buckets, xs: ir.Value, k: int, n: int, block: int, tail: int,
                             weight_block: Callable, multiply: Callable) -> ir.Value:
     """`ys [slots, n]`: each tile of rows of `xs [slots, k]` times its expert's weight.
 
     One `scf.forall` over the blocks of `block` columns (threads share them out; each block's
     products are a disjoint `[slots, block]` slice of ys), then per expert with rows (`scf.if`: an
-    expert without rows is not read) its `weight_block(e, column)`, and per tile of that expert
-    `multiply(rows of the tile, that block)` `[tile, block]`.  One parallel region for the whole
-    op: a region per expert (E barriers per matmul) costs more than it gains on a loaded machine.
+    expert without rows is not read) its `weight_block(e, column, width)`, and per tile of that
+    expert `multiply(rows of the tile, that block, width)` `[tile, width]`.  One parallel region
+    for the whole op: a region per expert (E barriers per matmul) costs more than it gains on a
+    loaded machine.  `tail` columns (`n % block`, where N has no divisor near the block) follow as
+    one static tail block after the forall (serial).
     """
     f32 = lb.f32_type()
     slots, tile = buckets.slots, buckets.tile
-    blocks = scf.ForallOp([0], [n // block], [1], [lb.empty([slots, n], f32)])
-    with ir.InsertionPoint(blocks.body):
-        (b,), (shared,) = blocks.induction_variables, blocks.inner_iter_args
-        column = arith.muli(b, lb.index_constant(block))
 
+    def block_products(column: Offset, width: int, out: ir.Value) -> ir.Value:
         def per_expert(e, columns):
             def products():
-                weights = weight_block(e, column)
+                weights = weight_block(e, column, width)
 
                 def per_tile(slot, columns):
-                    product = multiply(lb.extract_slice(xs, [slot, 0], [tile, k]), weights)
-                    return [_insert(product, columns, [slot, 0], [tile, block])]
+                    product = multiply(lb.extract_slice(xs, [slot, 0], [tile, k]), weights, width)
+                    return [_insert(product, columns, [slot, 0], [tile, width])]
 
                 return buckets.over_tiles(e, [columns], per_tile)
 
             return _if_expert_has_rows(buckets, e, columns, products)
 
-        (columns,) = lb.for_loop(0, buckets.experts, [lb.extract_slice(shared, [0, column], [slots, block])], per_expert)
+        (columns,) = lb.for_loop(0, buckets.experts, [lb.extract_slice(out, [0, column], [slots, width])], per_expert)
+        return columns
+
+    blocks = scf.ForallOp([0], [n // block], [1], [lb.empty([slots, n], f32)])
+    with ir.InsertionPoint(blocks.body):
+        (b,), (shared,) = blocks.induction_variables, blocks.inner_iter_args
+        column = arith.muli(b, lb.index_constant(block))
+        columns = block_products(column, block, shared)
         terminator = scf.InParallelOp()
         with ir.InsertionPoint(terminator.region.blocks[0]):
             tensor.ParallelInsertSliceOp(columns, shared, [column], [], [], [0, _DYNAMIC], [slots, block], [1, 1])
-    return blocks.results[0]
+    ys = blocks.results[0]
+    if tail:
+        ys = _insert(block_products(n - tail, tail, ys), ys, [0, n - tail], [slots, tail])
+    return ys
 
 
 # --- rlx.grouped_matmul ---------------------------------------------------------------------
@@ -456,16 +468,15 @@ def _lower_dequant_grouped_matmul(op) -> ir.Value:
     tile = _row_tile(rows)
     buckets = _Buckets(op.expert_idx, rows, experts, tile)
     xs = buckets.gather_rows(op.x, k, f32)
-    block = lb.largest_divisor(n, COLUMN_BLOCK)
-    product_type = ir.RankedTensorType.get([tile, block], f32)
+    block, tail = lb.tile_and_tail(n, COLUMN_BLOCK, TAIL_COLUMN_MULTIPLE)
 
-    def weight_block(e, column):  # rows column .. column + block of the expert's slab: output columns
-        return lb.extract_slice(op.w, [e, column, 0], [1, block, row_bytes], [block, row_bytes])
+    def weight_block(e, column, width):  # rows column .. column + width of the expert's slab: output columns
+        return lb.extract_slice(op.w, [e, column, 0], [1, width, row_bytes], [width, row_bytes])
 
-    def multiply(rows_of_tile, slab):
-        return quant.packed_matmul(rows_of_tile, slab, op.scheme, product_type)
+    def multiply(rows_of_tile, slab, width):
+        return quant.packed_matmul(rows_of_tile, slab, op.scheme, ir.RankedTensorType.get([tile, width], f32))
 
-    ys = _packed_expert_products(buckets, xs, k, n, block, weight_block, multiply)
+    ys = _packed_expert_products(buckets, xs, k, n, block, tail, weight_block, multiply)
     return buckets.scatter_rows(ys, n)
 
 

@@ -263,3 +263,47 @@ def test_dequant_grouped_matmul_column_blocks_on_any_thread_count(threads):
             if 0 <= idx[row] < e:
                 want[row] = decoded[idx[row]] @ x[row].astype(np.float64)
         check_close(got, want, k)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_grouped_matmul_prime_n_and_k_take_full_tiles_and_a_tail(threads):
+    """N = 331 and K = 1031 (primes, no divisor near the tile limits): 4 column chunks of 80 and a
+    tail chunk of 11 after the forall, weight blocks of 816 rows and a tail block of 215
+    (lit_tests/linalg/odd-shape-tails.mlir; it was 1-column chunks and 1-row blocks).  45 rows over
+    4 experts: expert 2 empty, last tiles of 4 and 8 rows, two rows out of range."""
+    rng = np.random.default_rng(80 + threads)
+    m, k, n, e = 45, 1031, 331, 4
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    w = rng.standard_normal((e, k, n)).astype(np.float32)
+    idx = np.repeat([0, 1, 3], [11, 14, 18]).astype(np.int64)
+    idx = np.concatenate([idx, [4, -1]])
+    rng.shuffle(idx)
+    g = GraphModule("grouped")
+    xv, wv, iv = g.input("x", (m, k)), g.input("w", (e, k, n)), g.input("idx", (m,), "i64")
+    g.set_outputs(g.grouped_matmul(xv, wv, iv))
+    got = g.compile(threads=threads)(x=x, w=w, idx=idx)
+    assert not got[(idx < 0) | (idx >= e)].any()
+    check_close(got, grouped_reference(x, w, idx), k)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("scheme", ["q8_0", "q4_k"])
+def test_dequant_grouped_matmul_prime_n_takes_full_blocks_and_a_tail(scheme, threads):
+    """N = 131 (prime): one block of 128 slab rows in the forall and a tail block of 3 after it (it
+    was 131 blocks of 1 row); 21 rows over 4 experts (one empty, one row out of range) and one row."""
+    rng = np.random.default_rng([threads, *scheme.encode()])
+    e, n, k = 4, 131, 256
+    packed, decoded = packed_experts(scheme, e, n, k, rng)
+    for m in (21, 1):
+        x = rng.standard_normal((m, k)).astype(np.float32)
+        idx = rng.choice([0, 1, 3], m).astype(np.int64)
+        idx[m // 2] = 7 if m > 1 else idx[0]
+        g = GraphModule("q")
+        xv, wv, iv = g.input("x", (m, k)), g.input("w", packed.shape, "u8"), g.input("idx", (m,), "i64")
+        g.set_outputs(g.dequant_grouped_matmul(xv, wv, iv, scheme))
+        got = g.compile(threads=threads)(x=x, w=packed, idx=idx)
+        want = np.zeros((m, n))
+        for row in range(m):
+            if 0 <= idx[row] < e:
+                want[row] = decoded[idx[row]] @ x[row].astype(np.float64)
+        check_close(got, want, k)

@@ -370,3 +370,22 @@ def test_dequant_gather_rejects_a_partial_block():
     g = GraphModule("lookup")
     with pytest.raises(BuildError, match=r"scheme 'q8_0' packs blocks of 34 bytes, but a row of table has 35 bytes"):
         g.dequant_gather(g.param("table", (4, 35), "u8"), g.input("i", (2,), "i64"), "q8_0")
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("m", [16, 1])
+@pytest.mark.parametrize("scheme", ["q8_0", "q4_k", "q6_k"])
+def test_dequant_matmul_prime_n(scheme, m, threads):
+    """N = 67 (prime, no divisor near the 64-row panels): with two row tiles of x (M = 16) the first
+    64 weight rows and the last 3 are two products side by side (it was 67 panels of one row); with
+    one row, one product of 1-row panels (lit_tests/linalg/odd-shape-tails.mlir)."""
+    k, n = 512, 67
+    rng = np.random.default_rng([m, threads, *scheme.encode()])
+    w = random_blocks(scheme, n, k, rng)
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    g = GraphModule.mir("prime")
+    g.set_outputs(g.dequant_matmul(g.input("x", (m, k)), g.param("w", w.shape, "u8"), scheme))
+    out = g.compile(threads=threads)(x=x, w=w)
+    expected, bound = reference(x, w, scheme)
+    assert out.shape == (m, n)
+    np.testing.assert_array_less(np.abs(out - expected), bound, err_msg=f"{scheme} M={m} threads={threads}")

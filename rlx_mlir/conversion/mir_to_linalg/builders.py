@@ -151,6 +151,20 @@ def largest_divisor(extent: int, limit: int) -> int:
     return max(d for d in range(1, min(extent, max(limit, 1)) + 1) if extent % d == 0)
 
 
+def tile_and_tail(extent: int, limit: int, multiple: int = 1) -> tuple[int, int]:
+    """`(tile, tail)`: `extent` as whole tiles of `tile` and one tail of `tail` (`extent % tile`).
+
+    `largest_divisor(extent, limit)` with no tail where that divisor is at least half of
+    `min(extent, limit)`; else (a prime or awkward extent, whose divisor falls to 1 or so: a
+    1-column or 1-row tile many times slower) the largest multiple of `multiple` up to `limit`
+    (`limit` itself below `multiple`) and the remainder as a static tail."""
+    divisor = largest_divisor(extent, limit)
+    if 2 * divisor >= min(extent, max(limit, 1)):
+        return divisor, 0
+    tile = limit // multiple * multiple if limit >= multiple else limit
+    return tile, extent % tile
+
+
 def reshape(value: ir.Value, result_type: ir.Type) -> ir.Value:
     """Reshape through collapse_shape / expand_shape (views after bufferization)."""
     source = list(ir.RankedTensorType(value.type).shape)

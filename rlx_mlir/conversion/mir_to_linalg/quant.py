@@ -479,6 +479,14 @@ def packed_matmul(rows: ir.Value, packed: ir.Value, scheme_name: str, result_typ
         m *= size
     q8 = scheme.name == "q4_k" and activations == "q8"
     tile = 1 if q8 else next(t for t in ROW_TILES if m % t == 0)
+    # Panels matter with several row tiles (x's tile stays in L1 while a panel's rows pass): a prime
+    # N there gets whole panels and one panel of the rows left (with one tile, a 1-row panel costs
+    # nothing more, and the second product would).
+    panel, tail = lb.tile_and_tail(n, PANEL_ROWS, WEIGHT_ROWS[0])
+    if tail and m > tile:
+        return _with_tail_rows(rows, packed, scheme_name, result_type, activations, n - tail)
+    if tail:
+        panel = lb.largest_divisor(n, PANEL_ROWS)
     blocks = k // scheme.block
     chunk = blocks  # blocks per body: all of K, unless x has several row tiles to keep in L1 in turn
     if m > tile:
@@ -486,7 +494,6 @@ def packed_matmul(rows: ir.Value, packed: ir.Value, scheme_name: str, result_typ
         chunk = lb.largest_divisor(blocks, limit)
         if 4 * chunk < min(limit, blocks):  # no divisor near the limit: a sum per few blocks costs more
             chunk = blocks
-    panel = lb.largest_divisor(n, PANEL_ROWS)
     f32 = ir.F32Type.get()
     # x viewed as [M, K chunk, block of the chunk, sub-block, weight of the sub-block]
     x = lb.reshape(rows, ir.RankedTensorType.get([m, blocks // chunk, chunk, subblocks, per_subblock], f32))
@@ -706,6 +713,25 @@ def packed_matmul(rows: ir.Value, packed: ir.Value, scheme_name: str, result_typ
             permutation, target = [1, 0, 2], [shape[1], shape[0], panel]
         product = linalg.transpose(product, outs=[lb.empty(target, f32)], permutation=permutation).results[0]
     return lb.reshape(product, result_type)
+
+
+def _with_tail_rows(rows: ir.Value, packed: ir.Value, scheme_name: str, result_type: ir.Type, activations: str,
+                    head: int) -> ir.Value:
+    """`packed_matmul` of a weight whose N has no divisor near PANEL_ROWS (a vocabulary of 50257),
+    with several row tiles of x: its first `head` rows (whole panels) and the `N - head` rows
+    after them (one panel) as two products, side by side in the result.  One panel of all N rows would be 1 row (a prime N), and
+    the rows of x, kept in L1 for a panel's rows, would be read again for every weight row (Q8_0,
+    M = 32, K = 4096: 2.2x the time per element of N = 4096)."""
+    n, row_bytes = shape_of(packed.type)
+    result = ir.RankedTensorType(result_type)
+    outer = list(result.shape[:-1])
+    out = lb.empty(result.shape, result.element_type)
+    for first, count in ((0, head), (head, n - head)):
+        part_type = ir.RankedTensorType.get([*outer, count], result.element_type)
+        part = packed_matmul(rows, lb.extract_slice(packed, [first, 0], [count, row_bytes]), scheme_name, part_type, activations)
+        offsets = [0] * len(outer) + [first]
+        out = tensor.insert_slice(part, out, [], [], [], offsets, [*outer, count], [1] * (len(outer) + 1))
+    return out
 
 
 def subblock_layout(scheme_name: str) -> tuple[int, int]:

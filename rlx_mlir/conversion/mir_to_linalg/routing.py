@@ -32,6 +32,9 @@ sort, so each expert's weight multiplies only its own rows:
    Quantised (`rlx.dequant_grouped_matmul`): one `scf.forall` over blocks of `COLUMN_BLOCK` slab
    rows (output columns), per expert with rows, per tile: `rlx.dequant_matmul`'s lowering
    (`quant.packed_matmul`: blocks decoded inside the product) on the tile and the expert's block;
+   an N with no divisor near a chunk's or block's limit (a prime N) keeps full-size chunks and
+   blocks and one static tail after the forall (`lb.tile_and_tail`), and a K with none near the
+   weight block's depth one tail block of rows;
 4. a gather generic reads each row's result back from its slot (zeros for rows without one).
 
 The tile count is bounded statically (`ceil(M / T) + min(E, M) - 1`), so every tensor is static;
@@ -72,6 +75,9 @@ COLUMN_BLOCK = 128
 COLUMN_CHUNK = 1024
 MIN_CHUNKS = 4
 WEIGHT_BLOCK_BYTES = 256 * 1024
+# rlx.grouped_matmul (f32): where N has no divisor near the chunk limit, full chunks are a multiple
+# of this many columns (one AVX-512 vector) and the rest a tail chunk (`lb.tile_and_tail`).
+TAIL_COLUMN_MULTIPLE = 16
 # rlx.grouped_matmul (f32): rows of the weight block per pass of rlx-tile-gemv's kernel over a tile
 # (`rlx.gemv_rows` on the loop over an expert's tiles; the block is in L2 for all but the first
 # tile, so C's 8-row tile is loaded and stored once per 8 rows of B rather than per 4).
@@ -268,40 +274,49 @@ def _if_expert_has_rows(buckets, e, columns: ir.Value, products) -> list[ir.Valu
     return [branch.results[0]]
 
 
-def _packed_expert_products(buckets: _Buckets, xs: ir.Value, k: int, n: int, block: int,
+def _packed_expert_products(buckets: _Buckets, xs: ir.Value, k: int, n: int, block: int, tail: int,
                             weight_block: Callable, multiply: Callable) -> ir.Value:
     """`ys [slots, n]`: each tile of rows of `xs [slots, k]` times its expert's weight.
 
     One `scf.forall` over the blocks of `block` columns (threads share them out; each block's
     products are a disjoint `[slots, block]` slice of ys), then per expert with rows (`scf.if`: an
-    expert without rows is not read) its `weight_block(e, column)`, and per tile of that expert
-    `multiply(rows of the tile, that block)` `[tile, block]`.  One parallel region for the whole
-    op: a region per expert (E barriers per matmul) costs more than it gains on a loaded machine.
+    expert without rows is not read) its `weight_block(e, column, width)`, and per tile of that
+    expert `multiply(rows of the tile, that block, width)` `[tile, width]`.  One parallel region
+    for the whole op: a region per expert (E barriers per matmul) costs more than it gains on a
+    loaded machine.  `tail` columns (`n % block`, where N has no divisor near the block) follow as
+    one static tail block after the forall (serial).
     """
     f32 = lb.f32_type()
     slots, tile = buckets.slots, buckets.tile
-    blocks = scf.ForallOp([0], [n // block], [1], [lb.empty([slots, n], f32)])
-    with ir.InsertionPoint(blocks.body):
-        (b,), (shared,) = blocks.induction_variables, blocks.inner_iter_args
-        column = arith.muli(b, lb.index_constant(block))
 
+    def block_products(column: Offset, width: int, out: ir.Value) -> ir.Value:
         def per_expert(e, columns):
             def products():
-                weights = weight_block(e, column)
+                weights = weight_block(e, column, width)
 
                 def per_tile(slot, columns):
-                    product = multiply(lb.extract_slice(xs, [slot, 0], [tile, k]), weights)
-                    return [_insert(product, columns, [slot, 0], [tile, block])]
+                    product = multiply(lb.extract_slice(xs, [slot, 0], [tile, k]), weights, width)
+                    return [_insert(product, columns, [slot, 0], [tile, width])]
 
                 return buckets.over_tiles(e, [columns], per_tile)
 
             return _if_expert_has_rows(buckets, e, columns, products)
 
-        (columns,) = lb.for_loop(0, buckets.experts, [lb.extract_slice(shared, [0, column], [slots, block])], per_expert)
+        (columns,) = lb.for_loop(0, buckets.experts, [lb.extract_slice(out, [0, column], [slots, width])], per_expert)
+        return columns
+
+    blocks = scf.ForallOp([0], [n // block], [1], [lb.empty([slots, n], f32)])
+    with ir.InsertionPoint(blocks.body):
+        (b,), (shared,) = blocks.induction_variables, blocks.inner_iter_args
+        column = arith.muli(b, lb.index_constant(block))
+        columns = block_products(column, block, shared)
         terminator = scf.InParallelOp()
         with ir.InsertionPoint(terminator.region.blocks[0]):
             tensor.ParallelInsertSliceOp(columns, shared, [column], [], [], [0, _DYNAMIC], [slots, block], [1, 1])
-    return blocks.results[0]
+    ys = blocks.results[0]
+    if tail:
+        ys = _insert(block_products(n - tail, tail, ys), ys, [0, n - tail], [slots, tail])
+    return ys
 
 
 # --- rlx.grouped_matmul ---------------------------------------------------------------------
@@ -318,17 +333,21 @@ def _f32_expert_products(buckets: _Buckets, xs: ir.Value, weight: ir.Value, k: i
     static `linalg.matmul` that `rlx-pack-matmul` turns into the GEMM kernel.  The block stays in
     L2 while the expert's tiles pass, so each weight is read from memory once; the sums run over
     k in order, block after block (the kernel's register tile starts from the partial sum).
+    Where N or K has no divisor near its limit (`lb.tile_and_tail`: a prime N gave 1-column
+    chunks, 26x the time per element), the chunks and blocks keep a full size and the rest is one
+    static tail: a last chunk of `N % chunk` columns after the forall (serial), a last block of
+    `K % depth` rows after the whole blocks (k still in order; no staggered blocks then).
     """
     f32 = lb.f32_type()
     slots, tile = buckets.slots, buckets.tile
-    chunk = lb.largest_divisor(n, min(COLUMN_CHUNK, max(n // MIN_CHUNKS, ROW_TILE)))
-    depth = lb.largest_divisor(k, max(1, WEIGHT_BLOCK_BYTES // (4 * chunk)))
-    chunks = scf.ForallOp([0], [n // chunk], [1], [lb.empty([slots, n], f32)])
-    with ir.InsertionPoint(chunks.body):
-        (c,), (shared,) = chunks.induction_variables, chunks.inner_iter_args
-        column = arith.muli(c, lb.index_constant(chunk))
+    chunk, column_tail = lb.tile_and_tail(n, min(COLUMN_CHUNK, max(n // MIN_CHUNKS, ROW_TILE)), TAIL_COLUMN_MULTIPLE)
+    depth, depth_tail = lb.tile_and_tail(k, max(1, WEIGHT_BLOCK_BYTES // (4 * chunk)), GEMV_ROWS)
+
+    def chunk_products(c: ir.Value | None, column: Offset, width: int, out: ir.Value) -> ir.Value:
+        """The `[slots, width]` products of columns `column ..` (chunk `c` of the forall, or None
+        for the tail chunk), starting from `out`'s slice zeroed."""
         zero = lb.f32_constant(0.0)
-        start = linalg.fill(zero, outs=[lb.extract_slice(shared, [0, column], [slots, chunk])])
+        start = linalg.fill(zero, outs=[lb.extract_slice(out, [0, column], [slots, width])])
         # The second half of the chunks (the second thread's, under OpenMP's static schedule) cut
         # K at blocks shifted by half a block: a half block, whole blocks, a half block.  The two
         # threads' memory-bound first tiles of a block then fall in the other's L2-bound tiles
@@ -337,25 +356,26 @@ def _f32_expert_products(buckets: _Buckets, xs: ir.Value, weight: ir.Value, k: i
         # half block is still rlx-tile-gemv's kernel: 8-row tiles, whole AVX-512 vectors of
         # columns, at least its 32^3 multiply-adds.
         shift = depth // 2
-        if not (STAGGER and depth % 2 == 0 and k > depth and tile == ROW_TILE and chunk % 16 == 0
-                and tile * chunk * shift >= 32 ** 3):
+        if not (STAGGER and c is not None and not depth_tail and depth % 2 == 0 and k > depth and tile == ROW_TILE
+                and width % 16 == 0 and tile * width * shift >= 32 ** 3):
             shift = 0
-        staggered = arith.cmpi(arith.CmpIPredicate.uge, c, lb.index_constant((n // chunk + 1) // 2))
+        if c is not None:
+            staggered = arith.cmpi(arith.CmpIPredicate.uge, c, lb.index_constant((n // chunk + 1) // 2))
         # The smaller last tiles that stay rlx-tile-gemv's kernel on the smallest block (its 32^3
         # multiply-adds).
-        tail_rows = [r for r in TAIL_ROWS if r < tile and r * chunk * (shift or depth) >= 32 ** 3]
+        tail_rows = [r for r in TAIL_ROWS if r < tile and r * width * (shift or depth) >= 32 ** 3]
 
         def per_expert(e, columns):
             def multiply_block(row: Offset, size: int, columns: ir.Value) -> list[ir.Value]:
                 """The expert's tiles times its weight rows `row .. row + size` (a static size)."""
-                block = lb.extract_slice(weight, [e, row, column], [1, size, chunk], [size, chunk])
+                block = lb.extract_slice(weight, [e, row, column], [1, size, width], [size, width])
 
                 def multiply_tile(slot, rows: int, columns):
                     """Rows `slot .. slot + rows` of ys += those of xs times the block."""
-                    partial = lb.extract_slice(columns, [slot, 0], [rows, chunk])
+                    partial = lb.extract_slice(columns, [slot, 0], [rows, width])
                     rows_of_tile = lb.extract_slice(xs, [slot, row], [rows, size])
                     product = linalg.matmul(rows_of_tile, block, outs=[partial])
-                    return [_insert(product, columns, [slot, 0], [rows, chunk])]
+                    return [_insert(product, columns, [slot, 0], [rows, width])]
 
                 end = buckets.end_slot(e) if tail_rows else None
 
@@ -371,8 +391,9 @@ def _f32_expert_products(buckets: _Buckets, xs: ir.Value, weight: ir.Value, k: i
                 return tiles
 
             def aligned(columns):
-                return lb.for_loop(0, k // depth, [columns],
-                                   lambda b, cols: multiply_block(arith.muli(b, lb.index_constant(depth)), depth, cols))
+                columns = lb.for_loop(0, k // depth, [columns],
+                                      lambda b, cols: multiply_block(arith.muli(b, lb.index_constant(depth)), depth, cols))
+                return multiply_block(k - depth_tail, depth_tail, columns[0]) if depth_tail else columns
 
             if not shift:
                 return _if_expert_has_rows(buckets, e, columns, lambda: aligned(columns))
@@ -394,10 +415,20 @@ def _f32_expert_products(buckets: _Buckets, xs: ir.Value, weight: ir.Value, k: i
             return _if_expert_has_rows(buckets, e, columns, products)
 
         (columns,) = lb.for_loop(0, buckets.experts, [start], per_expert)
+        return columns
+
+    chunks = scf.ForallOp([0], [n // chunk], [1], [lb.empty([slots, n], f32)])
+    with ir.InsertionPoint(chunks.body):
+        (c,), (shared,) = chunks.induction_variables, chunks.inner_iter_args
+        column = arith.muli(c, lb.index_constant(chunk))
+        columns = chunk_products(c, column, chunk, shared)
         terminator = scf.InParallelOp()
         with ir.InsertionPoint(terminator.region.blocks[0]):
             tensor.ParallelInsertSliceOp(columns, shared, [column], [], [], [0, _DYNAMIC], [slots, chunk], [1, 1])
-    return chunks.results[0]
+    ys = chunks.results[0]
+    if column_tail:
+        ys = _insert(chunk_products(None, n - column_tail, column_tail, ys), ys, [0, n - column_tail], [slots, column_tail])
+    return ys
 
 
 def _fewest_rows(rows: ir.Value, columns: ir.Value, sizes: Sequence[int], multiply: Callable, tile: int) -> list[ir.Value]:
@@ -437,16 +468,15 @@ def _lower_dequant_grouped_matmul(op) -> ir.Value:
     tile = _row_tile(rows)
     buckets = _Buckets(op.expert_idx, rows, experts, tile)
     xs = buckets.gather_rows(op.x, k, f32)
-    block = lb.largest_divisor(n, COLUMN_BLOCK)
-    product_type = ir.RankedTensorType.get([tile, block], f32)
+    block, tail = lb.tile_and_tail(n, COLUMN_BLOCK, TAIL_COLUMN_MULTIPLE)
 
-    def weight_block(e, column):  # rows column .. column + block of the expert's slab: output columns
-        return lb.extract_slice(op.w, [e, column, 0], [1, block, row_bytes], [block, row_bytes])
+    def weight_block(e, column, width):  # rows column .. column + width of the expert's slab: output columns
+        return lb.extract_slice(op.w, [e, column, 0], [1, width, row_bytes], [width, row_bytes])
 
-    def multiply(rows_of_tile, slab):
-        return quant.packed_matmul(rows_of_tile, slab, op.scheme, product_type)
+    def multiply(rows_of_tile, slab, width):
+        return quant.packed_matmul(rows_of_tile, slab, op.scheme, ir.RankedTensorType.get([tile, width], f32))
 
-    ys = _packed_expert_products(buckets, xs, k, n, block, weight_block, multiply)
+    ys = _packed_expert_products(buckets, xs, k, n, block, tail, weight_block, multiply)
     return buckets.scatter_rows(ys, n)
 
 

@@ -128,10 +128,14 @@ class LowerToLLVM(RlxPipeline):
     )
 
     def elements(self):
+        try:
+            threads = resolve_threads(self.threads)
+        except ThreadCountError as error:  # a bad RLX_NUM_THREADS: an option error, reported with the pipeline
+            raise PassOptionError(str(error)) from None
         planning = MirToLir(fuse_elementwise=self.fuse_elementwise)
         tiled = self.tiled_attention
-        lowering = ([planning, LirToLinalg(caller_arena=True, tiled_attention=tiled)] if self.plan
-                    else [MirToLinalg(tiled_attention=tiled)])
+        lowering = ([planning, LirToLinalg(caller_arena=True, tiled_attention=tiled, threads=threads)] if self.plan
+                    else [MirToLinalg(tiled_attention=tiled, threads=threads)])
         steps = [OutlineBlocks()] if self.outline_blocks else []
         steps.append(HirToMir())
         if self.split_weight_concat:
@@ -146,10 +150,6 @@ class LowerToLLVM(RlxPipeline):
             steps.append(FuseElementwise(max_body_ops=FUSED_BODY_OPS))
         if self.reassociate:
             steps.append(ReassociateReductions())
-        try:
-            threads = resolve_threads(self.threads)
-        except ThreadCountError as error:  # a bad RLX_NUM_THREADS: an option error, reported with the pipeline
-            raise PassOptionError(str(error)) from None
         if self.matmul_kernels:
             gemm = TileMatmul(threads=threads)  # built first: a bad thread count is reported by it, as before
             steps += [TileGemv(threads=threads), PackMatmul(pack_params=self.prepack_params)]

@@ -43,6 +43,7 @@ the loops run over the experts' actual tiles only.
 
 from __future__ import annotations
 
+import functools
 from typing import Callable, Sequence
 
 from mlir import ir
@@ -71,6 +72,11 @@ COLUMN_BLOCK = 128
 # (down), but would leave any thread past the second idle: the lowering does not know the count.
 COLUMN_CHUNK = 1024
 MIN_CHUNKS = 4
+# rlx.grouped_matmul (f32) where the compile's thread count is known (rlx-mir-to-linalg{threads}, which
+# rlx-lower-to-llvm sets): exactly one chunk per thread where N splits evenly into chunks of whole
+# AVX-512 vectors whose weight rows are at least THREAD_CHUNK_MIN_BYTES, so each thread streams one
+# long run of every weight row (benchmarks/moe.py at 2 threads: gate / up 1408 columns, down 512).
+THREAD_CHUNK_MIN_BYTES = 1024
 WEIGHT_BLOCK_BYTES = 256 * 1024
 # rlx.grouped_matmul (f32): rows of the weight block per pass of rlx-tile-gemv's kernel over a tile
 # (`rlx.gemv_rows` on the loop over an expert's tiles; the block is in L2 for all but the first
@@ -307,7 +313,20 @@ def _packed_expert_products(buckets: _Buckets, xs: ir.Value, k: int, n: int, blo
 # --- rlx.grouped_matmul ---------------------------------------------------------------------
 
 
-def _f32_expert_products(buckets: _Buckets, xs: ir.Value, weight: ir.Value, k: int, n: int) -> ir.Value:
+def _column_chunk(n: int, threads: int) -> int:
+    """The output columns of one chunk of `rlx.grouped_matmul` (f32): `n / threads` where the thread
+    count is known (`threads` > 0) and that is whole AVX-512 vectors of at least
+    THREAD_CHUNK_MIN_BYTES a weight row; else at most COLUMN_CHUNK with at least MIN_CHUNKS chunks
+    where N allows (the count is not known: any number of threads shares them out)."""
+    if threads > 0 and n % threads == 0:
+        chunk = n // threads
+        if chunk % 16 == 0 and 4 * chunk >= THREAD_CHUNK_MIN_BYTES:
+            return chunk
+    return lb.largest_divisor(n, min(COLUMN_CHUNK, max(n // MIN_CHUNKS, ROW_TILE)))
+
+
+def _f32_expert_products(buckets: _Buckets, xs: ir.Value, weight: ir.Value, k: int, n: int,
+                         threads: int) -> ir.Value:
     """`ys [slots, n]`: each tile of rows of `xs [slots, k]` times its expert's `weight [E, k, n]`.
 
     One `scf.forall` over chunks of `chunk` output columns (threads share them out; each chunk is
@@ -321,7 +340,7 @@ def _f32_expert_products(buckets: _Buckets, xs: ir.Value, weight: ir.Value, k: i
     """
     f32 = lb.f32_type()
     slots, tile = buckets.slots, buckets.tile
-    chunk = lb.largest_divisor(n, min(COLUMN_CHUNK, max(n // MIN_CHUNKS, ROW_TILE)))
+    chunk = _column_chunk(n, threads)
     depth = lb.largest_divisor(k, max(1, WEIGHT_BLOCK_BYTES // (4 * chunk)))
     chunks = scf.ForallOp([0], [n // chunk], [1], [lb.empty([slots, n], f32)])
     with ir.InsertionPoint(chunks.body):
@@ -416,14 +435,15 @@ def _fewest_rows(rows: ir.Value, columns: ir.Value, sizes: Sequence[int], multip
     return [branch.results[0]]
 
 
-def _lower_grouped_matmul(op) -> ir.Value:
+def _lower_grouped_matmul(op, threads: int = 0) -> ir.Value:
+    """`threads`: the compile's thread count where known (its column chunks, see _column_chunk), else 0."""
     f32 = lb.f32_type()
     (rows, k), (experts, _, n) = shape_of(op.x.type), shape_of(op.weight.type)
     if k == 0 or experts == 0:
         return lb.zeros([rows, n], f32)
     buckets = _Buckets(op.expert_idx, rows, experts, _row_tile(rows))
     xs = buckets.gather_rows(op.x, k, f32)
-    return buckets.scatter_rows(_f32_expert_products(buckets, xs, op.weight, k, n), n)
+    return buckets.scatter_rows(_f32_expert_products(buckets, xs, op.weight, k, n, threads), n)
 
 
 # --- quantised experts ----------------------------------------------------------------------
@@ -488,3 +508,8 @@ LOWERINGS: dict[type, Callable] = {
     rlx.DequantGroupedMatmulOp: _lower_dequant_grouped_matmul,
     rlx.DequantMoeWeightsOp: _lower_dequant_moe_weights,
 }
+
+
+def threaded_lowerings(threads: int) -> dict[type, Callable]:
+    """The lowerings that depend on the compile's thread count (rlx-mir-to-linalg{threads})."""
+    return {rlx.GroupedMatmulOp: functools.partial(_lower_grouped_matmul, threads=threads)}

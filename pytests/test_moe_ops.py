@@ -216,6 +216,39 @@ def test_grouped_matmul_staggered_blocks_give_the_same_sums(threads):
     check_close(got, grouped_reference(x, w, idx), k)
 
 
+def test_grouped_matmul_same_bits_on_any_column_chunks():
+    """K = 1000, N = 1024 compiled for 1, 2 and 3 threads: one chunk of 1024 columns, two of 512
+    (one per thread), four of 256 (3 does not divide 1024); every output column sums over k in
+    order whatever the chunk, so the three results are bit for bit equal (and match the reference)."""
+    rng = np.random.default_rng(80)
+    m, k, n, e = 45, 1000, 1024, 4
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    w = rng.standard_normal((e, k, n)).astype(np.float32)
+    idx = rng.choice([0, 1, 3], m).astype(np.int64)
+    g = GraphModule("grouped")
+    xv, wv, iv = g.input("x", (m, k)), g.input("w", (e, k, n)), g.input("idx", (m,), "i64")
+    g.set_outputs(g.grouped_matmul(xv, wv, iv))
+    one, two, three = (g.compile(threads=t, cache=False)(x=x, w=w, idx=idx) for t in (1, 2, 3))
+    check_close(one, grouped_reference(x, w, idx), k)
+    assert np.array_equal(two, one)
+    assert np.array_equal(three, one)
+
+
+@pytest.mark.parametrize("plan", [True, False])
+def test_lower_to_llvm_gives_the_lowering_its_thread_count(plan):
+    """rlx-lower-to-llvm{threads} passes the count to the MIR lowering (rlx-lir-to-linalg, or
+    rlx-mir-to-linalg with plan=false), which picks rlx.grouped_matmul's chunks by it."""
+    from rlx_mlir.conversion.lir_to_linalg import LirToLinalg
+    from rlx_mlir.conversion.mir_to_linalg.mir_to_linalg import MirToLinalg
+    from rlx_mlir.pipelines.lower_to_llvm import LowerToLLVM
+
+    for threads in (1, 2, 5):
+        steps = LowerToLLVM(threads=threads, plan=plan).elements()
+        (lowering,) = [s for s in steps if isinstance(s, (LirToLinalg, MirToLinalg))]
+        assert isinstance(lowering, LirToLinalg if plan else MirToLinalg)
+        assert lowering.threads == threads
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_grouped_matmul_last_tiles_of_fewer_rows(threads):
     """K = 256, N = 512: an expert's last tile holding 1 to 4 rows multiplies 4 slots, one holding 5

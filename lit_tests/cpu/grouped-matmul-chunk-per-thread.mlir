@@ -1,8 +1,9 @@
 // rlx.grouped_matmul where the compile's thread count is known (rlx-mir-to-linalg{threads}, which
-// rlx-lower-to-llvm sets; rlx-lir-to-linalg passes it on): one chunk of output columns per thread,
-// so each thread streams one long run of every weight row, where N splits evenly into chunks of
-// whole 16-float vectors of at least 1 KiB (256 floats).  Else, as without a thread count, chunks of
-// at most 1024 columns, at least 4 of them (N = 512: four of 128; see grouped-matmul-threads.mlir).
+// rlx-lower-to-llvm sets; rlx-lir-to-linalg passes it on): the fewest chunks of output columns that
+// are a multiple of the thread count (each thread gets as many, and streams long runs of every
+// weight row), of at most 1024 columns, whole 16-float vectors and at least 1 KiB (256 floats) of a
+// weight row.  Where no multiple allows, as without a thread count: chunks of at most 1024
+// columns, at least 4 of them (N = 512: four of 128; see grouped-matmul-threads.mlir).
 // RUN: rlx-opt %s --split-input-file --pass-pipeline='builtin.module(rlx-mir-to-linalg{threads=2})' | FileCheck %s --check-prefix=TWO
 // RUN: rlx-opt %s --split-input-file --pass-pipeline='builtin.module(rlx-mir-to-lir,rlx-lir-to-linalg{threads=2})' | FileCheck %s --check-prefix=TWO
 // RUN: rlx-opt %s --split-input-file --pass-pipeline='builtin.module(rlx-mir-to-linalg{threads=3})' | FileCheck %s --check-prefix=UNEVEN
@@ -33,21 +34,21 @@ func.func @grouped(%x: tensor<64x64xf32>, %w: tensor<2x64x512xf32>, %idx: tensor
 
 // -----
 
-// N = 4096 (without a thread count: four chunks of 1024): two threads take one chunk of 2048 each,
-// wider than the chunks without a thread count; three threads do not divide 4096 and four get 1024.
+// N = 3072 (without a thread count: four chunks of 768): two threads take two chunks each (one of
+// 1536 would pass 1024 columns); three threads one chunk of 1024 each; one thread three of 1024.
 // TWO-LABEL: func.func @wide
-// TWO: scf.forall (%{{.*}}) in (2) shared_outs
-// TWO: tensor<1x32x4096xf32> to tensor<32x2048xf32>
+// TWO: scf.forall (%{{.*}}) in (4) shared_outs
+// TWO: tensor<1x32x3072xf32> to tensor<32x768xf32>
 // UNEVEN-LABEL: func.func @wide
-// UNEVEN: scf.forall (%{{.*}}) in (4) shared_outs
-// UNEVEN: tensor<1x32x4096xf32> to tensor<32x1024xf32>
+// UNEVEN: scf.forall (%{{.*}}) in (3) shared_outs
+// UNEVEN: tensor<1x32x3072xf32> to tensor<32x1024xf32>
 // SHORT-LABEL: func.func @wide
 // SHORT: scf.forall (%{{.*}}) in (4) shared_outs
-// SHORT: tensor<1x32x4096xf32> to tensor<32x1024xf32>
+// SHORT: tensor<1x32x3072xf32> to tensor<32x768xf32>
 // ONE-LABEL: func.func @wide
-// ONE: scf.forall (%{{.*}}) in (1) shared_outs
-// ONE: tensor<1x32x4096xf32> to tensor<{{[0-9]+}}x4096xf32>
-func.func @wide(%x: tensor<16x32xf32>, %w: tensor<1x32x4096xf32>, %idx: tensor<16xi64>) -> tensor<16x4096xf32> {
-  %0 = "rlx.grouped_matmul"(%x, %w, %idx) : (tensor<16x32xf32>, tensor<1x32x4096xf32>, tensor<16xi64>) -> tensor<16x4096xf32>
-  return %0 : tensor<16x4096xf32>
+// ONE: scf.forall (%{{.*}}) in (3) shared_outs
+// ONE: tensor<1x32x3072xf32> to tensor<32x1024xf32>
+func.func @wide(%x: tensor<16x32xf32>, %w: tensor<1x32x3072xf32>, %idx: tensor<16xi64>) -> tensor<16x3072xf32> {
+  %0 = "rlx.grouped_matmul"(%x, %w, %idx) : (tensor<16x32xf32>, tensor<1x32x3072xf32>, tensor<16xi64>) -> tensor<16x3072xf32>
+  return %0 : tensor<16x3072xf32>
 }

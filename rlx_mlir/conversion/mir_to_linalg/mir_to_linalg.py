@@ -46,7 +46,7 @@ class MirToLinalg(RlxPass):
     )
     threads: int = option(
         0, "the threads the compiled code runs on, where known (0: not known); rlx.grouped_matmul splits its "
-        "output columns into one chunk per thread where they allow", minimum=0, maximum=MAX_THREADS,
+        "output columns into a multiple of that many chunks where they allow", minimum=0, maximum=MAX_THREADS,
     )
 
     def run(self, module: ir.Operation) -> None:

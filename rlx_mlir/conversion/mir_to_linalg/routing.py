@@ -12,7 +12,8 @@ sort, so each expert's weight multiplies only its own rows:
    over the rows gives every row its slot (`tile * T + place`) and every slot its row (or -1:
    the padding of an expert's last tile, and the rows of out-of-range experts, which get none);
 2. a gather generic puts the rows in slot order, `xs [tiles * T, K]` (padding slots zero);
-3. f32 (`rlx.grouped_matmul`): one `scf.forall` over chunks of `COLUMN_CHUNK` output columns
+3. f32 (`rlx.grouped_matmul`): one `scf.forall` over chunks of `COLUMN_CHUNK` output columns (a
+   multiple of the thread count of chunks where the lowering knows it: `_column_chunk`)
    (threads share the chunks out: one parallel region for the op, and rlx-tile-gemv /
    rlx-tile-matmul leave the kernels inside it serial), the chunk of `ys [tiles * T, N]` zeroed,
    then per expert with rows (`scf.if`: an expert without rows is not read), per block of
@@ -68,15 +69,20 @@ COLUMN_BLOCK = 128
 # side by side; its weight rows are longer runs (gate / up of benchmarks/moe.py: 4 chunks of 704
 # columns, 2816 bytes a row, instead of 8 of 352): those matmuls 0.92-0.95x the CPU time (median of
 # per-round ratios, 31 interleaved rounds, 1 and 2 threads, load 5); the down matmul (N = 1024)
-# keeps 4 chunks of 256.  Two chunks (one per thread here) measured 0.90x (gate) and 0.91-0.97x
-# (down), but would leave any thread past the second idle: the lowering does not know the count.
+# keeps 4 chunks of 256 (without a thread count: see THREAD_CHUNK_MAX for the lowering that knows it).
 COLUMN_CHUNK = 1024
 MIN_CHUNKS = 4
 # rlx.grouped_matmul (f32) where the compile's thread count is known (rlx-mir-to-linalg{threads}, which
-# rlx-lower-to-llvm sets): exactly one chunk per thread where N splits evenly into chunks of whole
-# AVX-512 vectors whose weight rows are at least THREAD_CHUNK_MIN_BYTES, so each thread streams one
-# long run of every weight row (benchmarks/moe.py at 2 threads: gate / up 1408 columns, down 512).
+# rlx-lower-to-llvm sets): the fewest chunks that are a multiple of the thread count (every thread
+# gets as many) of at most THREAD_CHUNK_MAX columns, whole AVX-512 vectors whose weight rows are at
+# least THREAD_CHUNK_MIN_BYTES; else as without a count.  benchmarks/moe.py's down matmul (N = 1024):
+# one chunk of 1024 (whole contiguous weight rows) at 1 thread, two of 512 at 2 threads, instead of
+# four of 256: alone, 0.81-0.89x the CPU time at 1 and at 2 threads; the routed block 0.94-0.97x at
+# 1 thread, within the noise at 2 (load 3-4: its two threads shared about one core).  Gate / up
+# (N = 2816) keep four chunks of 704: one chunk of 2816 at 1 thread (blocks only 16 weight rows
+# deep) measured 1.03x, two of 1408 at 2 threads 1.01x.
 THREAD_CHUNK_MIN_BYTES = 1024
+THREAD_CHUNK_MAX = COLUMN_CHUNK
 WEIGHT_BLOCK_BYTES = 256 * 1024
 # rlx.grouped_matmul (f32): rows of the weight block per pass of rlx-tile-gemv's kernel over a tile
 # (`rlx.gemv_rows` on the loop over an expert's tiles; the block is in L2 for all but the first
@@ -314,14 +320,18 @@ def _packed_expert_products(buckets: _Buckets, xs: ir.Value, k: int, n: int, blo
 
 
 def _column_chunk(n: int, threads: int) -> int:
-    """The output columns of one chunk of `rlx.grouped_matmul` (f32): `n / threads` where the thread
-    count is known (`threads` > 0) and that is whole AVX-512 vectors of at least
-    THREAD_CHUNK_MIN_BYTES a weight row; else at most COLUMN_CHUNK with at least MIN_CHUNKS chunks
-    where N allows (the count is not known: any number of threads shares them out)."""
-    if threads > 0 and n % threads == 0:
-        chunk = n // threads
-        if chunk % 16 == 0 and 4 * chunk >= THREAD_CHUNK_MIN_BYTES:
-            return chunk
+    """The output columns of one chunk of `rlx.grouped_matmul` (f32).  With the thread count known
+    (`threads` > 0): `n / c` for the smallest multiple `c` of `threads` where that is whole
+    16-float vectors, at most THREAD_CHUNK_MAX and at least THREAD_CHUNK_MIN_BYTES a weight row.
+    Else (no count, or no such `c`): at most COLUMN_CHUNK with at least MIN_CHUNKS chunks where N
+    allows, which any number of threads shares out."""
+    if threads > 0:
+        for chunks in range(threads, n + 1, threads):
+            chunk = n // chunks
+            if 4 * chunk < THREAD_CHUNK_MIN_BYTES:
+                break
+            if n % chunks == 0 and chunk % 16 == 0 and chunk <= THREAD_CHUNK_MAX:
+                return chunk
     return lb.largest_divisor(n, min(COLUMN_CHUNK, max(n // MIN_CHUNKS, ROW_TILE)))
 
 

@@ -164,8 +164,9 @@ def test_dequant_grouped_matmul_byte_count_error():
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_grouped_matmul_column_blocks_on_any_thread_count(threads):
-    """N = 768 is four column chunks of 192 (the scf.forall the threads share, a plain loop with
-    one thread); 30 rows over 4 experts, one expert empty."""
+    """N = 768 is one column chunk per thread (the scf.forall the threads share, a plain loop with
+    one thread: rlx-mir-to-linalg without a thread count makes four of 192); 30 rows over 4
+    experts, one expert empty."""
     rng = np.random.default_rng(threads)
     m, k, n, e = 30, 40, 768, 4
     x = rng.standard_normal((m, k)).astype(np.float32)
@@ -179,8 +180,8 @@ def test_grouped_matmul_column_blocks_on_any_thread_count(threads):
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_grouped_matmul_weight_blocks_add_into_the_partial_sums(threads):
-    """K = 1000, N = 512: four column chunks of 128, each expert's weight in two blocks of 500 rows
-    (256 KiB at most, read in place), every tile adding its second block's product into the first's;
+    """K = 1000, N = 512: one column chunk per thread (512 or 256 columns), each expert's weight in
+    blocks of 125 or 250 rows (256 KiB at most, read in place), every tile adding its second block's product into the first's;
     45 rows over 4 experts (expert 2 empty, several tiles for the others, two rows out of range)."""
     rng = np.random.default_rng(20 + threads)
     m, k, n, e = 45, 1000, 512, 4
@@ -199,7 +200,8 @@ def test_grouped_matmul_weight_blocks_add_into_the_partial_sums(threads):
 @pytest.mark.parametrize("threads", [1, 2])
 def test_grouped_matmul_staggered_blocks_give_the_same_sums(threads):
     """K = 1000, N = 512: the chunks of columns 256.. (the second half, the second thread's) cut K
-    half a block later (rows 0-250, 250-750, 750-1000) than the first half's (0-500, 500-1000).
+    half a block later than the first half's (2 threads: one chunk of 256 each, blocks of 250
+    rows: rows 0-125, 125-375, ..., 875-1000 against 0-250, ...; 1 thread: one chunk, not shifted).
     Each sum still runs over k in order: a column computed in a staggered chunk is bit for bit the
     same column computed in an aligned one (the weight's columns 256-383 are a copy of 0-127)."""
     rng = np.random.default_rng(40 + threads)

@@ -77,10 +77,10 @@ MIN_CHUNKS = 4
 # gets as many) of at most THREAD_CHUNK_MAX columns, whole AVX-512 vectors whose weight rows are at
 # least THREAD_CHUNK_MIN_BYTES; else as without a count.  benchmarks/moe.py's down matmul (N = 1024):
 # one chunk of 1024 (whole contiguous weight rows) at 1 thread, two of 512 at 2 threads, instead of
-# four of 256: alone, 0.81-0.89x the CPU time at 1 and at 2 threads; the routed block 0.94-0.97x at
-# 1 thread, within the noise at 2 (load 3-4: its two threads shared about one core).  Gate / up
-# (N = 2816) keep four chunks of 704: one chunk of 2816 at 1 thread (blocks only 16 weight rows
-# deep) measured 1.03x, two of 1408 at 2 threads 1.01x.
+# four of 256: the routed block 0.92-0.94x the time at 1 thread and 0.97-0.99x at 2 (median of
+# per-round ratios, 60 interleaved rounds, load about 1.5; at load 3-4, when its two threads shared
+# about one core, 1.00-1.09x).  Gate / up (N = 2816) keep four chunks of 704: one chunk of 2816 at
+# 1 thread (blocks only 16 weight rows deep) measured 1.03x, two of 1408 at 2 threads 1.01-1.20x.
 THREAD_CHUNK_MIN_BYTES = 1024
 THREAD_CHUNK_MAX = COLUMN_CHUNK
 WEIGHT_BLOCK_BYTES = 256 * 1024

@@ -164,8 +164,9 @@ def test_dequant_grouped_matmul_byte_count_error():
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_grouped_matmul_column_blocks_on_any_thread_count(threads):
-    """N = 768 is four column chunks of 192 (the scf.forall the threads share, a plain loop with
-    one thread); 30 rows over 4 experts, one expert empty."""
+    """N = 768 is one column chunk per thread (the scf.forall the threads share, a plain loop with
+    one thread: rlx-mir-to-linalg without a thread count makes four of 192); 30 rows over 4
+    experts, one expert empty."""
     rng = np.random.default_rng(threads)
     m, k, n, e = 30, 40, 768, 4
     x = rng.standard_normal((m, k)).astype(np.float32)
@@ -179,8 +180,8 @@ def test_grouped_matmul_column_blocks_on_any_thread_count(threads):
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_grouped_matmul_weight_blocks_add_into_the_partial_sums(threads):
-    """K = 1000, N = 512: four column chunks of 128, each expert's weight in two blocks of 500 rows
-    (256 KiB at most, read in place), every tile adding its second block's product into the first's;
+    """K = 1000, N = 512: one column chunk per thread (512 or 256 columns), each expert's weight in
+    blocks of 125 or 250 rows (256 KiB at most, read in place), every tile adding its second block's product into the first's;
     45 rows over 4 experts (expert 2 empty, several tiles for the others, two rows out of range)."""
     rng = np.random.default_rng(20 + threads)
     m, k, n, e = 45, 1000, 512, 4
@@ -199,7 +200,8 @@ def test_grouped_matmul_weight_blocks_add_into_the_partial_sums(threads):
 @pytest.mark.parametrize("threads", [1, 2])
 def test_grouped_matmul_staggered_blocks_give_the_same_sums(threads):
     """K = 1000, N = 512: the chunks of columns 256.. (the second half, the second thread's) cut K
-    half a block later (rows 0-250, 250-750, 750-1000) than the first half's (0-500, 500-1000).
+    half a block later than the first half's (2 threads: one chunk of 256 each, blocks of 250
+    rows: rows 0-125, 125-375, ..., 875-1000 against 0-250, ...; 1 thread: one chunk, not shifted).
     Each sum still runs over k in order: a column computed in a staggered chunk is bit for bit the
     same column computed in an aligned one (the weight's columns 256-383 are a copy of 0-127)."""
     rng = np.random.default_rng(40 + threads)
@@ -214,6 +216,39 @@ def test_grouped_matmul_staggered_blocks_give_the_same_sums(threads):
     got = g.compile(threads=threads)(x=x, w=w, idx=idx)
     assert np.array_equal(got[:, 256:384], got[:, 0:128])
     check_close(got, grouped_reference(x, w, idx), k)
+
+
+def test_grouped_matmul_same_bits_on_any_column_chunks():
+    """K = 1000, N = 1024 compiled for 1, 2 and 3 threads: one chunk of 1024 columns, two of 512
+    (one per thread), four of 256 (3 does not divide 1024); every output column sums over k in
+    order whatever the chunk, so the three results are bit for bit equal (and match the reference)."""
+    rng = np.random.default_rng(80)
+    m, k, n, e = 45, 1000, 1024, 4
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    w = rng.standard_normal((e, k, n)).astype(np.float32)
+    idx = rng.choice([0, 1, 3], m).astype(np.int64)
+    g = GraphModule("grouped")
+    xv, wv, iv = g.input("x", (m, k)), g.input("w", (e, k, n)), g.input("idx", (m,), "i64")
+    g.set_outputs(g.grouped_matmul(xv, wv, iv))
+    one, two, three = (g.compile(threads=t, cache=False)(x=x, w=w, idx=idx) for t in (1, 2, 3))
+    check_close(one, grouped_reference(x, w, idx), k)
+    assert np.array_equal(two, one)
+    assert np.array_equal(three, one)
+
+
+@pytest.mark.parametrize("plan", [True, False])
+def test_lower_to_llvm_gives_the_lowering_its_thread_count(plan):
+    """rlx-lower-to-llvm{threads} passes the count to the MIR lowering (rlx-lir-to-linalg, or
+    rlx-mir-to-linalg with plan=false), which picks rlx.grouped_matmul's chunks by it."""
+    from rlx_mlir.conversion.lir_to_linalg import LirToLinalg
+    from rlx_mlir.conversion.mir_to_linalg.mir_to_linalg import MirToLinalg
+    from rlx_mlir.pipelines.lower_to_llvm import LowerToLLVM
+
+    for threads in (1, 2, 5):
+        steps = LowerToLLVM(threads=threads, plan=plan).elements()
+        (lowering,) = [s for s in steps if isinstance(s, (LirToLinalg, MirToLinalg))]
+        assert isinstance(lowering, LirToLinalg if plan else MirToLinalg)
+        assert lowering.threads == threads
 
 
 @pytest.mark.parametrize("threads", [1, 2])

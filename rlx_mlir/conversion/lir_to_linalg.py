@@ -49,6 +49,7 @@ from ..dialects.rlx_lir.ir_plan import defined_functions, find_plan, returned_ou
 from ..ir.attrs import ARENA_ATTR, FUSED_ATTR, PHASE_ATTR, SLOT_ATTR, TIED_ATTR, VIEW_ATTR
 from ..ir.walk import collect_ops, is_op
 from ..passmanager.base import RlxPass, option
+from ..targets.cpu import MAX_THREADS
 from .mir_to_linalg.mir_to_linalg import MirToLinalg
 
 
@@ -63,6 +64,8 @@ class LirToLinalg(RlxPass):
     creates_rlx_ops = False
     caller_arena: bool = option(False, "the arena is an argument the caller passes (re-entrant), not a global")
     tiled_attention: bool = option(False, "attention as a tiled loop nest (see rlx-mir-to-linalg{tiled-attention})")
+    threads: int = option(0, "the threads the compiled code runs on, where known (see rlx-mir-to-linalg{threads})",
+                          minimum=0, maximum=MAX_THREADS)
 
     def run(self, module: ir.Operation) -> None:
         module_block = module.regions[0].blocks[0]
@@ -100,7 +103,7 @@ class LirToLinalg(RlxPass):
                     argument = None  # a copy: rlx-drop-tied-results reports the result as not updated in place
                 _compute_into_own_buffer(op, result, argument)
             plan.operation.erase()
-        MirToLinalg(tiled_attention=self.tiled_attention).run(module)
+        MirToLinalg(tiled_attention=self.tiled_attention, threads=self.threads).run(module)
         if self.caller_arena:  # after MirToLinalg, which calls the bodies of scan / if / while
             _pass_arenas_to_callees(module, own)
         for op in collect_ops(module):  # plan attributes left on ops that were not rlx ops

@@ -128,10 +128,18 @@ class LowerToLLVM(RlxPipeline):
     )
 
     def elements(self):
+        try:
+            threads = resolve_threads(self.threads)
+        except ThreadCountError as error:  # a bad RLX_NUM_THREADS: an option error, reported with the pipeline
+            raise PassOptionError(str(error)) from None
+        # Built before the lowering (whose own range is wider): a bad thread count (RLX_NUM_THREADS)
+        # is reported by rlx-tile-matmul (else rlx-parallelize-linalg), as before.
+        gemm = TileMatmul(threads=threads) if self.matmul_kernels else None
+        parallel = ParallelizeLinalg(threads=threads) if threads > 1 else None
         planning = MirToLir(fuse_elementwise=self.fuse_elementwise)
         tiled = self.tiled_attention
-        lowering = ([planning, LirToLinalg(caller_arena=True, tiled_attention=tiled)] if self.plan
-                    else [MirToLinalg(tiled_attention=tiled)])
+        lowering = ([planning, LirToLinalg(caller_arena=True, tiled_attention=tiled, threads=threads)] if self.plan
+                    else [MirToLinalg(tiled_attention=tiled, threads=threads)])
         steps = [OutlineBlocks()] if self.outline_blocks else []
         steps.append(HirToMir())
         if self.split_weight_concat:
@@ -146,18 +154,13 @@ class LowerToLLVM(RlxPipeline):
             steps.append(FuseElementwise(max_body_ops=FUSED_BODY_OPS))
         if self.reassociate:
             steps.append(ReassociateReductions())
-        try:
-            threads = resolve_threads(self.threads)
-        except ThreadCountError as error:  # a bad RLX_NUM_THREADS: an option error, reported with the pipeline
-            raise PassOptionError(str(error)) from None
         if self.matmul_kernels:
-            gemm = TileMatmul(threads=threads)  # built first: a bad thread count is reported by it, as before
             steps += [TileGemv(threads=threads), PackMatmul(pack_params=self.prepack_params)]
             if self.prepack_params:
                 steps.append(HoistParamPacking())
             steps += ["canonicalize", gemm]
-        if threads > 1:
-            steps.append(ParallelizeLinalg(threads=threads))
+        if parallel is not None:
+            steps.append(parallel)
         if self.vectorize_transposes:
             # After the split across threads (each thread's share blocked) and the packs lowered.
             steps.append(VectorizeTransposes())

@@ -53,3 +53,9 @@ for _family in (data, elementwise, linalg, quant, routing, norm, attention, shap
 TILED_LOWERINGS: dict[type, Callable] = {
     op_class: _empty_if_no_elements(f) for op_class, f in tiled_attention.LOWERINGS.items()
 }
+
+
+def threaded_lowerings(threads: int) -> dict[type, Callable]:
+    """In place of the plain ones where the compile's thread count is known (`rlx-mir-to-linalg{threads}`):
+    lowerings that split their work into as many shares for every thread."""
+    return {op_class: _empty_if_no_elements(f) for op_class, f in routing.threaded_lowerings(threads).items()}

@@ -21,7 +21,8 @@ from ...dialects.rlx_lir.dialect import PlanOp
 from ...ir.shapes import is_static, num_elements, shape_of
 from ...ir.walk import collect_ops, ops_in_dialect
 from ...passmanager.base import PassFailure, RlxPass, fail, option
-from .lowerings import LOWERINGS, TILED_LOWERINGS
+from ...targets.cpu import MAX_THREADS
+from .lowerings import LOWERINGS, TILED_LOWERINGS, threaded_lowerings
 from .unsigned import is_unsigned, retype_unsigned_as_signless
 
 
@@ -43,6 +44,10 @@ class MirToLinalg(RlxPass):
         False, "attention as a tiled loop nest with an online softmax (FlashAttention's form: no [Sq, Sk] scores "
         "in memory, causal blocks skipped); for CPU code, where the tiles run as GEMM kernels"
     )
+    threads: int = option(
+        0, "the threads the compiled code runs on, where known (0: not known); rlx.grouped_matmul splits its "
+        "output columns into a multiple of that many chunks where they allow", minimum=0, maximum=MAX_THREADS,
+    )
 
     def run(self, module: ir.Operation) -> None:
         _check_input_level(module)
@@ -50,7 +55,8 @@ class MirToLinalg(RlxPass):
         _check_constant_sizes(module)
         has_unsigned = _has_unsigned_values(module)
         patterns = RewritePatternSet()
-        lowerings = {**LOWERINGS, **(TILED_LOWERINGS if self.tiled_attention else {})}
+        lowerings = {**LOWERINGS, **(TILED_LOWERINGS if self.tiled_attention else {}),
+                     **(threaded_lowerings(self.threads) if self.threads else {})}
         for op_class, lowering in lowerings.items():
             patterns.add(op_class, _as_pattern(lowering))
         walk_and_apply_patterns(module, patterns.freeze())

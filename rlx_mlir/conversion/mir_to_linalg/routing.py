@@ -12,7 +12,8 @@ sort, so each expert's weight multiplies only its own rows:
    over the rows gives every row its slot (`tile * T + place`) and every slot its row (or -1:
    the padding of an expert's last tile, and the rows of out-of-range experts, which get none);
 2. a gather generic puts the rows in slot order, `xs [tiles * T, K]` (padding slots zero);
-3. f32 (`rlx.grouped_matmul`): one `scf.forall` over chunks of `COLUMN_CHUNK` output columns
+3. f32 (`rlx.grouped_matmul`): one `scf.forall` over chunks of `COLUMN_CHUNK` output columns (a
+   multiple of the thread count of chunks where the lowering knows it: `_column_chunk`)
    (threads share the chunks out: one parallel region for the op, and rlx-tile-gemv /
    rlx-tile-matmul leave the kernels inside it serial), the chunk of `ys [tiles * T, N]` zeroed,
    then per expert with rows (`scf.if`: an expert without rows is not read), per block of
@@ -46,6 +47,7 @@ the loops run over the experts' actual tiles only.
 
 from __future__ import annotations
 
+import functools
 from typing import Callable, Sequence
 
 from mlir import ir
@@ -70,10 +72,20 @@ COLUMN_BLOCK = 128
 # side by side; its weight rows are longer runs (gate / up of benchmarks/moe.py: 4 chunks of 704
 # columns, 2816 bytes a row, instead of 8 of 352): those matmuls 0.92-0.95x the CPU time (median of
 # per-round ratios, 31 interleaved rounds, 1 and 2 threads, load 5); the down matmul (N = 1024)
-# keeps 4 chunks of 256.  Two chunks (one per thread here) measured 0.90x (gate) and 0.91-0.97x
-# (down), but would leave any thread past the second idle: the lowering does not know the count.
+# keeps 4 chunks of 256 (without a thread count: see THREAD_CHUNK_MAX for the lowering that knows it).
 COLUMN_CHUNK = 1024
 MIN_CHUNKS = 4
+# rlx.grouped_matmul (f32) where the compile's thread count is known (rlx-mir-to-linalg{threads}, which
+# rlx-lower-to-llvm sets): the fewest chunks that are a multiple of the thread count (every thread
+# gets as many) of at most THREAD_CHUNK_MAX columns, whole AVX-512 vectors whose weight rows are at
+# least THREAD_CHUNK_MIN_BYTES; else as without a count.  benchmarks/moe.py's down matmul (N = 1024):
+# one chunk of 1024 (whole contiguous weight rows) at 1 thread, two of 512 at 2 threads, instead of
+# four of 256: the routed block 0.92-0.94x the time at 1 thread and 0.97-0.99x at 2 (median of
+# per-round ratios, 60 interleaved rounds, load about 1.5; at load 3-4, when its two threads shared
+# about one core, 1.00-1.09x).  Gate / up (N = 2816) keep four chunks of 704: one chunk of 2816 at
+# 1 thread (blocks only 16 weight rows deep) measured 1.03x, two of 1408 at 2 threads 1.01-1.20x.
+THREAD_CHUNK_MIN_BYTES = 1024
+THREAD_CHUNK_MAX = COLUMN_CHUNK
 WEIGHT_BLOCK_BYTES = 256 * 1024
 # rlx.grouped_matmul (f32): where N has no divisor near the chunk limit, full chunks are a multiple
 # of this many columns (one AVX-512 vector) and the rest a tail chunk (`lb.tile_and_tail`).
@@ -322,7 +334,25 @@ def _packed_expert_products(buckets: _Buckets, xs: ir.Value, k: int, n: int, blo
 # --- rlx.grouped_matmul ---------------------------------------------------------------------
 
 
-def _f32_expert_products(buckets: _Buckets, xs: ir.Value, weight: ir.Value, k: int, n: int) -> ir.Value:
+def _column_chunk(n: int, threads: int) -> tuple[int, int]:
+    """The output columns of one chunk of `rlx.grouped_matmul` (f32), and of the tail chunk (0:
+    none).  With the thread count known (`threads` > 0): `n / c` for the smallest multiple `c` of
+    `threads` where that is whole 16-float vectors, at most THREAD_CHUNK_MAX and at least
+    THREAD_CHUNK_MIN_BYTES a weight row, no tail.  Else (no count, or no such `c`): at most
+    COLUMN_CHUNK with at least MIN_CHUNKS chunks where N allows, which any number of threads
+    shares out, and a tail where N has no divisor near that (`lb.tile_and_tail`)."""
+    if threads > 0:
+        for chunks in range(threads, n + 1, threads):
+            chunk = n // chunks
+            if 4 * chunk < THREAD_CHUNK_MIN_BYTES:
+                break
+            if n % chunks == 0 and chunk % 16 == 0 and chunk <= THREAD_CHUNK_MAX:
+                return chunk, 0
+    return lb.tile_and_tail(n, min(COLUMN_CHUNK, max(n // MIN_CHUNKS, ROW_TILE)), TAIL_COLUMN_MULTIPLE)
+
+
+def _f32_expert_products(buckets: _Buckets, xs: ir.Value, weight: ir.Value, k: int, n: int,
+                         threads: int) -> ir.Value:
     """`ys [slots, n]`: each tile of rows of `xs [slots, k]` times its expert's `weight [E, k, n]`.
 
     One `scf.forall` over chunks of `chunk` output columns (threads share them out; each chunk is
@@ -340,7 +370,7 @@ def _f32_expert_products(buckets: _Buckets, xs: ir.Value, weight: ir.Value, k: i
     """
     f32 = lb.f32_type()
     slots, tile = buckets.slots, buckets.tile
-    chunk, column_tail = lb.tile_and_tail(n, min(COLUMN_CHUNK, max(n // MIN_CHUNKS, ROW_TILE)), TAIL_COLUMN_MULTIPLE)
+    chunk, column_tail = _column_chunk(n, threads)
     depth, depth_tail = lb.tile_and_tail(k, max(1, WEIGHT_BLOCK_BYTES // (4 * chunk)), GEMV_ROWS)
 
     def chunk_products(c: ir.Value | None, column: Offset, width: int, out: ir.Value) -> ir.Value:
@@ -447,14 +477,15 @@ def _fewest_rows(rows: ir.Value, columns: ir.Value, sizes: Sequence[int], multip
     return [branch.results[0]]
 
 
-def _lower_grouped_matmul(op) -> ir.Value:
+def _lower_grouped_matmul(op, threads: int = 0) -> ir.Value:
+    """`threads`: the compile's thread count where known (its column chunks, see _column_chunk), else 0."""
     f32 = lb.f32_type()
     (rows, k), (experts, _, n) = shape_of(op.x.type), shape_of(op.weight.type)
     if k == 0 or experts == 0:
         return lb.zeros([rows, n], f32)
     buckets = _Buckets(op.expert_idx, rows, experts, _row_tile(rows))
     xs = buckets.gather_rows(op.x, k, f32)
-    return buckets.scatter_rows(_f32_expert_products(buckets, xs, op.weight, k, n), n)
+    return buckets.scatter_rows(_f32_expert_products(buckets, xs, op.weight, k, n, threads), n)
 
 
 # --- quantised experts ----------------------------------------------------------------------
@@ -518,3 +549,8 @@ LOWERINGS: dict[type, Callable] = {
     rlx.DequantGroupedMatmulOp: _lower_dequant_grouped_matmul,
     rlx.DequantMoeWeightsOp: _lower_dequant_moe_weights,
 }
+
+
+def threaded_lowerings(threads: int) -> dict[type, Callable]:
+    """The lowerings that depend on the compile's thread count (rlx-mir-to-linalg{threads})."""
+    return {rlx.GroupedMatmulOp: functools.partial(_lower_grouped_matmul, threads=threads)}

@@ -7,8 +7,8 @@ produced (iteration space (M/MR, N/NR, K, MR, NR)):
    M blocks) into one chunk per thread and fuses B's packing into the forall, so each thread packs
    the panels it multiplies (panels the function is given, packed once: rlx-hoist-param-packing,
    have no packing to fuse) (`convert-scf-to-openmp` later runs the forall on OpenMP threads);
-2. cache blocks: up to MC = 256 rows, NC = 256 columns and KC = 1024 of K (2048 when the rows
-   fit one cache block: no later row block reuses a K block then), loop order N, K, M (BLIS's
+2. cache blocks: up to MC = 256 rows, NC = 256 columns and KC = 1024 of K (2048 for bound
+   panels when the rows fit one cache block: no later row block reuses a K block then), loop order N, K, M (BLIS's
    jc, pc, ic), then one MR×NR register tile per iteration, then K in steps of KR;
 3. unit dims folded away inside each K loop (which replaces the generic: the step is found
    again inside that loop; the patterns run on the loop's body only, so a K loop of a single
@@ -84,12 +84,14 @@ class KernelPlan:
         mc = divisor_at_most(extents[0], CACHE_BLOCKS[0])
         nc = divisor_at_most(extents[1], CACHE_BLOCKS[1])
         kc_limit = CACHE_BLOCKS[2]
-        if extents[0] <= CACHE_BLOCKS[0]:
+        if extents[0] <= CACHE_BLOCKS[0] and not self.packed_here:
             # One cache block of rows: each panel's K block is multiplied by every row block in
             # turn and never again, so KC need not keep it for a later use, only in L2 for the row
             # blocks' passes (2048 rows of a panel: 256 KiB).  The down projection's K = 1408 is
             # then one K block: C stored once, and the prefetch of the next panel follows the
             # panels in the order they are used (128x1408x512, bound panels from memory: +2-5%).
+            # Only for panels the function is given (bound weights): where B is packed per call,
+            # the larger K block made the 12-layer prefill 128 ~8% slower (51 -> 55 ms, 1 thread).
             kc_limit = 2 * CACHE_BLOCKS[2]
         kc = KR * divisor_at_most(self.depth // KR, kc_limit // KR)
         return [mc, nc, kc, 0, 0]

@@ -162,20 +162,26 @@ def test_dequant_grouped_matmul_byte_count_error():
         g.dequant_grouped_matmul(x, w, idx, "q4_0")
 
 
+def _grouped_over_three_of_four_experts(m: int, k: int, n: int, seed: int):
+    """A `rlx.grouped_matmul` graph of x [m, k] and w [4, k, n], and random arrays for it: rows
+    routed to experts 0, 1 and 3 (expert 2 gets none)."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    w = rng.standard_normal((4, k, n)).astype(np.float32)
+    idx = rng.choice([0, 1, 3], m).astype(np.int64)
+    g = GraphModule("grouped")
+    xv, wv, iv = g.input("x", (m, k)), g.input("w", (4, k, n)), g.input("idx", (m,), "i64")
+    g.set_outputs(g.grouped_matmul(xv, wv, iv))
+    return g, x, w, idx
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_grouped_matmul_column_blocks_on_any_thread_count(threads):
     """N = 768 is one column chunk per thread (the scf.forall the threads share, a plain loop with
     one thread: rlx-mir-to-linalg without a thread count makes four of 192); 30 rows over 4
     experts, one expert empty."""
-    rng = np.random.default_rng(threads)
-    m, k, n, e = 30, 40, 768, 4
-    x = rng.standard_normal((m, k)).astype(np.float32)
-    w = rng.standard_normal((e, k, n)).astype(np.float32)
-    idx = rng.choice([0, 1, 3], m).astype(np.int64)
-    g = GraphModule("grouped")
-    xv, wv, iv = g.input("x", (m, k)), g.input("w", (e, k, n)), g.input("idx", (m,), "i64")
-    g.set_outputs(g.grouped_matmul(xv, wv, iv))
-    check_close(g.compile(threads=threads)(x=x, w=w, idx=idx), grouped_reference(x, w, idx), k)
+    g, x, w, idx = _grouped_over_three_of_four_experts(30, 40, 768, seed=threads)
+    check_close(g.compile(threads=threads)(x=x, w=w, idx=idx), grouped_reference(x, w, idx), 40)
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -222,16 +228,9 @@ def test_grouped_matmul_same_bits_on_any_column_chunks():
     """K = 1000, N = 1024 compiled for 1, 2 and 3 threads: one chunk of 1024 columns, two of 512
     (one per thread), four of 256 (3 does not divide 1024); every output column sums over k in
     order whatever the chunk, so the three results are bit for bit equal (and match the reference)."""
-    rng = np.random.default_rng(80)
-    m, k, n, e = 45, 1000, 1024, 4
-    x = rng.standard_normal((m, k)).astype(np.float32)
-    w = rng.standard_normal((e, k, n)).astype(np.float32)
-    idx = rng.choice([0, 1, 3], m).astype(np.int64)
-    g = GraphModule("grouped")
-    xv, wv, iv = g.input("x", (m, k)), g.input("w", (e, k, n)), g.input("idx", (m,), "i64")
-    g.set_outputs(g.grouped_matmul(xv, wv, iv))
+    g, x, w, idx = _grouped_over_three_of_four_experts(45, 1000, 1024, seed=80)
     one, two, three = (g.compile(threads=t, cache=False)(x=x, w=w, idx=idx) for t in (1, 2, 3))
-    check_close(one, grouped_reference(x, w, idx), k)
+    check_close(one, grouped_reference(x, w, idx), 1000)
     assert np.array_equal(two, one)
     assert np.array_equal(three, one)
 

@@ -288,15 +288,23 @@ def test_dequant_grouped_matmul_column_blocks_on_any_thread_count(threads):
         x = rng.standard_normal((m, k)).astype(np.float32)
         idx = rng.choice([0, 2, 3], m).astype(np.int64)
         idx[m // 2] = -1 if m > 1 else idx[0]
-        g = GraphModule("q")
-        xv, wv, iv = g.input("x", (m, k)), g.input("w", packed.shape, "u8"), g.input("idx", (m,), "i64")
-        g.set_outputs(g.dequant_grouped_matmul(xv, wv, iv, "q8_0"))
-        got = g.compile(threads=threads)(x=x, w=packed, idx=idx)
-        want = np.zeros((m, n))
-        for row in range(m):
-            if 0 <= idx[row] < e:
-                want[row] = decoded[idx[row]] @ x[row].astype(np.float64)
-        check_close(got, want, k)
+        check_close(*_dequant_grouped_and_reference(packed, decoded, x, idx, "q8_0", threads), k)
+
+
+def _dequant_grouped_and_reference(packed, decoded, x, idx, scheme: str, threads: int):
+    """`rlx.dequant_grouped_matmul` of x over the packed expert slabs, compiled for `threads`, and
+    its float64 reference from the decoded weights: a row's expert's weight times the row, zeros
+    for an index out of range."""
+    m, k = x.shape
+    g = GraphModule("q")
+    xv, wv, iv = g.input("x", (m, k)), g.input("w", packed.shape, "u8"), g.input("idx", (m,), "i64")
+    g.set_outputs(g.dequant_grouped_matmul(xv, wv, iv, scheme))
+    got = g.compile(threads=threads)(x=x, w=packed, idx=idx)
+    want = np.zeros((m, decoded.shape[1]))
+    for row in range(m):
+        if 0 <= idx[row] < len(decoded):
+            want[row] = decoded[idx[row]] @ x[row].astype(np.float64)
+    return got, want
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -332,12 +340,4 @@ def test_dequant_grouped_matmul_prime_n_takes_full_blocks_and_a_tail(scheme, thr
         x = rng.standard_normal((m, k)).astype(np.float32)
         idx = rng.choice([0, 1, 3], m).astype(np.int64)
         idx[m // 2] = 7 if m > 1 else idx[0]
-        g = GraphModule("q")
-        xv, wv, iv = g.input("x", (m, k)), g.input("w", packed.shape, "u8"), g.input("idx", (m,), "i64")
-        g.set_outputs(g.dequant_grouped_matmul(xv, wv, iv, scheme))
-        got = g.compile(threads=threads)(x=x, w=packed, idx=idx)
-        want = np.zeros((m, n))
-        for row in range(m):
-            if 0 <= idx[row] < e:
-                want[row] = decoded[idx[row]] @ x[row].astype(np.float64)
-        check_close(got, want, k)
+        check_close(*_dequant_grouped_and_reference(packed, decoded, x, idx, scheme, threads), k)

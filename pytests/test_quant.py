@@ -174,11 +174,23 @@ def test_builder_rejects_bad_byte_count():
         g.dequant_matmul(x, g.param("w2", (4, 288), "u8"), "q3_x")
 
 
-def test_wrong_weight_dtype_is_a_compile_error():
+def test_wrong_weight_dtype_is_a_build_error():
+    """The builder verifies each op as it builds it: a weight of the wrong dtype is a BuildError at the
+    call that built the op, inside its named block, and the rejected op is not left in the module.
+    The same op read as text (rlx-opt, compile of a string) is still the compiler's located diagnostic."""
     g = GraphModule.hir("signed")
-    g.set_outputs(g.dequant_matmul(g.input("x", (2, 512)), g.param("w", (4, 288), "i8"), "q4_k"))
-    with pytest.raises(rlx_mlir.CompileError, match=r"'rlx.dequant_matmul' op operand 'w' must be a ranked tensor of ui8, but got tensor<4x288xi8>"):
-        g.compile()
+    x, w = g.input("x", (2, 512)), g.param("w", (4, 288), "i8")
+    with pytest.raises(BuildError, match=r"^block 'proj': 'rlx.dequant_matmul' op operand 'w' must be a ranked tensor "
+                                         r"of ui8, but got tensor<4x288xi8>$"):
+        g.named("proj", lambda: g.dequant_matmul(x, w, "q4_k"))
+    assert "rlx.dequant_matmul" not in str(g)
+
+    good = GraphModule.hir("signed")
+    good.set_outputs(good.dequant_matmul(good.input("x", (2, 512)), good.param("w", (4, 288), "u8"), "q4_k"))
+    text = str(good).replace("x288xui8>", "x288xi8>")
+    with pytest.raises(rlx_mlir.CompileError, match=r"<string>:3:\d+: error: 'rlx.dequant_matmul' op operand 'w' must be "
+                                                    r"a ranked tensor of ui8, but got tensor<4x288xi8>"):
+        rlx_mlir.compile(text, entry="signed")
 
 
 def test_byte_arguments_at_the_numpy_boundary():

@@ -257,12 +257,14 @@ def test_builder_errors_name_the_scheme():
         g.dequant_matmul(x, w8, "int8/32", side=5)
 
 
-def test_wrong_code_dtype_is_a_compile_error():
-    """Element types are the verifier's (as for GGUF): a located CompileError naming the scheme."""
+def test_wrong_code_dtype_is_a_build_error():
+    """Element types are the verifier's (as for GGUF), which the builder runs on each op it builds:
+    a BuildError at the call, naming the op and the scheme; the op is not left in the module."""
     g, (x, u8, s) = _builder([("x", (2, 64), "f32"), ("w", (64, 6), "u8"), ("s", (2, 6), "f32")])
-    g.set_outputs(g.dequant_matmul(x, u8, "int8/32", side=[s]))
-    with pytest.raises(rlx_mlir.CompileError, match=r"operand 'w' must be a ranked tensor of i8 for scheme 'int8/32', but got tensor<64x6xui8>"):
-        g.compile()
+    with pytest.raises(BuildError, match=r"^'rlx.dequant_matmul' op operand 'w' must be a ranked tensor of i8 for scheme "
+                                         r"'int8/32', but got tensor<64x6xui8>$"):
+        g.dequant_matmul(x, u8, "int8/32", side=[s])
+    assert "rlx.dequant_matmul" not in str(g)
 
 
 def test_hir_rejects_a_bias_after_side_tensors():

@@ -57,16 +57,21 @@ STAGES = ("hir", "mir", "lir")
 _INFERRED_DTYPES = ("f32", "f16", "bf16", "i8", "ui8", "i32", "i64", "i1")
 
 
-def _verify_or_erase(op) -> None:
-    """Runs `op`'s verifier; on failure removes the op from the block and raises VerifyError."""
+def _verify_or_erase(op, check_inference: bool = True) -> None:
+    """Runs `op`'s verifier (the checks `rlx-opt` and `compile` run: operand and attribute
+    constraints, result-type inference, the op's own `verify()`); on failure removes the op from
+    the block and raises VerifyError, its message prefixed with the op's name as in MLIR's
+    diagnostics (`'rlx.dequant_matmul' op operand 'w' must be ...`).  `check_inference=False`
+    for an op whose builder inferred its result types (they agree by construction)."""
     verify = getattr(op, "verify_invariants", None)
     if verify is None:
         return
     try:
-        verify()
-    except VerifyError:
+        verify(check_inference=check_inference)
+    except VerifyError as error:
+        name = op.operation.name
         op.operation.erase()
-        raise
+        raise VerifyError(f"'{name}' op {error}") from None
 
 
 def _infers_result_types(op_class: type) -> bool:
@@ -335,12 +340,17 @@ class GraphModule:
             return self._emit_symbolic(op_class, operands, attributes, out_shape, results)
         try:
             with self.context, self._location(), ir.InsertionPoint(self._block):
+                given = "result_type" in keywords or "result_types" in keywords
                 if results == 1 or "result_types" in keywords or not hasattr(op_class, "build"):
                     op = op_class(*values, **keywords)
+                    inferred = not given  # the synthesised builder inferred the result types
                 else:
                     op = op_class.build(*values, **keywords)
-                if "result_type" in keywords or "result_types" in keywords:
-                    _verify_or_erase(op)  # a given result type is checked now, not at compile time
+                    inferred = False
+                # Every op is verified as it is built, in the builder's context and at its location:
+                # an operand of the wrong dtype is reported here, at the call that built it, not at
+                # compile time.  One op's checks only: building stays linear in the op count.
+                _verify_or_erase(op, check_inference=not inferred)
         except (ValueError, TypeError, VerifyError) as error:
             where = f"block '{self._block_name()}': " if self._block_name() else ""
             raise BuildError(f"{where}{error}") from None

@@ -70,3 +70,30 @@ def test_bound_dynamic_function_errors_name_the_input():
         exe.pin(w=w)
     with pytest.raises(TypeError, match=r"specialize\(binding\).context\(\)"):
         exe.context()
+
+
+def test_bound_weights_fix_the_symbols_of_their_own_shapes():
+    """w [D, 96] with D symbolic: the bound weight fixes D.  A call reads it off the weight (an x of
+    another width is an error naming both), and `specialize` takes a binding (or a ModelVariant)
+    of the other symbols only (it raised "symbol 'D' of @wide is not bound")."""
+    from rlx_mlir.dims.variants import ModelVariant
+
+    g = GraphModule.mir("wide")
+    x, w, b = g.input("x", ("SEQ", "D")), g.param("w", ("D", 96)), g.param("b", (96,))
+    g.set_outputs(x @ w + b)
+    exe = rlx_mlir.compile(g.text(), threads=2, cache=False)
+    rng = np.random.default_rng(5)
+    w_value, b_value = rng.standard_normal((40, 96)).astype(np.float32), rng.standard_normal(96).astype(np.float32)
+    bound = exe.bind_params(w=w_value, b=b_value)
+    for seq in (1, 7, 130):
+        xv = rng.standard_normal((seq, 40)).astype(np.float32)
+        y = bound(xv)
+        np.testing.assert_allclose(y, xv.astype(np.float64) @ w_value + b_value, rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(y, exe(xv, w_value, b_value))
+        np.testing.assert_array_equal(bound.specialize({"SEQ": seq})(xv), y)
+    xv = rng.standard_normal((5, 40)).astype(np.float32)
+    np.testing.assert_array_equal(bound.specialize(ModelVariant.prefill(1, 5))(x=xv), exe(xv, w_value, b_value))
+    with pytest.raises(ValueError, match=r"symbol D is 40 in argument 'w' \(dimension 0\), but 41 in argument 'x'"):
+        bound(np.zeros((3, 41), np.float32))
+    with pytest.raises(ValueError, match=r"argument 'w' of bind_params: @wide: expected tensor<41x96xf32>"):
+        bound.specialize({"SEQ": 3, "D": 41})  # a size given for D is the binding's: the weight does not fit it

@@ -295,10 +295,13 @@ class BoundSpecializingExecutable:
         return self._specialisation(binding)(**given, out=out)
 
     def specialize(self, binding: Union[Mapping[str, int], ModelVariant]):
-        """The bound static executable for `binding` (or a ModelVariant's sizes)."""
+        """The bound static executable for `binding` (or a ModelVariant's sizes); the symbols that
+        the bound weights' shapes determine may be left out of it (a call reads them there too)."""
+        arrays = [self._weights.get(name) for name in self.dynamic.input_names]
+        from_weights = self.dynamic.binding_from_inputs(arrays, partial=True)
         if isinstance(binding, ModelVariant):
-            binding = binding.binding_for(self.dynamic.symbols)
-        return self._specialisation(dict(binding))
+            binding = binding.binding_for([s for s in self.dynamic.symbols if s not in from_weights])
+        return self._specialisation({**from_weights, **dict(binding)})
 
     def _specialisation(self, binding: dict[str, int]):
         executable = self.dynamic.specialize(binding)

@@ -45,14 +45,29 @@ transform.apply_patterns to %funcs {
 
 
 def blockable(op: linalg.TransposeOp) -> bool:
-    """Whether `op` exchanges its last two dimensions only, static f32, both multiples of BLOCK."""
+    """Whether `op` exchanges its last two dimensions only, static f32, both multiples of BLOCK,
+    and its result is not materialized in a function argument (see `_into_argument`)."""
     result = ir.RankedTensorType(op.results[0].type) if len(op.results) == 1 else None
     if result is None or not result.has_static_shape or result.element_type != ir.F32Type.get():
         return False
     rank = result.rank
     if rank < 2 or list(op.permutation) != [*range(rank - 2), rank - 1, rank - 2]:
         return False
-    return all(size % BLOCK == 0 for size in result.shape[-2:])
+    return all(size % BLOCK == 0 for size in result.shape[-2:]) and not _into_argument(op)
+
+
+def _into_argument(op: linalg.TransposeOp) -> bool:
+    """Whether `op`'s result is materialized in a function argument: an output tied to an input
+    (`rlx.tied`, GraphModule.tie_outputs).  Empty-tensor elimination then makes that argument the
+    init of the blocked loops, which one-shot bufferization rejects ("'scf.for' op not bufferizable
+    under the given constraints: cannot avoid RaW conflict"); the plain transpose writes it."""
+    for use in op.results[0].uses:
+        owner = use.owner
+        if owner.operation.name == "bufferization.materialize_in_destination" and use.operand_number == 0:
+            destination = owner.operands[1]
+            if isinstance(destination, ir.BlockArgument) and destination.owner.owner.operation.name == "func.func":
+                return True
+    return False
 
 
 @dataclasses.dataclass(frozen=True)

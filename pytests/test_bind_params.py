@@ -256,3 +256,18 @@ def test_a_bound_executable_reuses_its_temporaries_without_page_faults():
     result = subprocess.run([sys.executable, "-c", PAGE_FAULTS], capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr
     assert float(result.stdout.split()[-1]) < 100  # page faults per call, after 3 calls
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+@pytest.mark.parametrize("shape", [(64, 2047, 40), (64, 2048, 64), (9, 2049, 33), (128, 2052, 70), (300, 2056, 64),
+                                   (64, 4099, 32), (64, 1, 64), (257, 5, 31)])
+def test_bound_panels_around_the_2048_k_block(shape, threads):
+    """Bound panels take K blocks up to 2048 (and a prefetch of the next panel): K just below, at and
+    above 2048, a K that no block divides (2052 = 4 * 513, 4099 prime), tiny K, and M above one
+    cache block of rows (300, where KC stays 1024).  Bound equals unbound bit for bit, and float64 numpy."""
+    m, k, n = shape
+    exe = rlx_mlir.compile(matmul_module(m, k, n), threads=threads, cache=False)
+    x, w = arrays((m, k), (k, n), seed=k)
+    unbound = exe(x, w)
+    np.testing.assert_allclose(unbound, x.astype(np.float64) @ w, rtol=0, atol=1e-5 * k)
+    np.testing.assert_array_equal(exe.bind_params(w=w)(x), unbound)

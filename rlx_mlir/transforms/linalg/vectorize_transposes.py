@@ -18,10 +18,10 @@ from __future__ import annotations
 import dataclasses
 
 from mlir import ir
-from mlir.dialects import linalg
+from mlir.dialects import bufferization, func, linalg
 
 from ...ir.attrs import TRANSPOSE_BLOCKS_ATTR
-from ...ir.walk import collect_ops
+from ...ir.walk import collect_ops, is_op
 from ...passmanager.base import RlxPass
 from .transform_script import apply_script
 
@@ -63,9 +63,9 @@ def _into_argument(op: linalg.TransposeOp) -> bool:
     under the given constraints: cannot avoid RaW conflict"); the plain transpose writes it."""
     for use in op.results[0].uses:
         owner = use.owner
-        if owner.operation.name == "bufferization.materialize_in_destination" and use.operand_number == 0:
+        if is_op(owner, bufferization.MaterializeInDestinationOp) and use.operand_number == 0:
             destination = owner.operands[1]
-            if isinstance(destination, ir.BlockArgument) and destination.owner.owner.operation.name == "func.func":
+            if isinstance(destination, ir.BlockArgument) and is_op(destination.owner.owner, func.FuncOp):
                 return True
     return False
 

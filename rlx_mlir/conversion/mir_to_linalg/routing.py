@@ -541,7 +541,10 @@ def _f32_products_per_thread(buckets: _Buckets, xs: ir.Value, weight: ir.Value, 
     the columns, both threads read short runs of the same weight rows at once).  The sums run over
     k in order, block after block, as in `_f32_expert_products` and with the same kernels (whole
     AVX-512 vectors of columns: rlx-tile-gemv's, no column split off to rlx-pack-matmul), so the
-    results are the same bit for bit."""
+    results are the same bit for bit where both paths' blocks step at least 2 weight rows per
+    kernel pass (a block of 17 rows steps 1 at a time, and those sums round differently: K = 136
+    cut into blocks of 34 and the column chunks' staggered half blocks of 17 differ in the last
+    bit, as the staggered and aligned chunks of one thread already do)."""
     f32 = lb.f32_type()
     slots, tile = buckets.slots, buckets.tile
     chunk, column_tail = (n, 0) if n <= EXPERT_COLUMNS_MAX else lb.tile_and_tail(n, EXPERT_COLUMNS_MAX, TAIL_COLUMN_MULTIPLE)

@@ -235,6 +235,41 @@ def test_grouped_matmul_same_bits_on_any_column_chunks():
     assert np.array_equal(three, one)
 
 
+# Expert indices over 8 experts for test_grouped_matmul_experts_shared_out_between_threads: which
+# experts have rows decides where the threads' ranges of experts are cut (and whether one is empty).
+SHARED_ROUTINGS = {
+    "spread": lambda rng, m: rng.integers(0, 8, m),
+    "skewed": lambda rng, m: rng.choice(8, m, p=[0.02, 0.6, 0.02, 0.02, 0.3, 0.02, 0.01, 0.01]),
+    "last expert only": lambda rng, m: np.full(m, 7),
+    "first expert only": lambda rng, m: np.zeros(m, np.int64),
+    "none in range": lambda rng, m: np.full(m, 8),
+}
+
+
+@pytest.mark.parametrize("routing", SHARED_ROUTINGS)
+@pytest.mark.parametrize("n", [512, 8192])
+def test_grouped_matmul_experts_shared_out_between_threads(routing, n):
+    """On 2 and 3 threads with 8-row tiles, the threads share out the experts (contiguous ranges,
+    balanced by tiles and weights read; an empty range where the rows leave a thread none), N = 8192
+    in chunks of 4096 columns per expert.  Against the per-row reference, two rows out of range;
+    and bit for bit the chunks of columns of one thread: every sum still runs over k in order (K = 256:
+    both cut K in blocks of a multiple of 8 rows, the kernel's rows per pass)."""
+    rng = np.random.default_rng(90 + n)
+    m, k, e = 70, 256, 8
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    w = rng.standard_normal((e, k, n)).astype(np.float32)
+    idx = SHARED_ROUTINGS[routing](rng, m).astype(np.int64)
+    idx[[3, 40]] = [8, -1]
+    g = GraphModule("grouped")
+    xv, wv, iv = g.input("x", (m, k)), g.input("w", (e, k, n)), g.input("idx", (m,), "i64")
+    g.set_outputs(g.grouped_matmul(xv, wv, iv))
+    one, two, three = (g.compile(threads=t, cache=False)(x=x, w=w, idx=idx) for t in (1, 2, 3))
+    check_close(two, grouped_reference(x, w, idx), k)
+    assert not two[[3, 40]].any()
+    assert np.array_equal(two, one)
+    assert np.array_equal(three, one)
+
+
 @pytest.mark.parametrize("plan", [True, False])
 def test_lower_to_llvm_gives_the_lowering_its_thread_count(plan):
     """rlx-lower-to-llvm{threads} passes the count to the MIR lowering (rlx-lir-to-linalg, or

@@ -3,7 +3,9 @@
 // are a multiple of the thread count (each thread gets as many, and streams long runs of every
 // weight row), of at most 1024 columns, whole 16-float vectors and at least 1 KiB (256 floats) of a
 // weight row.  Where no multiple allows, as without a thread count: chunks of at most 1024
-// columns, at least 4 of them (N = 512: four of 128; see grouped-matmul-threads.mlir).
+// columns, at least 4 of them (N = 512: four of 128; see grouped-matmul-threads.mlir).  One expert
+// here (fewer experts than threads): with one per thread or more, 8-row tiles and whole vectors of
+// columns the threads share out the experts instead (grouped-matmul-experts-per-thread.mlir).
 // RUN: rlx-opt %s --split-input-file --pass-pipeline='builtin.module(rlx-mir-to-linalg{threads=2})' | FileCheck %s --check-prefix=TWO
 // RUN: rlx-opt %s --split-input-file --pass-pipeline='builtin.module(rlx-mir-to-lir,rlx-lir-to-linalg{threads=2})' | FileCheck %s --check-prefix=TWO
 // RUN: rlx-opt %s --split-input-file --pass-pipeline='builtin.module(rlx-mir-to-linalg{threads=3})' | FileCheck %s --check-prefix=UNEVEN
@@ -12,23 +14,23 @@
 
 // Two threads: two chunks of 256 columns (1 KiB of each weight row).
 // TWO-LABEL: func.func @grouped
-// TWO: scf.forall (%{{.*}}) in (2) shared_outs(%{{.*}}) -> (tensor<72x512xf32>)
-// TWO: tensor.extract_slice %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] [1, 64, 256] [1, 1, 1] : tensor<2x64x512xf32> to tensor<64x256xf32>
+// TWO: scf.forall (%{{.*}}) in (2) shared_outs(%{{.*}}) -> (tensor<64x512xf32>)
+// TWO: tensor.extract_slice %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}] [1, 64, 256] [1, 1, 1] : tensor<1x64x512xf32> to tensor<64x256xf32>
 // TWO: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<8x64xf32>, tensor<64x256xf32>)
 // Three threads do not divide 512 columns: four chunks of 128, as without a thread count.
 // UNEVEN-LABEL: func.func @grouped
 // UNEVEN: scf.forall (%{{.*}}) in (4) shared_outs
-// UNEVEN: tensor<2x64x512xf32> to tensor<64x128xf32>
+// UNEVEN: tensor<1x64x512xf32> to tensor<64x128xf32>
 // Four threads would give runs of 512 bytes: four chunks of 128 (the count without threads).
 // SHORT-LABEL: func.func @grouped
 // SHORT: scf.forall (%{{.*}}) in (4) shared_outs
-// SHORT: tensor<2x64x512xf32> to tensor<64x128xf32>
+// SHORT: tensor<1x64x512xf32> to tensor<64x128xf32>
 // One thread: one chunk of all 512 columns.
 // ONE-LABEL: func.func @grouped
 // ONE: scf.forall (%{{.*}}) in (1) shared_outs
-// ONE: tensor<2x64x512xf32> to tensor<64x512xf32>
-func.func @grouped(%x: tensor<64x64xf32>, %w: tensor<2x64x512xf32>, %idx: tensor<64xi64>) -> tensor<64x512xf32> {
-  %0 = "rlx.grouped_matmul"(%x, %w, %idx) : (tensor<64x64xf32>, tensor<2x64x512xf32>, tensor<64xi64>) -> tensor<64x512xf32>
+// ONE: tensor<1x64x512xf32> to tensor<64x512xf32>
+func.func @grouped(%x: tensor<64x64xf32>, %w: tensor<1x64x512xf32>, %idx: tensor<64xi64>) -> tensor<64x512xf32> {
+  %0 = "rlx.grouped_matmul"(%x, %w, %idx) : (tensor<64x64xf32>, tensor<1x64x512xf32>, tensor<64xi64>) -> tensor<64x512xf32>
   return %0 : tensor<64x512xf32>
 }
 

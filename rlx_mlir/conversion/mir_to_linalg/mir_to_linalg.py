@@ -45,8 +45,10 @@ class MirToLinalg(RlxPass):
         "in memory, causal blocks skipped); for CPU code, where the tiles run as GEMM kernels"
     )
     threads: int = option(
-        0, "the threads the compiled code runs on, where known (0: not known); rlx.grouped_matmul splits its "
-        "output columns into a multiple of that many chunks where they allow", minimum=0, maximum=MAX_THREADS,
+        0, "the threads the compiled code runs on, where known (0: not known); rlx.grouped_matmul shares its "
+        "experts out between them (8-row tiles, an expert per thread or more, N whole 16-float vectors), else "
+        "splits its output columns into a multiple of that many chunks where they allow",
+        minimum=0, maximum=MAX_THREADS,
     )
 
     def run(self, module: ir.Operation) -> None:

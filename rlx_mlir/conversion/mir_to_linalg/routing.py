@@ -30,6 +30,12 @@ sort, so each expert's weight multiplies only its own rows:
    once.  With `T` the kernel's 8 rows, an expert's last tile with at most 4 rows multiplies 4
    slots (`TAIL_ROWS`; both tile heights in the loop tagged `rlx.gemv_rows`, so the same passes
    over k): at most 3 padding rows per expert are computed.
+   With more than one thread (the count known, 8-row tiles, at least as many experts as threads,
+   N whole AVX-512 vectors), the threads share out the experts instead (`_f32_products_per_thread`):
+   one `scf.forall` over the threads, each a contiguous range of experts (balanced by the tiles
+   and the weights it reads) and so of slots, the same blocks and tiles over whole weight rows
+   (contiguous memory; chunks of at most `EXPERT_COLUMNS_MAX` columns for a wider N): each thread
+   streams its own experts' weights in long runs, the same sums bit for bit.
    Quantised (`rlx.dequant_grouped_matmul`): one `scf.forall` over blocks of `COLUMN_BLOCK` slab
    rows (output columns), per expert with rows, per tile: `rlx.dequant_matmul`'s lowering
    (`quant.packed_matmul`: blocks decoded inside the product) on the tile and the expert's block;
@@ -97,6 +103,20 @@ GEMV_ROWS = 8
 # rlx.grouped_matmul (f32): whether the second half of the column chunks cuts K at blocks shifted
 # by half a block (see _f32_expert_products).
 STAGGER = True
+# rlx.grouped_matmul (f32) on more than one thread (the count known, 8-row tiles, at least one
+# expert per thread, whole AVX-512 vectors of columns: `_shares_experts`): the threads share out
+# the experts instead of the columns (`_f32_products_per_thread`), each a contiguous range of
+# experts balanced by cost (`_Buckets.share`: EXPERT_STREAM_TILES 8-row tiles' worth for reading an
+# expert's weight from memory, the time of 4 K N bytes at half the copy bandwidth over 16 K N flops
+# at one core's rate, and one per tile), its weight read in blocks of whole rows (at most
+# EXPERT_BLOCK_BYTES, contiguous in memory) where N is at most EXPERT_COLUMNS_MAX (else chunks of
+# at most that many columns per expert).  On 2 threads each thread streamed its own memory instead
+# of the two reading 2.8 KB runs of the same weight rows side by side: benchmarks/moe.py's routed
+# block 0.84-0.90x the time (median over 40 interleaved calls in one process, load 6-9; blocks of
+# 128 KiB against 64 and 256 KiB: 0.95-0.96x of those).
+EXPERT_BLOCK_BYTES = 128 * 1024
+EXPERT_STREAM_TILES = 3.5
+EXPERT_COLUMNS_MAX = 4096
 # rlx.grouped_matmul (f32): the row counts (under ROW_TILE) an expert's last tile may shrink to: a
 # tile with `r` rows multiplies the fewest of these slots that hold them (else ROW_TILE), so fewer
 # padding rows are computed (4: at most 3 per expert instead of 7; the MoE benchmark's routing
@@ -260,6 +280,39 @@ class _Buckets:
         first = arith.muli(_element(self.first_tile, e), lb.index_constant(self.tile))
         return arith.addi(first, _element(self.counts, e))
 
+    def share(self, w: ir.Value, workers: int, stream_tiles: float) -> tuple[ir.Value, ir.Value, ir.Value, ir.Value]:
+        """Worker `w`'s experts `lo .. hi` (of `workers`) and their tiles `first .. end` (index
+        values): each worker a contiguous range of experts, the ranges split where the experts'
+        costs balance.  An expert's cost is its tile count plus `stream_tiles` if it has rows (the
+        reading of its weight), counted in half tiles; expert `e` goes to the worker its cost's
+        midpoint falls in, `min(workers - 1, workers * (2 * before_e + cost_e) // (2 * total))`
+        (`before_e`: the costs of the experts before it), which never decreases with `e`."""
+        zero, one = lb.index_constant(0), lb.index_constant(1)
+        stream = lb.index_constant(round(2 * stream_tiles))
+
+        def cost(e):
+            tiles = _element(self.tile_count, e)
+            has_rows = arith.cmpi(arith.CmpIPredicate.ugt, tiles, zero)
+            return arith.addi(arith.addi(tiles, tiles), arith.select(has_rows, stream, zero))
+
+        (total,) = lb.for_loop(0, self.experts, [zero], lambda e, acc: [arith.addi(acc, cost(e))])
+        scale = arith.maxui(arith.addi(total, total), one)
+        last = lb.index_constant(workers - 1)
+
+        def place(e, before, lo, hi, first, end):
+            c = cost(e)
+            mid = arith.addi(arith.addi(before, before), c)
+            worker = arith.minui(arith.divui(arith.muli(mid, lb.index_constant(workers)), scale), last)
+            tiles = _element(self.tile_count, e)
+            below = arith.cmpi(arith.CmpIPredicate.ult, worker, w)
+            upto = arith.cmpi(arith.CmpIPredicate.ule, worker, w)
+            return [arith.addi(before, c),
+                    arith.addi(lo, arith.select(below, one, zero)), arith.addi(hi, arith.select(upto, one, zero)),
+                    arith.addi(first, arith.select(below, tiles, zero)), arith.addi(end, arith.select(upto, tiles, zero))]
+
+        _, lo, hi, first, end = lb.for_loop(0, self.experts, [zero] * 5, place)
+        return lo, hi, first, end
+
 
 def _filled(shape: Sequence[int], element: ir.Type, value: int) -> ir.Value:
     return linalg.fill(arith.constant(element, value), outs=[lb.empty(shape, element)])
@@ -351,6 +404,38 @@ def _column_chunk(n: int, threads: int) -> tuple[int, int]:
     return lb.tile_and_tail(n, min(COLUMN_CHUNK, max(n // MIN_CHUNKS, ROW_TILE)), TAIL_COLUMN_MULTIPLE)
 
 
+def _multiply_block(buckets: _Buckets, xs: ir.Value, weight: ir.Value, e: ir.Value, row: Offset, size: int,
+                    column: Offset, width: int, columns: ir.Value, tail_rows: Sequence[int],
+                    first: ir.Value | None = None) -> list[ir.Value]:
+    """`columns` (a slice of ys: the columns `column .. column + width` of the slots from `first`,
+    or of all slots) plus, for each tile of expert `e`, the tile's rows of `xs [slots, k]` times the
+    expert's weight rows `row .. row + size` (a static size) in those columns: one static
+    `[tile, size] x [size, width]` `linalg.matmul` per tile (`tail_rows`: the smaller heights an
+    expert's last tile may take, see `_fewest_rows`).  The loop over the tiles is tagged
+    `rlx.gemv_rows` for 8-row tiles (fewer rows: a decode step's, streamed from memory as any GEMV)."""
+    tile = buckets.tile
+    block = lb.extract_slice(weight, [e, row, column], [1, size, width], [size, width])
+
+    def multiply_tile(slot, rows: int, columns):
+        """Rows `slot .. slot + rows` of ys += those of xs times the block."""
+        local = slot if first is None else arith.subi(slot, first)
+        partial = lb.extract_slice(columns, [local, 0], [rows, width])
+        product = linalg.matmul(lb.extract_slice(xs, [slot, row], [rows, size]), block, outs=[partial])
+        return [_insert(product, columns, [local, 0], [rows, width])]
+
+    end = buckets.end_slot(e) if tail_rows else None
+
+    def per_tile(slot, columns):
+        if not tail_rows:
+            return multiply_tile(slot, tile, columns)
+        return _fewest_rows(arith.subi(end, slot), columns, tail_rows, lambda rows: multiply_tile(slot, rows, columns), tile)
+
+    tiles = buckets.over_tiles(e, [columns], per_tile)
+    if tile == ROW_TILE:
+        tiles[0].owner.attributes[GEMV_ROWS_ATTR] = ir.IntegerAttr.get(lb.i64_type(), GEMV_ROWS)
+    return tiles
+
+
 def _f32_expert_products(buckets: _Buckets, xs: ir.Value, weight: ir.Value, k: int, n: int,
                          threads: int) -> ir.Value:
     """`ys [slots, n]`: each tile of rows of `xs [slots, k]` times its expert's `weight [E, k, n]`.
@@ -397,28 +482,7 @@ def _f32_expert_products(buckets: _Buckets, xs: ir.Value, weight: ir.Value, k: i
 
         def per_expert(e, columns):
             def multiply_block(row: Offset, size: int, columns: ir.Value) -> list[ir.Value]:
-                """The expert's tiles times its weight rows `row .. row + size` (a static size)."""
-                block = lb.extract_slice(weight, [e, row, column], [1, size, width], [size, width])
-
-                def multiply_tile(slot, rows: int, columns):
-                    """Rows `slot .. slot + rows` of ys += those of xs times the block."""
-                    partial = lb.extract_slice(columns, [slot, 0], [rows, width])
-                    rows_of_tile = lb.extract_slice(xs, [slot, row], [rows, size])
-                    product = linalg.matmul(rows_of_tile, block, outs=[partial])
-                    return [_insert(product, columns, [slot, 0], [rows, width])]
-
-                end = buckets.end_slot(e) if tail_rows else None
-
-                def per_tile(slot, columns):
-                    if not tail_rows:
-                        return multiply_tile(slot, tile, columns)
-                    return _fewest_rows(arith.subi(end, slot), columns, tail_rows,
-                                        lambda rows: multiply_tile(slot, rows, columns), tile)
-
-                tiles = buckets.over_tiles(e, [columns], per_tile)
-                if tile == ROW_TILE:  # (fewer rows: a decode step's, streamed from memory as any GEMV)
-                    tiles[0].owner.attributes[GEMV_ROWS_ATTR] = ir.IntegerAttr.get(lb.i64_type(), GEMV_ROWS)
-                return tiles
+                return _multiply_block(buckets, xs, weight, e, row, size, column, width, columns, tail_rows)
 
             def aligned(columns):
                 columns = lb.for_loop(0, k // depth, [columns],
@@ -461,6 +525,78 @@ def _f32_expert_products(buckets: _Buckets, xs: ir.Value, weight: ir.Value, k: i
     return ys
 
 
+def _f32_products_per_thread(buckets: _Buckets, xs: ir.Value, weight: ir.Value, k: int, n: int,
+                             threads: int) -> ir.Value:
+    """`ys [slots, n]`: each tile of rows of `xs [slots, k]` times its expert's `weight [E, k, n]`,
+    the threads sharing out the experts.
+
+    One `scf.forall` over `min(threads, E)` workers; worker `w` takes a contiguous range of experts
+    (`_Buckets.share`: their costs balanced), whose tiles are a contiguous range of slots: the
+    worker's `[tiles * T, n]` slice of ys (a dynamic size), zeroed, then per expert with rows
+    (`scf.if`), per chunk of columns (all n where n <= EXPERT_COLUMNS_MAX: one chunk), per block
+    of `depth` weight rows (`[depth, chunk]`, at most EXPERT_BLOCK_BYTES; whole rows of the
+    weight, one contiguous run of memory, where the chunk is all n), per tile:
+    `_multiply_block`'s static matmul adding into the tile's rows.  Each thread reads only its
+    own experts' weights, in long runs, while the other thread streams other experts (sharing out
+    the columns, both threads read short runs of the same weight rows at once).  The sums run over
+    k in order, block after block, as in `_f32_expert_products` and with the same kernels (whole
+    AVX-512 vectors of columns: rlx-tile-gemv's, no column split off to rlx-pack-matmul), so the
+    results are the same bit for bit where both paths' blocks step at least 2 weight rows per
+    kernel pass (a block of 17 rows steps 1 at a time, and those sums round differently: K = 136
+    cut into blocks of 34 and the column chunks' staggered half blocks of 17 differ in the last
+    bit, as the staggered and aligned chunks of one thread already do)."""
+    f32 = lb.f32_type()
+    slots, tile = buckets.slots, buckets.tile
+    chunk, column_tail = (n, 0) if n <= EXPERT_COLUMNS_MAX else lb.tile_and_tail(n, EXPERT_COLUMNS_MAX, TAIL_COLUMN_MULTIPLE)
+    forall = scf.ForallOp([0], [min(threads, buckets.experts)], [1], [lb.empty([slots, n], f32)])
+    with ir.InsertionPoint(forall.body):
+        (w,), (shared,) = forall.induction_variables, forall.inner_iter_args
+        lo, hi, first_tile, end_tile = buckets.share(w, min(threads, buckets.experts), EXPERT_STREAM_TILES)
+        t = lb.index_constant(tile)
+        first, size = arith.muli(first_tile, t), arith.muli(arith.subi(end_tile, first_tile), t)
+        part_type = ir.RankedTensorType.get([_DYNAMIC, n], f32)
+        part = tensor.ExtractSliceOp(part_type, shared, [first], [size], [], [_DYNAMIC, 0], [_DYNAMIC, n], [1, 1]).result
+        start = linalg.fill(lb.f32_constant(0.0), outs=[part])
+
+        def per_expert(e, columns):
+            def over_columns(column: Offset, width: int, columns):
+                depth, depth_tail = lb.tile_and_tail(k, max(1, EXPERT_BLOCK_BYTES // (4 * width)), GEMV_ROWS)
+                tail_rows = [r for r in TAIL_ROWS if r < tile and r * width * min(depth, depth_tail or depth) >= 32 ** 3]
+                local = ir.RankedTensorType.get([_DYNAMIC, width], f32)
+                dynamic_column = [column] if isinstance(column, ir.Value) else []
+                static_column = _DYNAMIC if isinstance(column, ir.Value) else column
+                rows = tensor.DimOp(columns, lb.index_constant(0)).result
+                piece = tensor.ExtractSliceOp(local, columns, dynamic_column, [rows], [], [0, static_column],
+                                              [_DYNAMIC, width], [1, 1]).result if width != n else columns
+
+                def multiply_block(row, size, cols):
+                    return _multiply_block(buckets, xs, weight, e, row, size, column, width, cols, tail_rows, first)
+
+                (piece,) = lb.for_loop(0, k // depth, [piece],
+                                       lambda b, cols: multiply_block(arith.muli(b, lb.index_constant(depth)), depth, cols))
+                if depth_tail:
+                    (piece,) = multiply_block(k - depth_tail, depth_tail, piece)
+                if width == n:
+                    return piece
+                return tensor.InsertSliceOp(piece, columns, dynamic_column, [rows], [], [0, static_column],
+                                            [_DYNAMIC, width], [1, 1]).result
+
+            def products():
+                if chunk == n:
+                    return [over_columns(0, n, columns)]
+                (cols,) = lb.for_loop(0, n // chunk, [columns], lambda c, cols: [
+                    over_columns(arith.muli(c, lb.index_constant(chunk)), chunk, cols)])
+                return [over_columns(n - column_tail, column_tail, cols) if column_tail else cols]
+
+            return _if_expert_has_rows(buckets, e, columns, products)
+
+        (result,) = lb.for_loop(lo, hi, [start], per_expert)
+        terminator = scf.InParallelOp()
+        with ir.InsertionPoint(terminator.region.blocks[0]):
+            tensor.ParallelInsertSliceOp(result, shared, [first], [size], [], [_DYNAMIC, 0], [_DYNAMIC, n], [1, 1])
+    return forall.results[0]
+
+
 def _fewest_rows(rows: ir.Value, columns: ir.Value, sizes: Sequence[int], multiply: Callable, tile: int) -> list[ir.Value]:
     """`multiply(r)` (the tile's product on its first `r` slots) for the fewest `r` of `sizes` that
     hold the tile's `rows` (at least 1), else `tile`: an scf.if per size, smallest first, so the
@@ -477,14 +613,23 @@ def _fewest_rows(rows: ir.Value, columns: ir.Value, sizes: Sequence[int], multip
     return [branch.results[0]]
 
 
+def _shares_experts(n: int, threads: int, tile: int, experts: int) -> bool:
+    """Whether the threads share out `rlx.grouped_matmul`'s experts (`_f32_products_per_thread`)
+    rather than its columns (`_f32_expert_products`)."""
+    return threads > 1 and tile == ROW_TILE and experts >= threads and n % TAIL_COLUMN_MULTIPLE == 0
+
+
 def _lower_grouped_matmul(op, threads: int = 0) -> ir.Value:
-    """`threads`: the compile's thread count where known (its column chunks, see _column_chunk), else 0."""
+    """`threads`: the compile's thread count where known (its column chunks, see _column_chunk, or
+    the experts shared out, see _shares_experts), else 0."""
     f32 = lb.f32_type()
     (rows, k), (experts, _, n) = shape_of(op.x.type), shape_of(op.weight.type)
     if k == 0 or experts == 0:
         return lb.zeros([rows, n], f32)
     buckets = _Buckets(op.expert_idx, rows, experts, _row_tile(rows))
     xs = buckets.gather_rows(op.x, k, f32)
+    if _shares_experts(n, threads, buckets.tile, experts):
+        return buckets.scatter_rows(_f32_products_per_thread(buckets, xs, op.weight, k, n, threads), n)
     return buckets.scatter_rows(_f32_expert_products(buckets, xs, op.weight, k, n, threads), n)
 
 

@@ -1,0 +1,94 @@
+// rlx.grouped_matmul on more than one thread (rlx-mir-to-linalg{threads}; 8-row tiles, at least one
+// expert per thread, N whole 16-float vectors): the threads share out the experts, not the columns.
+// One scf.forall over the threads; each first splits the experts into contiguous ranges where their
+// costs balance (2 per tile plus 7 for reading an expert with rows, in half tiles; an expert goes to
+// the range its cost's midpoint falls in, min(1, 2 * (2 * before + cost) / (2 * total))), then takes
+// its range's slots (a dynamic slice of ys, zeroed), and multiplies each of its experts' tiles by
+// blocks of whole weight rows (128 KiB: [64, 512], one contiguous run of memory), read in place.
+// RUN: rlx-opt %s --split-input-file --pass-pipeline='builtin.module(rlx-mir-to-linalg{threads=2})' | FileCheck %s
+// RUN: rlx-opt %s --split-input-file --pass-pipeline='builtin.module(rlx-mir-to-lir,rlx-lir-to-linalg{threads=2})' | FileCheck %s
+// RUN: rlx-opt %s --split-input-file --pass-pipeline='builtin.module(rlx-mir-to-linalg{threads=1})' | FileCheck %s --check-prefix=ONE
+
+// CHECK-LABEL: func.func @grouped
+// CHECK: %[[TILES:.*]]:3 = scf.for
+// CHECK: arith.ceildivui
+// CHECK: scf.forall (%[[W:.*]]) in (2) shared_outs(%[[YS:.*]] = %{{.*}}) -> (tensor<88x512xf32>)
+// CHECK: %[[TOTAL:.*]] = scf.for
+// CHECK: %[[COUNT:.*]] = tensor.extract %[[TILES]]#1
+// CHECK: %[[HAS:.*]] = arith.cmpi ugt, %[[COUNT]], %[[ZERO:.*]] : index
+// CHECK: %[[TWICE:.*]] = arith.addi %[[COUNT]], %[[COUNT]] : index
+// CHECK: arith.select %[[HAS]], %c7, %[[ZERO]] : index
+// CHECK: %[[SCALE:.*]] = arith.maxui
+// CHECK: %[[SHARE:.*]]:5 = scf.for
+// CHECK: %[[WORKER:.*]] = arith.divui %{{.*}}, %[[SCALE]] : index
+// CHECK: %[[CLAMPED:.*]] = arith.minui %[[WORKER]], %c1{{.*}} : index
+// CHECK: arith.cmpi ult, %[[CLAMPED]], %[[W]] : index
+// CHECK: arith.cmpi ule, %[[CLAMPED]], %[[W]] : index
+// CHECK: %[[FIRST:.*]] = arith.muli %[[SHARE]]#3, %c8
+// CHECK: %[[SPAN:.*]] = arith.subi %[[SHARE]]#4, %[[SHARE]]#3
+// CHECK: %[[SIZE:.*]] = arith.muli %[[SPAN]], %c8
+// CHECK: %[[PART:.*]] = tensor.extract_slice %[[YS]][%[[FIRST]], 0] [%[[SIZE]], 512] [1, 1] : tensor<88x512xf32> to tensor<?x512xf32>
+// CHECK: %[[ZEROED:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[PART]] : tensor<?x512xf32>)
+// CHECK: %[[OUT:.*]] = scf.for %[[E:.*]] = %[[SHARE]]#1 to %[[SHARE]]#2 step %{{.*}} iter_args(%{{.*}} = %[[ZEROED]])
+// CHECK: scf.if
+// CHECK: scf.for
+// CHECK: tensor.extract_slice %{{.*}}[%[[E]], %{{.*}}, 0] [1, 64, 512] [1, 1, 1] : tensor<4x256x512xf32> to tensor<64x512xf32>
+// CHECK: scf.for
+// CHECK: arith.subi %{{.*}}, %[[FIRST]] : index
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<8x64xf32>, tensor<64x512xf32>)
+// CHECK: } {rlx.gemv_rows = 8 : i64}
+// CHECK: scf.forall.in_parallel
+// CHECK-NEXT: tensor.parallel_insert_slice %[[OUT]] into %[[YS]][%[[FIRST]], 0] [%[[SIZE]], 512] [1, 1] : tensor<?x512xf32> into tensor<88x512xf32>
+// One thread: the chunks of columns (one of all 512, every slot), as before.
+// ONE-LABEL: func.func @grouped
+// ONE: scf.forall (%{{.*}}) in (1) shared_outs
+// ONE-NOT: tensor<?x512xf32>
+// ONE: tensor.extract_slice %{{.*}}[0, %{{.*}}] [88, 512] [1, 1] : tensor<88x512xf32> to tensor<88x512xf32>
+// ONE-NOT: tensor<?x512xf32>
+// ONE: scf.forall.in_parallel
+func.func @grouped(%x: tensor<64x256xf32>, %w: tensor<4x256x512xf32>, %idx: tensor<64xi64>) -> tensor<64x512xf32> {
+  %0 = "rlx.grouped_matmul"(%x, %w, %idx) : (tensor<64x256xf32>, tensor<4x256x512xf32>, tensor<64xi64>) -> tensor<64x512xf32>
+  return %0 : tensor<64x512xf32>
+}
+
+// -----
+
+// N = 8192, past 4096 columns: each expert in chunks of 4096 columns (16 KiB of every weight row),
+// blocks of 8 rows (128 KiB).
+// CHECK-LABEL: func.func @wide
+// CHECK: scf.forall (%{{.*}}) in (2) shared_outs(%{{.*}}) -> (tensor<24x8192xf32>)
+// CHECK: tensor.extract_slice %{{.*}} : tensor<24x8192xf32> to tensor<?x8192xf32>
+// CHECK: scf.if
+// CHECK: scf.for %[[C:[^ ]+]] = %c0{{[^ ]*}} to %c2{{[^ ]*}} step
+// CHECK: %[[COLUMN:.*]] = arith.muli %[[C]], %c4096
+// CHECK: tensor.extract_slice %{{.*}}[0, %[[COLUMN]]] [%{{.*}}, 4096] [1, 1] : tensor<?x8192xf32> to tensor<?x4096xf32>
+// CHECK: tensor.extract_slice %{{.*}}[%{{.*}}, %{{.*}}, %[[COLUMN]]] [1, 8, 4096] [1, 1, 1] : tensor<2x64x8192xf32> to tensor<8x4096xf32>
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<8x8xf32>, tensor<8x4096xf32>)
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, %[[COLUMN]]] [%{{.*}}, 4096] [1, 1] : tensor<?x4096xf32> into tensor<?x8192xf32>
+func.func @wide(%x: tensor<16x64xf32>, %w: tensor<2x64x8192xf32>, %idx: tensor<16xi64>) -> tensor<16x8192xf32> {
+  %0 = "rlx.grouped_matmul"(%x, %w, %idx) : (tensor<16x64xf32>, tensor<2x64x8192xf32>, tensor<16xi64>) -> tensor<16x8192xf32>
+  return %0 : tensor<16x8192xf32>
+}
+
+// -----
+
+// A decode step's rows (2: tiles of 2 rows) keep the chunks of columns on two threads.
+// CHECK-LABEL: func.func @decode
+// CHECK: scf.forall (%{{.*}}) in (2) shared_outs(%{{.*}}) -> (tensor<4x512xf32>)
+// CHECK: tensor<4x256x512xf32> to tensor<256x256xf32>
+func.func @decode(%x: tensor<2x256xf32>, %w: tensor<4x256x512xf32>, %idx: tensor<2xi64>) -> tensor<2x512xf32> {
+  %0 = "rlx.grouped_matmul"(%x, %w, %idx) : (tensor<2x256xf32>, tensor<4x256x512xf32>, tensor<2xi64>) -> tensor<2x512xf32>
+  return %0 : tensor<2x512xf32>
+}
+
+// -----
+
+// N = 1000 (not whole vectors: rlx-tile-gemv would give its last 8 columns to rlx-pack-matmul's
+// kernel, whose sums may differ in the last bit from the chunks') keeps the chunks of columns.
+// CHECK-LABEL: func.func @ragged
+// CHECK: scf.forall (%{{.*}}) in (4) shared_outs(%{{.*}}) -> (tensor<88x1000xf32>)
+// CHECK: tensor<4x64x1000xf32> to tensor<64x250xf32>
+func.func @ragged(%x: tensor<64x64xf32>, %w: tensor<4x64x1000xf32>, %idx: tensor<64xi64>) -> tensor<64x1000xf32> {
+  %0 = "rlx.grouped_matmul"(%x, %w, %idx) : (tensor<64x64xf32>, tensor<4x64x1000xf32>, tensor<64xi64>) -> tensor<64x1000xf32>
+  return %0 : tensor<64x1000xf32>
+}

@@ -17,6 +17,11 @@
 // CHECK-NOT: tensor<1x2x128x128xf32>
 // Packing: one kv head, 2 key blocks; keys into [1, 1, 128, 16], value block kb transposed into [1, 1, 2, 16, 64].
 // CHECK: %[[PACKED:.*]]:2 = scf.forall (%{{.*}}, %{{.*}}, %[[PKB:.*]]) in (1, 1, %{{.*}}) shared_outs(%[[KOUT:.*]] = %{{.*}}, %[[VOUT:.*]] = %{{.*}}) -> (tensor<1x1x128x16xf32>, tensor<1x1x2x16x64xf32>)
+// The keys copied a row (one vector) at a time: as a linalg copy it would bufferize to a
+// memref.copy of strided views, scalar moves.
+// CHECK: %[[KSLICE:.*]] = tensor.extract_slice %{{.*}} [1, 64, 1, 16] [1, 1, 1, 1] : tensor<1x128x1x16xf32> to tensor<64x16xf32>
+// CHECK: scf.for {{.*}} -> (tensor<64x16xf32>)
+// CHECK: vector.transfer_read %[[KSLICE]][%{{.*}}, %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<64x16xf32>, vector<16xf32>
 // CHECK: tensor.extract_slice %{{.*}} [1, 64, 1, 16] [1, 1, 1, 1] : tensor<1x128x1x16xf32> to tensor<64x16xf32>
 // CHECK: vector.shuffle
 // CHECK: tensor.parallel_insert_slice %{{.*}} into %[[KOUT]]{{.*}} [1, 1, 64, 16] [1, 1, 1, 1] : tensor<64x16xf32> into tensor<1x1x128x16xf32>

@@ -31,7 +31,7 @@ blends, a serial chain of ~50 instructions per row (a fifth of the time at 2048 
 `[B, H, Sq, Sk]` generics) when either block would be shorter than `MIN_BLOCK` (a decode step's
 single query: the plain chain reads the keys once and is several times faster there) or the scores
 have at most `MIN_SCORES` elements.  The keys and values are packed once, before the query blocks:
-key rows per head contiguous, value blocks transposed and each `[D, Bk]` block contiguous (a
+key rows per head contiguous (f32 keys copied a row vector at a time, `_copied`), value blocks transposed and each `[D, Bk]` block contiguous (a
 `[D, C]` layout would put the rows of a block `C` floats apart, a power of two that thrashes the
 cache sets).  Transposes (the value blocks, the queries, the output) go through a compact tile,
 16 x 16 blocks at a time in registers (`_transposed`): gathering columns straight from `[S, H, D]`
@@ -207,8 +207,11 @@ class _Attention:
             k0 = arith.muli(kb, bk)
             j, d = _dims(2)
             keys = lb.extract_slice(self.k, [b, k0, g, 0], [1, self.bk, 1, self.d], [self.bk, self.d])
-            keys = lb.generic([keys], lb.empty([self.bk, self.d], f32), [_map(2, [j, d])] * 2,
-                              [lb.PARALLEL] * 2, lambda key, _out: lb.widen(key))
+            if self.k.type.element_type == f32:  # an f32 copy would fold away (a scalar memref.copy): rows as vectors
+                keys = _copied(keys)
+            else:
+                keys = lb.generic([keys], lb.empty([self.bk, self.d], f32), [_map(2, [j, d])] * 2,
+                                  [lb.PARALLEL] * 2, lambda key, _out: lb.widen(key))
 
             def value_row(value, _out):
                 value = lb.widen(value)
@@ -464,6 +467,18 @@ def _product(a: ir.Value, b: ir.Value, c: ir.Value, scale: Optional[ir.Value] = 
     for v, part in enumerate(peaks):
         peak = vector.insert_strided_slice(part, peak, [v * LANES], [1])
     return c, peak
+
+
+def _copied(tile: ir.Value) -> ir.Value:
+    """A `[R, C]` f32 tile (a strided view) copied into a compact one, a row read and written as
+    one vector at a time.  (The copy as a linalg op folds into the destination's insert, which
+    bufferizes to a `memref.copy` between strided views: a loop of scalar moves that LLVM does
+    not vectorize.)"""
+    rows, columns = shape_of(tile.type)
+    lanes = _Lanes(columns)
+    zero = lb.index_constant(0)
+    return lb.for_loop(0, rows, [lb.empty([rows, columns], lb.f32_type())],
+                       lambda r, out: [lanes.write(lanes.read(tile, [r, zero]), out, [r, zero])])[0]
 
 
 TRANSPOSE_BLOCK = 16  # f32 lanes of one AVX-512 register: tiles are transposed 16 x 16 in registers

@@ -17,6 +17,11 @@
 // CHECK-NOT: tensor<1x2x128x128xf32>
 // Packing: one kv head, 2 key blocks; keys into [1, 1, 128, 16], value block kb transposed into [1, 1, 2, 16, 64].
 // CHECK: %[[PACKED:.*]]:2 = scf.forall (%{{.*}}, %{{.*}}, %[[PKB:.*]]) in (1, 1, %{{.*}}) shared_outs(%[[KOUT:.*]] = %{{.*}}, %[[VOUT:.*]] = %{{.*}}) -> (tensor<1x1x128x16xf32>, tensor<1x1x2x16x64xf32>)
+// The keys copied a row (one vector) at a time: as a linalg copy it would bufferize to a
+// memref.copy of strided views, scalar moves.
+// CHECK: %[[KSLICE:.*]] = tensor.extract_slice %{{.*}} [1, 64, 1, 16] [1, 1, 1, 1] : tensor<1x128x1x16xf32> to tensor<64x16xf32>
+// CHECK: scf.for {{.*}} -> (tensor<64x16xf32>)
+// CHECK: vector.transfer_read %[[KSLICE]][%{{.*}}, %{{.*}}], %{{.*}} {in_bounds = [true]} : tensor<64x16xf32>, vector<16xf32>
 // CHECK: tensor.extract_slice %{{.*}} [1, 64, 1, 16] [1, 1, 1, 1] : tensor<1x128x1x16xf32> to tensor<64x16xf32>
 // CHECK: vector.shuffle
 // CHECK: tensor.parallel_insert_slice %{{.*}} into %[[KOUT]]{{.*}} [1, 1, 64, 16] [1, 1, 1, 1] : tensor<64x16xf32> into tensor<1x1x128x16xf32>
@@ -78,12 +83,42 @@
 // CHECK: vector.fma
 // CHECK: scf.yield
 // The diagonal blocks, from where the first loop ended: the same step with the causal mask.
-// CHECK: %[[ALL:.*]]:3 = scf.for %{{.*}} = %[[FIRST_MASKED]] to %[[END]] step %{{.*}} iter_args(%{{.*}} = %[[SEEN]]#0, %{{.*}} = %[[SEEN]]#1, %{{.*}} = %[[SEEN]]#2)
+// Here (Bq = Bk, no offset) that is the one block whose keys sit at the query block's positions:
+// key row j hides query column i < j, and both products skip the 16-wide strips only hidden
+// pairs fill.  The scores in bands of 16 key rows, band t over the query columns from 16 t on
+// (the rest of the band left undefined: the mask hides it).
+// CHECK: %[[ALL:.*]]:3 = scf.for %{{.*}} = %[[FIRST_MASKED]] to %[[END]] step %{{.*}} iter_args(%{{.*}} = %[[SEEN]]#0, %{{.*}} = %[[SEEN]]#1, %[[DACC:[a-z0-9_]+]] = %[[SEEN]]#2)
+// CHECK: %[[DKEYS:.*]] = tensor.extract_slice %[[PACKED]]#0{{.*}} to tensor<64x16xf32>
+// CHECK: tensor.extract_slice %[[DKEYS]][0, 0] [16, 16] [1, 1] : tensor<64x16xf32> to tensor<16x16xf32>
+// CHECK: tensor.extract_slice %[[QT]][0, 0] [16, 64] [1, 1] : tensor<16x64xf32> to tensor<16x64xf32>
 // CHECK: vector.fma
+// CHECK: %[[BAND0:.*]] = tensor.insert_slice %{{.*}} into %{{.*}}[0, 0] [16, 64] [1, 1] : tensor<16x64xf32> into tensor<64x64xf32>
+// CHECK: tensor.extract_slice %[[DKEYS]][16, 0] [16, 16] [1, 1] : tensor<64x16xf32> to tensor<16x16xf32>
+// CHECK: tensor.extract_slice %[[QT]][0, 16] [16, 48] [1, 1] : tensor<16x64xf32> to tensor<16x48xf32>
+// CHECK: vector.fma
+// CHECK: %[[BAND1:.*]] = tensor.insert_slice %{{.*}} into %[[BAND0]][16, 16] [16, 48] [1, 1] : tensor<16x48xf32> into tensor<64x64xf32>
+// CHECK: tensor.extract_slice %[[QT]][0, 32] [16, 32] [1, 1] : tensor<16x64xf32> to tensor<16x32xf32>
+// CHECK: %[[BAND2:.*]] = tensor.insert_slice %{{.*}} into %[[BAND1]][32, 32] [16, 32] [1, 1] : tensor<16x32xf32> into tensor<64x64xf32>
+// CHECK: tensor.extract_slice %[[QT]][0, 48] [16, 16] [1, 1] : tensor<16x64xf32> to tensor<16x16xf32>
+// CHECK: %[[DSCORES:.*]] = tensor.insert_slice %{{.*}} into %[[BAND2]][48, 48] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<64x64xf32>
 // CHECK: scf.for {{.*}} -> (vector<64xf32>)
 // CHECK: arith.cmpi slt, %{{.*}}, %{{.*}} : vector<64xi32>
 // CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<64xi1>, vector<64xf32>
+// CHECK: %[[DPROBS:.*]]:2 = scf.for {{.*}} iter_args(%{{.*}} = %[[DSCORES]], %{{.*}} = %{{.*}}) -> (tensor<64x64xf32>, vector<64xf32>)
+// The output in strips of 16 query columns, strip s over the keys up to its last query, 16 (s + 1).
+// CHECK: %[[DVALUES:.*]] = tensor.extract_slice %[[PACKED]]#1{{.*}} to tensor<16x64xf32>
+// CHECK: tensor.extract_slice %[[DVALUES]][0, 0] [16, 16] [1, 1] : tensor<16x64xf32> to tensor<16x16xf32>
+// CHECK: tensor.extract_slice %[[DPROBS]]#0[0, 0] [16, 16] [1, 1] : tensor<64x64xf32> to tensor<16x16xf32>
+// CHECK: tensor.extract_slice %[[DACC]][0, 0] [16, 16] [1, 1] : tensor<16x64xf32> to tensor<16x16xf32>
 // CHECK: vector.fma
+// CHECK: %[[STRIP0:.*]] = tensor.insert_slice %{{.*}} into %[[DACC]][0, 0] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x64xf32>
+// CHECK: tensor.extract_slice %[[DVALUES]][0, 0] [16, 32] [1, 1] : tensor<16x64xf32> to tensor<16x32xf32>
+// CHECK: tensor.extract_slice %[[DPROBS]]#0[0, 16] [32, 16] [1, 1] : tensor<64x64xf32> to tensor<32x16xf32>
+// CHECK: tensor.insert_slice %{{.*}} into %[[STRIP0]][0, 16] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x64xf32>
+// CHECK: tensor.extract_slice %[[DPROBS]]#0[0, 32] [48, 16] [1, 1] : tensor<64x64xf32> to tensor<48x16xf32>
+// CHECK: tensor.extract_slice %[[DPROBS]]#0[0, 48] [64, 16] [1, 1] : tensor<64x64xf32> to tensor<64x16xf32>
+// CHECK: vector.fma
+// CHECK: tensor.insert_slice %{{.*}}[0, 48] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x64xf32>
 // CHECK: scf.yield
 // Normalised, transposed back to [64, 16] in registers, inserted.
 // CHECK: linalg.generic {{.*}} ins(%[[ALL]]#2, %[[ALL]]#1 : tensor<16x64xf32>, tensor<64xf32>)

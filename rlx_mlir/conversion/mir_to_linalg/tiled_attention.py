@@ -17,7 +17,9 @@ blends, a serial chain of ~50 instructions per row (a fifth of the time at 2048 
       qt = (q[b, qb*Bq : +Bq, h, :] * scale)^T           [D, Bq] f32
       m = -inf, l = 0, acc = 0                           [Bq], [Bq], [D, Bq]
       scf.for kb in [first visible, first masked)        blocks every query of qb sees whole: no mask
-      scf.for kb in [first masked, last + 1)             the diagonal (and window) blocks: masked
+      scf.for kb in [first masked, last + 1)             the diagonal (and window) blocks: masked; an aligned
+                                                         diagonal block (`Bq == Bk`, offset a multiple of
+                                                         `Bk`) skips the 16-wide strips of only hidden pairs
         s   = k'[b, h // G, kb*Bk : +Bk] @ qt            [Bk, Bq], register tiles from zero (`_product`)
         s   = softcap, mask (-inf where hidden, from the absolute positions; causal: per row, in registers)
         m'  = max(m, max over rows of s);  c = exp(m - m')   (c = 1 while both are -inf)
@@ -31,7 +33,7 @@ blends, a serial chain of ~50 instructions per row (a fifth of the time at 2048 
 `[B, H, Sq, Sk]` generics) when either block would be shorter than `MIN_BLOCK` (a decode step's
 single query: the plain chain reads the keys once and is several times faster there) or the scores
 have at most `MIN_SCORES` elements.  The keys and values are packed once, before the query blocks:
-key rows per head contiguous, value blocks transposed and each `[D, Bk]` block contiguous (a
+key rows per head contiguous (f32 keys copied a row vector at a time, `_copied`), value blocks transposed and each `[D, Bk]` block contiguous (a
 `[D, C]` layout would put the rows of a block `C` floats apart, a power of two that thrashes the
 cache sets).  Transposes (the value blocks, the queries, the output) go through a compact tile,
 16 x 16 blocks at a time in registers (`_transposed`): gathering columns straight from `[S, H, D]`
@@ -100,6 +102,13 @@ class _Attention:
         # Both products as `_product`'s register tiles where whole vectors span a query block;
         # else linalg.matmul (the GEMM kernel) into tiles of their own.
         self.register_products = self.bq % LANES == 0
+        # A causal mask whose diagonal falls on block corners (`Bq == Bk`, a static offset that `Bk`
+        # divides: self-attention): the one masked block of a query block is the diagonal one, its
+        # keys at the block's queries' positions (key row j hides query column i < j); both products
+        # there skip the `LANES`-wide strips that only hidden pairs fill (`_diagonal_scores`,
+        # `_diagonal_values`).
+        self.aligned_diagonal = (mask_kind == "causal" and self.register_products and self.bq == self.bk
+                                 and isinstance(offset, int) and offset % self.bk == 0)
 
     # -- the block range a query block sees ---------------------------------------------------
 
@@ -127,11 +136,15 @@ class _Attention:
     # -- one key block, keys along the rows and queries along the columns -------------------------
 
     def _scores(self, queries: ir.Value, b: ir.Value, kv_head: ir.Value, k0: ir.Value,
-                with_peak: bool) -> tuple[ir.Value, Optional[ir.Value]]:
+                with_peak: bool, diagonal: bool = False) -> tuple[ir.Value, Optional[ir.Value]]:
         """`k_block @ queries`: the scores transposed, `[Bk, Bq]`; with `with_peak` (register
         products only), also their max over the rows (`_Lanes.larger`, row by row), a `[Bq]` vector
-        taken from the register tiles as they are written (no pass over the tile of its own)."""
+        taken from the register tiles as they are written (no pass over the tile of its own).  With
+        `diagonal` (an aligned diagonal block), only the scores of the strips some visible pair
+        fills (`_diagonal_scores`); the rest of the tile is left undefined (the mask hides it)."""
         keys = lb.extract_slice(self.packed_keys, [b, kv_head, k0, 0], [1, 1, self.bk, self.d], [self.bk, self.d])
+        if diagonal:
+            return _diagonal_scores(keys, queries), None
         if self.register_products:
             return _product(keys, queries, lb.empty([self.bk, self.bq], lb.f32_type()), column_peak=with_peak)
         return linalg.matmul(keys, queries, outs=[lb.zeros([self.bk, self.bq], lb.f32_type())]), None
@@ -207,8 +220,11 @@ class _Attention:
             k0 = arith.muli(kb, bk)
             j, d = _dims(2)
             keys = lb.extract_slice(self.k, [b, k0, g, 0], [1, self.bk, 1, self.d], [self.bk, self.d])
-            keys = lb.generic([keys], lb.empty([self.bk, self.d], f32), [_map(2, [j, d])] * 2,
-                              [lb.PARALLEL] * 2, lambda key, _out: lb.widen(key))
+            if self.k.type.element_type == f32:  # an f32 copy would fold away (a scalar memref.copy): rows as vectors
+                keys = _copied(keys)
+            else:
+                keys = lb.generic([keys], lb.empty([self.bk, self.d], f32), [_map(2, [j, d])] * 2,
+                                  [lb.PARALLEL] * 2, lambda key, _out: lb.widen(key))
 
             def value_row(value, _out):
                 value = lb.widen(value)
@@ -240,7 +256,9 @@ class _Attention:
         k0 = arith.muli(kb, lb.index_constant(self.bk))
         # The logits are the scores themselves (no softcap, no mask): their max comes with them.
         plain = self.softcap is None and not masked
-        scores, scores_peak = self._scores(queries, b, kv_head, k0, with_peak=plain and self.register_products)
+        diagonal = masked and self.aligned_diagonal
+        scores, scores_peak = self._scores(queries, b, kv_head, k0, with_peak=plain and self.register_products,
+                                           diagonal=diagonal)
         logits = self._logits(scores, b, h, q0, k0, masked)
         causal_mask = masked and self.mask_kind == "causal"  # applied row by row below, in registers
         lanes = _Lanes(self.bq)
@@ -272,7 +290,9 @@ class _Attention:
         probs, block_total = lb.for_loop(0, self.bk, [logits, lanes.splat(0.0)], weigh)
         new_total = arith.addf(arith.mulf(lanes.read(total, [lb.index_constant(0)]), correction), block_total)
         values = self._values(b, kv_head, kb)
-        if self.register_products:  # acc^T * c + v^T @ p^T, the rescaling in the product's prologue
+        if diagonal:  # the same, the weights of hidden pairs (exact zeros) left out
+            new_acc = _diagonal_values(values, probs, acc, correction)
+        elif self.register_products:  # acc^T * c + v^T @ p^T, the rescaling in the product's prologue
             new_acc, _ = _product(values, probs, acc, scale=correction)
         else:  # v^T @ p^T into a tile of its own (the GEMM kernel pads it), then added
             added = linalg.matmul(values, probs, outs=[lb.zeros([self.d, self.bq], f32)])
@@ -464,6 +484,59 @@ def _product(a: ir.Value, b: ir.Value, c: ir.Value, scale: Optional[ir.Value] = 
     for v, part in enumerate(peaks):
         peak = vector.insert_strided_slice(part, peak, [v * LANES], [1])
     return c, peak
+
+
+def _diagonal_scores(keys: ir.Value, queries: ir.Value) -> ir.Value:
+    """`keys @ queries` (`[B, D] @ [D, B]`, `LANES` dividing `B`) of a diagonal block, where key
+    row j hides query column i < j: computed in bands of `LANES` key rows, band t only over the
+    query columns from `t * LANES` on (`_product`); the columns before, hidden from every key of
+    the band, are left undefined (a triangle of `B^2 (1 - LANES / B) / 2` of the products skipped:
+    37.5% of a 64-block's).  Each computed score is `_product`'s (the same FMAs in the same order)."""
+    block, depth = shape_of(keys.type)
+    f32 = lb.f32_type()
+    scores = lb.empty([block, block], f32)
+    for start in range(0, block, LANES):
+        width = block - start
+        band = lb.extract_slice(keys, [start, 0], [LANES, depth])
+        columns = lb.extract_slice(queries, [0, start], [depth, width])
+        part, _ = _product(band, columns, lb.empty([LANES, width], f32))
+        scores = _inserted(part, scores, [start, start])
+    return scores
+
+
+def _diagonal_values(values: ir.Value, weights: ir.Value, acc: ir.Value, scale: ir.Value) -> ir.Value:
+    """`acc * scale + values @ weights` (`[D, B] @ [B, B]`, `LANES` dividing `B`) of a diagonal
+    block, whose weight row j is zero in the columns i < j (hidden pairs): computed in strips of
+    `LANES` query columns, strip s summing only the keys up to its last query, `(s + 1) * LANES`
+    (`_product`); the keys after it would add exact zeros (and a hidden key's NaN value NaN)."""
+    depth, block = shape_of(values.type)
+    lanes = _Lanes(LANES)
+    for start in range(0, block, LANES):
+        keys = start + LANES
+        part, _ = _product(lb.extract_slice(values, [0, 0], [depth, keys]),
+                           lb.extract_slice(weights, [0, start], [keys, LANES]),
+                           lb.extract_slice(acc, [0, start], [depth, LANES]),
+                           scale=vector.extract_strided_slice(lanes.type, scale, [start], [LANES], [1]))
+        acc = _inserted(part, acc, [0, start])
+    return acc
+
+
+def _inserted(part: ir.Value, into: ir.Value, offsets: Sequence[int]) -> ir.Value:
+    """`into` with the tile `part` written at the static `offsets`."""
+    return tensor.InsertSliceOp(part, into, [], [], [], list(offsets), shape_of(part.type),
+                                [1] * len(offsets)).result
+
+
+def _copied(tile: ir.Value) -> ir.Value:
+    """A `[R, C]` f32 tile (a strided view) copied into a compact one, a row read and written as
+    one vector at a time.  (The copy as a linalg op folds into the destination's insert, which
+    bufferizes to a `memref.copy` between strided views: a loop of scalar moves that LLVM does
+    not vectorize.)"""
+    rows, columns = shape_of(tile.type)
+    lanes = _Lanes(columns)
+    zero = lb.index_constant(0)
+    return lb.for_loop(0, rows, [lb.empty([rows, columns], lb.f32_type())],
+                       lambda r, out: [lanes.write(lanes.read(tile, [r, zero]), out, [r, zero])])[0]
 
 
 TRANSPOSE_BLOCK = 16  # f32 lanes of one AVX-512 register: tiles are transposed 16 x 16 in registers

@@ -187,3 +187,84 @@ def test_a_result_derived_from_another_result_gets_its_own_buffer():
     assert not np.shares_memory(first, second)
     for got in direct:
         np.testing.assert_array_equal(got, a[:, 4:5])
+
+
+# The q / k / v column ranges of one QKV product (issue 19): strided narrows read only by RoPE and
+# attention are views of the product's slot (no copies).  An exp computed between the narrows and
+# the attention would take the product's bytes if the plan let them go when the narrows are made.
+QKV = """
+func.func @f(%x: tensor<1x6x8xf32>, %w: tensor<8x24xf32>, %c: tensor<6x2xf32>, %s: tensor<6x2xf32>) -> tensor<1x6x8xf32> {
+  %0 = "rlx.matmul"(%x, %w) : (tensor<1x6x8xf32>, tensor<8x24xf32>) -> tensor<1x6x24xf32>
+  %1 = "rlx.narrow"(%0) {axis = 2 : i64, start = 0 : i64, len = 8 : i64} : (tensor<1x6x24xf32>) -> tensor<1x6x8xf32>
+  %2 = "rlx.narrow"(%0) {axis = 2 : i64, start = 8 : i64, len = 8 : i64} : (tensor<1x6x24xf32>) -> tensor<1x6x8xf32>
+  %3 = "rlx.narrow"(%0) {axis = 2 : i64, start = 16 : i64, len = 8 : i64} : (tensor<1x6x24xf32>) -> tensor<1x6x8xf32>
+  %4 = "rlx.rope"(%1, %c, %s) {head_dim = 4 : i64, n_rot = 4 : i64} : (tensor<1x6x8xf32>, tensor<6x2xf32>, tensor<6x2xf32>) -> tensor<1x6x8xf32>
+  %5 = "rlx.rope"(%2, %c, %s) {head_dim = 4 : i64, n_rot = 4 : i64} : (tensor<1x6x8xf32>, tensor<6x2xf32>, tensor<6x2xf32>) -> tensor<1x6x8xf32>
+  %6 = "rlx.exp"(%x) : (tensor<1x6x8xf32>) -> tensor<1x6x8xf32>
+  %7 = "rlx.attention"(%4, %5, %3) {head_dim = 4 : i64, mask_kind = "causal", num_heads = 2 : i64} : (tensor<1x6x8xf32>, tensor<1x6x8xf32>, tensor<1x6x8xf32>) -> tensor<1x6x8xf32>
+  %8 = "rlx.add"(%7, %6) : (tensor<1x6x8xf32>, tensor<1x6x8xf32>) -> tensor<1x6x8xf32>
+  return %8 : tensor<1x6x8xf32>
+}
+"""
+# The same, but k's narrow is also read by an add: it stays a copy with a slot of its own.
+QKV_K_ALSO_ADDED = QKV.replace(
+    '  %8 = "rlx.add"(%7, %6)', '  %9 = "rlx.add"(%2, %6) : (tensor<1x6x8xf32>, tensor<1x6x8xf32>) -> tensor<1x6x8xf32>\n'
+    '  %8 = "rlx.add"(%7, %9)')
+
+
+def _narrow_kinds(text: str) -> list[str]:
+    """'view' or 'slot' for each rlx.narrow of `text`'s function after rlx-mir-to-lir."""
+    from rlx_mlir.dialects.context import make_context
+    from rlx_mlir.ir.attrs import SLOT_ATTR, VIEW_ATTR
+    from rlx_mlir.ir.diagnostics import DiagnosticCollector
+
+    with make_context() as context, DiagnosticCollector(context) as diagnostics:
+        module = driver.parse_verified(text, "<test>", context, diagnostics)
+        run_pipeline(module.operation, "builtin.module(rlx-mir-to-lir)")
+        function = next(op for op in module.body.operations if op.operation.name == "func.func")
+        narrows = [op.operation for op in function.regions[0].blocks[0].operations if op.operation.name == "rlx.narrow"]
+        return ["view" if VIEW_ATTR in op.attributes else "slot" if SLOT_ATTR in op.attributes else "none"
+                for op in narrows]
+
+
+def _qkv_reference(x, w, c, s, k_added: bool) -> np.ndarray:
+    """Float64: t = x w; q, k, v its three 8-column ranges; NeoX RoPE (rotate half of each 4-wide
+    head) on q and k; causal softmax attention of 2 heads of 4; plus exp(x) (and k)."""
+    x, w, c, s = (a.astype(np.float64) for a in (x, w, c, s))
+    t = x[0] @ w
+    q, k, v = t[:, 0:8], t[:, 8:16], t[:, 16:24]
+
+    def rope(a):
+        out = a.copy()
+        for h in range(2):
+            lo, hi = a[:, 4 * h:4 * h + 2], a[:, 4 * h + 2:4 * h + 4]
+            out[:, 4 * h:4 * h + 2] = lo * c - hi * s
+            out[:, 4 * h + 2:4 * h + 4] = hi * c + lo * s
+        return out
+
+    rq, rk = rope(q), rope(k)
+    out = np.zeros((6, 8))
+    for h in range(2):
+        cols = slice(4 * h, 4 * h + 4)
+        scores = rq[:, cols] @ rk[:, cols].T / 2.0  # 1 / sqrt(head_dim 4)
+        scores[np.triu_indices(6, 1)] = -np.inf
+        out[:, cols] = _softmax(scores) @ v[:, cols]
+    out += np.exp(x[0])
+    if k_added:
+        out += k
+    return out[None]
+
+
+@pytest.mark.parametrize("k_added", [False, True], ids=["rope-attention", "k-also-added"])
+def test_qkv_narrows_read_by_rope_and_attention_are_views(k_added):
+    text = QKV_K_ALSO_ADDED if k_added else QKV
+    assert _narrow_kinds(text) == (["view", "slot", "view"] if k_added else ["view"] * 3)
+    rng = np.random.default_rng(19)
+    x = rng.standard_normal((1, 6, 8)).astype(np.float32)
+    w = (rng.standard_normal((8, 24)) / np.sqrt(8)).astype(np.float32)
+    angles = np.outer(np.arange(6), [1.0, 0.1])
+    c, s = np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
+    planned, direct = _both_paths(text, x, w, c, s)
+    expected = _qkv_reference(x, w, c, s, k_added)
+    np.testing.assert_allclose(planned, expected, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(planned, direct)

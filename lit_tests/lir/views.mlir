@@ -2,7 +2,9 @@
 // an identity expand or transpose is a view (`rlx_lir.view`, its source's
 // slot); a narrow on an inner axis is a copy with a slot of its own, and every
 // reader then reads that slot (`bufferization.to_tensor` of it), never the
-// lowered `tensor.extract_slice` of the source, whose slot the plan reuses.
+// lowered `tensor.extract_slice` of the source, whose slot the plan reuses;
+// unless only RoPE and attention read it (issue 19: the q / k / v ranges of a
+// fused QKV product): then it is a strided view of its source's slot.
 // A returned strided narrow is copied out of its source's slot when it is
 // made (into a tensor of its own), not at the return.
 // RUN: rlx-opt %s --rlx-mir-to-lir | FileCheck %s
@@ -91,4 +93,34 @@ func.func @returned_narrow(%x: tensor<2x4xf32>, %s: tensor<2x4xf32>) -> (tensor<
   %3 = "rlx.softmax"(%2) {axis = 1 : i64} : (tensor<2x4xf32>) -> tensor<2x4xf32>
   %4 = "rlx.neg"(%3) : (tensor<2x4xf32>) -> tensor<2x4xf32>
   return %1, %4 : tensor<2x3xf32>, tensor<2x4xf32>
+}
+
+// The q / k / v column ranges of one product (issue 19): the narrows read only
+// by RoPE and attention are views of %0's slot (no copy), which stays live until
+// the attention; k's narrow, also read by the add, is a copy with a slot.
+// CHECK-LABEL: func.func @qkv_narrows
+// CHECK: %[[T:.*]] = "rlx.neg"(%arg0) {rlx_lir.phase = "steady", rlx_lir.slot = array<i64: 0, 192>}
+// CHECK-NEXT: %[[Q:.*]] = "rlx.narrow"(%[[T]]) {axis = 2 : i64, len = 8 : i64, rlx_lir.phase = "steady", rlx_lir.slot = array<i64: 0, 64>, rlx_lir.view, start = 0 : i64}
+// CHECK-NEXT: %[[K:.*]] = "rlx.narrow"(%[[T]]) {axis = 2 : i64, len = 8 : i64, rlx_lir.phase = "steady", rlx_lir.slot = array<i64: 192, 64>, start = 8 : i64}
+// CHECK-NEXT: %[[V:.*]] = "rlx.narrow"(%[[T]]) {axis = 2 : i64, len = 8 : i64, rlx_lir.phase = "steady", rlx_lir.slot = array<i64: 64, 64>, rlx_lir.view, start = 16 : i64}
+// CHECK-NEXT: "rlx.rope"(%[[Q]], %arg1, %arg2) {{.*}}rlx_lir.slot = array<i64: 256, 64>
+// CHECK-NEXT: "rlx.rope"(%[[K]], %arg1, %arg2) {{.*}}rlx_lir.slot = array<i64: 320, 64>
+// CHECK-NEXT: "rlx.attention"(%{{.*}}, %{{.*}}, %[[V]]) {{.*}}rlx_lir.slot = array<i64: 384, 64>
+// TENSOR-LABEL: func.func @qkv_narrows
+// TENSOR: %[[R0:.*]] = bufferization.to_tensor %{{.*}} restrict : memref<1x2x24xf32> to tensor<1x2x24xf32>
+// TENSOR-NEXT: %[[QS:.*]] = tensor.extract_slice %[[R0]][0, 0, 0] [1, 2, 8] [1, 1, 1]
+// TENSOR-NEXT: %[[KS:.*]] = tensor.extract_slice %[[R0]][0, 0, 8] [1, 2, 8] [1, 1, 1]
+// TENSOR: bufferization.materialize_in_destination %[[KS]] in restrict writable
+// TENSOR-NOT: materialize_in_destination %[[QS]]
+// TENSOR: tensor.expand_shape %[[QS]]
+func.func @qkv_narrows(%t: tensor<1x2x24xf32>, %c: tensor<2x2xf32>, %s: tensor<2x2xf32>) -> tensor<1x2x8xf32> {
+  %0 = "rlx.neg"(%t) : (tensor<1x2x24xf32>) -> tensor<1x2x24xf32>
+  %1 = "rlx.narrow"(%0) {axis = 2 : i64, start = 0 : i64, len = 8 : i64} : (tensor<1x2x24xf32>) -> tensor<1x2x8xf32>
+  %2 = "rlx.narrow"(%0) {axis = 2 : i64, start = 8 : i64, len = 8 : i64} : (tensor<1x2x24xf32>) -> tensor<1x2x8xf32>
+  %3 = "rlx.narrow"(%0) {axis = 2 : i64, start = 16 : i64, len = 8 : i64} : (tensor<1x2x24xf32>) -> tensor<1x2x8xf32>
+  %4 = "rlx.rope"(%1, %c, %s) {head_dim = 4 : i64, n_rot = 4 : i64} : (tensor<1x2x8xf32>, tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<1x2x8xf32>
+  %5 = "rlx.rope"(%2, %c, %s) {head_dim = 4 : i64, n_rot = 4 : i64} : (tensor<1x2x8xf32>, tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<1x2x8xf32>
+  %6 = "rlx.attention"(%4, %5, %3) {head_dim = 4 : i64, mask_kind = "causal", num_heads = 2 : i64} : (tensor<1x2x8xf32>, tensor<1x2x8xf32>, tensor<1x2x8xf32>) -> tensor<1x2x8xf32>
+  %7 = "rlx.add"(%6, %2) : (tensor<1x2x8xf32>, tensor<1x2x8xf32>) -> tensor<1x2x8xf32>
+  return %7 : tensor<1x2x8xf32>
 }

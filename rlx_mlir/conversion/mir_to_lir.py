@@ -2,8 +2,9 @@
 
 The op order is the schedule.  The planner (rlx_mlir.lir.planner) gives every
 intermediate a byte slot in one arena, shared between values whose lifetimes
-are disjoint, with pure views (reshape, same-type cast, contiguous narrow,
-identity expand or transpose: `rlx_mlir.dialects.rlx_lir.ir_plan._view_source`) placed
+are disjoint, with pure views (reshape, same-type cast, contiguous narrow or a
+strided one read only by RoPE and attention, identity expand or transpose:
+`rlx_mlir.dialects.rlx_lir.ir_plan._view_source`) placed
 inside their root; results of calls and multi-result ops get no slot and keep
 the values they may alias live (`Buffer.may_alias`); rlx-lir-to-linalg makes
 the code read every planned value from its slot, so the plan's liveness holds

@@ -14,7 +14,9 @@ Model (RLX's `rlx-compile/memory.rs`, catalogue §6.2, with the changes marked *
   result computed inside its only consumer's loop nest, which never exists in memory, nor an
   ``"allocated"`` one (*): a result the op returns in a buffer of its own (calls, multi-result ops).
 - A view (``view_of`` set: reshape, same-dtype cast, contiguous narrow, identity expand or
-  transpose) allocates nothing: it aliases its parent at ``view_offset`` bytes; chains of views are
+  transpose, or a strided narrow whose readers take it as it is) allocates nothing: it aliases its
+  parent from ``view_offset`` bytes on (a strided one reads some of the bytes after that, all
+  inside its parent); chains of views are
   resolved to the *root* with the cumulative offset. A view is in the arena exactly when its root is
   an intermediate (such a view must itself be of kind "intermediate": a caller-provided output cannot
   alias the arena). Views of inputs, params, constants or outputs are not placed, but their root is

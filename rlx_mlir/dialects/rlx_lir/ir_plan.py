@@ -28,6 +28,10 @@ _VIEW_OPS = (rlx.ExpandOp, rlx.TransposeOp, rlx.ReshapeOp, rlx.KvCacheWriteOp, r
 # Per-op checks of the planner's loops read the op's name against those of the classes: as
 # cheap as a string compare, where a typed view of every op would cost several times more.
 _CONSTANT_NAMES, _VIEW_NAMES = op_names(CONSTANT_OPS), op_names(_VIEW_OPS)
+# Ops whose operands may be strided views (a strided narrow read only by them is planned as a view,
+# `_view_source`): their lowerings read each row of a head, so a row stride costs them nothing.
+STRIDED_VIEW_READERS = (rlx.RopeOp, rlx.AttentionOp)
+_STRIDED_READER_NAMES = op_names(STRIDED_VIEW_READERS)
 
 
 def defined_functions(module: ir.Operation) -> list:
@@ -269,6 +273,14 @@ def _view_source(operation: ir.Operation) -> Optional[tuple]:
     or a fresh value: both are right).  Every other planned value is computed into a slot of its
     own and read from there, so an op that is not listed here but lowers to a view (a strided
     narrow, say) costs a copy, never a wrong answer.
+
+    A narrow is a view when it is contiguous (a row range of the leading non-unit dim), and also
+    when it is strided but read only by ops that take a strided operand as cheaply as a packed one
+    (`STRIDED_VIEW_READERS`: the q / k / v column ranges of a fused QKV product, read by RoPE and
+    attention row by row of each head).  Its lowering, a `tensor.extract_slice` of the source read
+    from its slot, then bufferizes to a strided `memref.subview` of that slot: no copy.  The bytes
+    it reads lie between its offset and its root's end, inside the root, which stays live while it
+    is read, as for any view.
     """
     if operation.name not in _VIEW_NAMES:
         return None  # most ops
@@ -288,12 +300,19 @@ def _view_source(operation: ir.Operation) -> Optional[tuple]:
     if isinstance(op, rlx.NarrowOp):
         shape = shape_of(op.operands[0].type)
         axis = op.axis % len(shape)
-        if all(d == 1 for d in shape[:axis]):  # contiguous: a row range of the leading non-unit dim
-            inner = 1
+        if all(d == 1 for d in shape[:axis]) or _read_only_strided(op.results[0]):
+            inner = 1  # contiguous (a row range of the leading non-unit dim), or strided
             for d in shape[axis + 1:]:
                 inner *= d
             return op.operands[0], op.start * inner * element_bytes(op.operands[0].type)
     return None
+
+
+def _read_only_strided(value: ir.Value) -> bool:
+    """Whether `value` is used, and only by ops of `STRIDED_VIEW_READERS`."""
+    users = [use.owner for use in value.uses]
+    return bool(users) and all((u if isinstance(u, ir.Operation) else u.operation).name in _STRIDED_READER_NAMES
+                               for u in users)
 
 
 def _tied_call_source(operation: ir.Operation, position: int) -> Optional[tuple]:

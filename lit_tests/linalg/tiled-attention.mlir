@@ -105,20 +105,28 @@
 // CHECK: arith.cmpi slt, %{{.*}}, %{{.*}} : vector<64xi32>
 // CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<64xi1>, vector<64xf32>
 // CHECK: %[[DPROBS:.*]]:2 = scf.for {{.*}} iter_args(%{{.*}} = %[[DSCORES]], %{{.*}} = %{{.*}}) -> (tensor<64x64xf32>, vector<64xf32>)
-// The output in strips of 16 query columns, strip s over the keys up to its last query, 16 (s + 1).
+// The output in strips of 16 query columns, strip s over the keys up to its last query, 16 (s + 1),
+// each read and written in place in its columns of the carried accumulator (no extract_slice /
+// insert_slice of a strip: hoisted out of the key loop, those bufferized to copies out and back).
 // CHECK: %[[DVALUES:.*]] = tensor.extract_slice %[[PACKED]]#1{{.*}} to tensor<16x64xf32>
 // CHECK: tensor.extract_slice %[[DVALUES]][0, 0] [16, 16] [1, 1] : tensor<16x64xf32> to tensor<16x16xf32>
 // CHECK: tensor.extract_slice %[[DPROBS]]#0[0, 0] [16, 16] [1, 1] : tensor<64x64xf32> to tensor<16x16xf32>
-// CHECK: tensor.extract_slice %[[DACC]][0, 0] [16, 16] [1, 1] : tensor<16x64xf32> to tensor<16x16xf32>
+// CHECK-NOT: tensor.extract_slice %[[DACC]]
+// CHECK: %[[STRIP0:.*]] = scf.for {{.*}} iter_args(%[[S0:.*]] = %[[DACC]]) -> (tensor<16x64xf32>)
+// CHECK: vector.transfer_read %[[S0]][%{{.*}}, %c0{{.*}}]
 // CHECK: vector.fma
-// CHECK: %[[STRIP0:.*]] = tensor.insert_slice %{{.*}} into %[[DACC]][0, 0] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x64xf32>
+// CHECK: vector.transfer_write %{{.*}}, %[[S0]][%{{.*}}, %c0{{.*}}]
 // CHECK: tensor.extract_slice %[[DVALUES]][0, 0] [16, 32] [1, 1] : tensor<16x64xf32> to tensor<16x32xf32>
 // CHECK: tensor.extract_slice %[[DPROBS]]#0[0, 16] [32, 16] [1, 1] : tensor<64x64xf32> to tensor<32x16xf32>
-// CHECK: tensor.insert_slice %{{.*}} into %[[STRIP0]][0, 16] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x64xf32>
+// CHECK: %[[STRIP1:.*]] = scf.for {{.*}} iter_args(%[[S1:.*]] = %[[STRIP0]]) -> (tensor<16x64xf32>)
+// CHECK: vector.transfer_read %[[S1]][%{{.*}}, %c16{{.*}}]
+// CHECK: vector.transfer_write %{{.*}}, %[[S1]][%{{.*}}, %c16{{.*}}]
 // CHECK: tensor.extract_slice %[[DPROBS]]#0[0, 32] [48, 16] [1, 1] : tensor<64x64xf32> to tensor<48x16xf32>
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[STRIP1]]) -> (tensor<16x64xf32>)
 // CHECK: tensor.extract_slice %[[DPROBS]]#0[0, 48] [64, 16] [1, 1] : tensor<64x64xf32> to tensor<64x16xf32>
 // CHECK: vector.fma
-// CHECK: tensor.insert_slice %{{.*}}[0, 48] [16, 16] [1, 1] : tensor<16x16xf32> into tensor<16x64xf32>
+// CHECK: vector.transfer_write %{{.*}}[%{{.*}}, %c48{{.*}}]
+// CHECK-NOT: tensor.insert_slice
 // CHECK: scf.yield
 // Normalised, transposed back to [64, 16] in registers, inserted.
 // CHECK: linalg.generic {{.*}} ins(%[[ALL]]#2, %[[ALL]]#1 : tensor<16x64xf32>, tensor<64xf32>)

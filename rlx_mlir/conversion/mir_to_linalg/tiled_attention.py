@@ -426,9 +426,12 @@ K_UNROLL = 4  # `_product`'s K steps per loop iteration
 
 
 def _product(a: ir.Value, b: ir.Value, c: ir.Value, scale: Optional[ir.Value] = None,
-             column_peak: bool = False) -> tuple[ir.Value, Optional[ir.Value]]:
+             column_peak: bool = False, c_column: int = 0) -> tuple[ir.Value, Optional[ir.Value]]:
     """`a @ b` (c's contents unused) or, with `scale` (a vector over c's columns), `c * scale + a @ b`:
-    `[M, K] @ [K, N]` f32 tiles, `LANES` dividing `N <= BLOCK`, all in L1.  A register tile of
+    `[M, K] @ [K, N]` f32 tiles, `LANES` dividing `N <= BLOCK`, all in L1.  With `c_column`, the
+    product is the `N` columns of the wider `c` from that static column on (read and written in
+    place, the other columns kept: no `extract_slice` / `insert_slice` of a strip, which bufferizes
+    to a copy of the strip out and back when the strips are hoisted out of a loop).  A register tile of
     `ACCUMULATORS` vectors (rows x all N columns: 4 x 64 for 64-query blocks) is started from zero
     (no zero-filled tile, no memset) or from `c * scale` (the online softmax's rescaling in the
     prologue, no pass over acc of its own), then K steps of one row of `b` loaded as vectors and
@@ -443,6 +446,7 @@ def _product(a: ir.Value, b: ir.Value, c: ir.Value, scale: Optional[ir.Value] = 
     unroll = K_UNROLL if k_size % K_UNROLL == 0 else 1
     lanes = _Lanes(LANES)
     columns = [lb.index_constant(v * LANES) for v in range(vectors)]
+    c_columns = [lb.index_constant(c_column + v * LANES) for v in range(vectors)]
     scales = None
     if scale is not None:
         scales = [vector.extract_strided_slice(lanes.type, scale, [v * LANES], [LANES], [1]) for v in range(vectors)]
@@ -454,7 +458,7 @@ def _product(a: ir.Value, b: ir.Value, c: ir.Value, scale: Optional[ir.Value] = 
             tile = [lanes.splat(0.0)] * (rows * vectors)
         else:
             tile = [arith.mulf(lanes.read(c, [row, column]), column_scale)
-                    for row in tile_rows for column, column_scale in zip(columns, scales)]
+                    for row in tile_rows for column, column_scale in zip(c_columns, scales)]
 
         def k_steps(step, *tile):
             tile = list(tile)
@@ -470,7 +474,7 @@ def _product(a: ir.Value, b: ir.Value, c: ir.Value, scale: Optional[ir.Value] = 
         tile = lb.for_loop(0, k_size // unroll, tile, k_steps)
         peaks = list(peaks)
         for r, row in enumerate(tile_rows):
-            for v, column in enumerate(columns):
+            for v, column in enumerate(c_columns):
                 c = lanes.write(tile[r * vectors + v], c, [row, column])
                 if peaks:
                     peaks[v] = lanes.larger(tile[r * vectors + v], peaks[v])
@@ -508,16 +512,16 @@ def _diagonal_values(values: ir.Value, weights: ir.Value, acc: ir.Value, scale: 
     """`acc * scale + values @ weights` (`[D, B] @ [B, B]`, `LANES` dividing `B`) of a diagonal
     block, whose weight row j is zero in the columns i < j (hidden pairs): computed in strips of
     `LANES` query columns, strip s summing only the keys up to its last query, `(s + 1) * LANES`
-    (`_product`); the keys after it would add exact zeros (and a hidden key's NaN value NaN)."""
+    (`_product`, written over its columns of `acc`); the keys after it would add exact zeros (and
+    a hidden key's NaN value NaN)."""
     depth, block = shape_of(values.type)
     lanes = _Lanes(LANES)
     for start in range(0, block, LANES):
         keys = start + LANES
-        part, _ = _product(lb.extract_slice(values, [0, 0], [depth, keys]),
-                           lb.extract_slice(weights, [0, start], [keys, LANES]),
-                           lb.extract_slice(acc, [0, start], [depth, LANES]),
-                           scale=vector.extract_strided_slice(lanes.type, scale, [start], [LANES], [1]))
-        acc = _inserted(part, acc, [0, start])
+        acc, _ = _product(lb.extract_slice(values, [0, 0], [depth, keys]),
+                          lb.extract_slice(weights, [0, start], [keys, LANES]), acc,
+                          scale=vector.extract_strided_slice(lanes.type, scale, [start], [LANES], [1]),
+                          c_column=start)
     return acc
 
 

@@ -270,6 +270,34 @@ def test_grouped_matmul_experts_shared_out_between_threads(routing, n):
     assert np.array_equal(three, one)
 
 
+@pytest.mark.parametrize("k,n", [(1024, 1040), (200, 1024), (40, 64), (64, 1072)])
+def test_grouped_matmul_one_thread_pieces(k, n):
+    """One thread (the count known): the experts path with its loops reordered (`_expert_pieces`):
+    per block of whole weight rows, per piece of at most 512 columns, every tile of the expert; the
+    rows of xs and ys 16 floats longer than K and N, the padding never read.  K = 1024 (xs rows
+    4 KiB apart before the padding) with N = 1040 (five pieces of 208), K = 200 (blocks of 32 rows
+    and a tail block of 8) with N = 1024 (two pieces of 512), a small K = 40 with N = 64 (one block
+    of all 40 rows, one piece), and N = 1072 (67 vectors: pieces of 512 and 560 columns).
+    53 rows over 5 experts: expert 2 empty, last tiles of 4 and 8 rows, two rows out
+    of range.  Against the per-row reference, and bit for bit the 2- and 3-thread results (each sum
+    over k in order, 8 weight rows per kernel pass)."""
+    rng = np.random.default_rng(k + n)
+    m, e = 53, 5
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    w = rng.standard_normal((e, k, n)).astype(np.float32)
+    idx = np.repeat([0, 1, 3, 4], [9, 14, 19, 9]).astype(np.int64)
+    idx = np.concatenate([idx, [5, -1]])
+    rng.shuffle(idx)
+    g = GraphModule("grouped")
+    xv, wv, iv = g.input("x", (m, k)), g.input("w", (e, k, n)), g.input("idx", (m,), "i64")
+    g.set_outputs(g.grouped_matmul(xv, wv, iv))
+    one, two, three = (g.compile(threads=t, cache=False)(x=x, w=w, idx=idx) for t in (1, 2, 3))
+    check_close(one, grouped_reference(x, w, idx), k)
+    assert not one[(idx < 0) | (idx >= e)].any()
+    assert np.array_equal(two, one)
+    assert np.array_equal(three, one)
+
+
 @pytest.mark.parametrize("plan", [True, False])
 def test_lower_to_llvm_gives_the_lowering_its_thread_count(plan):
     """rlx-lower-to-llvm{threads} passes the count to the MIR lowering (rlx-lir-to-linalg, or

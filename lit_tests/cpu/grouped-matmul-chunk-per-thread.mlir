@@ -25,10 +25,11 @@
 // SHORT-LABEL: func.func @grouped
 // SHORT: scf.forall (%{{.*}}) in (4) shared_outs
 // SHORT: tensor<1x64x512xf32> to tensor<64x128xf32>
-// One thread: one chunk of all 512 columns.
+// One thread: the experts path on one worker (grouped-matmul-experts-per-thread.mlir), no chunks
+// of columns: blocks of 32 whole weight rows in pieces of 512 columns.
 // ONE-LABEL: func.func @grouped
-// ONE: scf.forall (%{{.*}}) in (1) shared_outs
-// ONE: tensor<1x64x512xf32> to tensor<64x512xf32>
+// ONE: scf.forall (%{{.*}}) in (1) shared_outs(%{{.*}}) -> (tensor<64x528xf32>)
+// ONE: tensor<1x64x512xf32> to tensor<32x512xf32>
 func.func @grouped(%x: tensor<64x64xf32>, %w: tensor<1x64x512xf32>, %idx: tensor<64xi64>) -> tensor<64x512xf32> {
   %0 = "rlx.grouped_matmul"(%x, %w, %idx) : (tensor<64x64xf32>, tensor<1x64x512xf32>, tensor<64xi64>) -> tensor<64x512xf32>
   return %0 : tensor<64x512xf32>
@@ -37,7 +38,7 @@ func.func @grouped(%x: tensor<64x64xf32>, %w: tensor<1x64x512xf32>, %idx: tensor
 // -----
 
 // N = 3072 (without a thread count: four chunks of 768): two threads take two chunks each (one of
-// 1536 would pass 1024 columns); three threads one chunk of 1024 each; one thread three of 1024.
+// 1536 would pass 1024 columns); three threads one chunk of 1024 each; one thread the experts path.
 // TWO-LABEL: func.func @wide
 // TWO: scf.forall (%{{.*}}) in (4) shared_outs
 // TWO: tensor<1x32x3072xf32> to tensor<32x768xf32>
@@ -48,8 +49,8 @@ func.func @grouped(%x: tensor<64x64xf32>, %w: tensor<1x64x512xf32>, %idx: tensor
 // SHORT: scf.forall (%{{.*}}) in (4) shared_outs
 // SHORT: tensor<1x32x3072xf32> to tensor<32x768xf32>
 // ONE-LABEL: func.func @wide
-// ONE: scf.forall (%{{.*}}) in (3) shared_outs
-// ONE: tensor<1x32x3072xf32> to tensor<32x1024xf32>
+// ONE: scf.forall (%{{.*}}) in (1) shared_outs(%{{.*}}) -> (tensor<16x3088xf32>)
+// ONE: tensor<1x32x3072xf32> to tensor<32x512xf32>
 func.func @wide(%x: tensor<16x32xf32>, %w: tensor<1x32x3072xf32>, %idx: tensor<16xi64>) -> tensor<16x3072xf32> {
   %0 = "rlx.grouped_matmul"(%x, %w, %idx) : (tensor<16x32xf32>, tensor<1x32x3072xf32>, tensor<16xi64>) -> tensor<16x3072xf32>
   return %0 : tensor<16x3072xf32>

@@ -5,6 +5,7 @@
 // the range its cost's midpoint falls in, min(1, 2 * (2 * before + cost) / (2 * total))), then takes
 // its range's slots (a dynamic slice of ys, zeroed), and multiplies each of its experts' tiles by
 // blocks of whole weight rows (128 KiB: [64, 512], one contiguous run of memory), read in place.
+// One thread (the count known) takes the same path, its loops reordered (ONE below).
 // RUN: rlx-opt %s --split-input-file --pass-pipeline='builtin.module(rlx-mir-to-linalg{threads=2})' | FileCheck %s
 // RUN: rlx-opt %s --split-input-file --pass-pipeline='builtin.module(rlx-mir-to-lir,rlx-lir-to-linalg{threads=2})' | FileCheck %s
 // RUN: rlx-opt %s --split-input-file --pass-pipeline='builtin.module(rlx-mir-to-linalg{threads=1})' | FileCheck %s --check-prefix=ONE
@@ -39,13 +40,29 @@
 // CHECK: } {rlx.gemv_rows = 8 : i64}
 // CHECK: scf.forall.in_parallel
 // CHECK-NEXT: tensor.parallel_insert_slice %[[OUT]] into %[[YS]][%[[FIRST]], 0] [%[[SIZE]], 512] [1, 1] : tensor<?x512xf32> into tensor<88x512xf32>
-// One thread: the chunks of columns (one of all 512, every slot), as before.
+// One thread: the same path on one worker, its loops reordered (`_expert_pieces`): per block of
+// 32 whole weight rows, per piece of 512 columns, every tile of the expert (the piece feeds them
+// all from L1); the rows of xs and ys 16 floats longer than K and N (272, 528), read to K and N.
 // ONE-LABEL: func.func @grouped
-// ONE: scf.forall (%{{.*}}) in (1) shared_outs
-// ONE-NOT: tensor<?x512xf32>
-// ONE: tensor.extract_slice %{{.*}}[0, %{{.*}}] [88, 512] [1, 1] : tensor<88x512xf32> to tensor<88x512xf32>
-// ONE-NOT: tensor<?x512xf32>
+// ONE: %[[XS:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<88x272xf32>)
+// ONE: arith.minui %{{.*}}, %c255 : index
+// ONE: scf.forall (%{{.*}}) in (1) shared_outs(%[[YS:.*]] = %{{.*}}) -> (tensor<88x528xf32>)
+// ONE: %[[PART:.*]] = tensor.extract_slice %[[YS]][%{{.*}}, 0] [%{{.*}}, 512] [1, 1] : tensor<88x528xf32> to tensor<?x512xf32>
+// ONE: scf.for %[[E:.*]] = %{{.*}}#1 to %{{.*}}#2
+// ONE: scf.if
+// ONE: scf.for %[[B:.*]] = %c0{{.*}} to %c8{{.*}} step
+// ONE: %[[ROW:.*]] = arith.muli %[[B]], %c32
+// ONE: scf.for %[[C:.*]] = %c0{{.*}} to %c1{{.*}} step
+// ONE: %[[COLUMN:.*]] = arith.muli %[[C]], %c512
+// ONE: tensor.extract_slice %{{.*}}[0, %[[COLUMN]]] [%{{.*}}, 512] [1, 1] : tensor<?x512xf32> to tensor<?x512xf32>
+// ONE: tensor.extract_slice %{{.*}}[%[[E]], %[[ROW]], %[[COLUMN]]] [1, 32, 512] [1, 1, 1] : tensor<4x256x512xf32> to tensor<32x512xf32>
+// ONE: scf.for
+// ONE: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x32xf32>, tensor<32x512xf32>)
+// ONE: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<8x32xf32>, tensor<32x512xf32>)
+// ONE: } {rlx.gemv_rows = 8 : i64}
 // ONE: scf.forall.in_parallel
+// ONE-NEXT: tensor.parallel_insert_slice %{{.*}} into %[[YS]][%{{.*}}, 0] [%{{.*}}, 512] [1, 1] : tensor<?x512xf32> into tensor<88x528xf32>
+// ONE: linalg.generic {{.*}} outs(%{{.*}} : tensor<64x512xf32>)
 func.func @grouped(%x: tensor<64x256xf32>, %w: tensor<4x256x512xf32>, %idx: tensor<64xi64>) -> tensor<64x512xf32> {
   %0 = "rlx.grouped_matmul"(%x, %w, %idx) : (tensor<64x256xf32>, tensor<4x256x512xf32>, tensor<64xi64>) -> tensor<64x512xf32>
   return %0 : tensor<64x512xf32>

@@ -35,7 +35,12 @@ sort, so each expert's weight multiplies only its own rows:
    one `scf.forall` over the threads, each a contiguous range of experts (balanced by the tiles
    and the weights it reads) and so of slots, the same blocks and tiles over whole weight rows
    (contiguous memory; chunks of at most `EXPERT_COLUMNS_MAX` columns for a wider N): each thread
-   streams its own experts' weights in long runs, the same sums bit for bit.
+   streams its own experts' weights in long runs, the same sums bit for bit.  On one thread (the
+   count known, same conditions) the same path runs on one worker with its loops reordered
+   (`_expert_pieces`): per block of 32 whole weight rows, per piece of at most 512 columns, every
+   tile of the expert, so each piece is read from memory once and from L1 by the expert's other
+   tiles, and the weights stream at an even pace under the arithmetic (xs and ys rows padded by
+   `ROW_PAD` floats against 4 KiB strides); without a thread count, the column chunks above.
    Quantised (`rlx.dequant_grouped_matmul`): one `scf.forall` over blocks of `COLUMN_BLOCK` slab
    rows (output columns), per expert with rows, per tile: `rlx.dequant_matmul`'s lowering
    (`quant.packed_matmul`: blocks decoded inside the product) on the tile and the expert's block;
@@ -115,6 +120,21 @@ STAGGER = True
 # block 0.84-0.90x the time (median over 40 interleaved calls in one process, load 6-9; blocks of
 # 128 KiB against 64 and 256 KiB: 0.95-0.96x of those).
 EXPERT_BLOCK_BYTES = 128 * 1024
+# rlx.grouped_matmul (f32) on one thread (the count known, 8-row tiles, N whole AVX-512 vectors):
+# the same experts path on one worker, its loops reordered (`_expert_pieces`): per block of
+# PIECE_DEPTH whole weight rows, per piece of at most PIECE_COLUMNS columns of the block, every tile
+# of the expert, so a piece (32 x 512 floats, 64 KiB) is read from memory by the first tile and
+# from L1 by the others, and the weight streams at an even pace under the arithmetic instead of in
+# bursts (each block's first tile memory-bound, the others compute-bound).  The rows of xs and ys
+# are ROW_PAD floats longer than K and N there: rows 4 KiB apart (K or N = 1024) put a tile's 8
+# rows in one L1 set, and the tiles' rows of ys on the same 4 KiB offsets (stores to one tile, loads
+# of the next, falsely dependent).  benchmarks/moe.py's gate / up matmul 24.7 -> 21.7 ms CPU, the
+# whole block 76.3 -> 68.4 ms (best of 7 interleaved calls in one process, load 3.3; without the
+# padding 78.4 against 70.2; pieces of 256 columns or 16 rows, or 16 weight rows per kernel pass,
+# were 1-4 ms slower).  More threads keep blocks of whole rows per tile (not measured quietly yet).
+PIECE_COLUMNS = 512
+PIECE_DEPTH = 32
+ROW_PAD = 16
 EXPERT_STREAM_TILES = 3.5
 EXPERT_COLUMNS_MAX = 4096
 # rlx.grouped_matmul (f32): the row counts (under ROW_TILE) an expert's last tile may shrink to: a
@@ -242,18 +262,21 @@ class _Buckets:
             0, rows, [_filled([rows], index, -1), _filled([self.slots], index, -1), _filled([experts], index, 0)], place_row
         )
 
-    def gather_rows(self, x: ir.Value, width: int, element: ir.Type) -> ir.Value:
-        """`x [rows, width]` in slot order, `[slots, width]`; padding slots are zero."""
+    def gather_rows(self, x: ir.Value, width: int, element: ir.Type, pad: int = 0) -> ir.Value:
+        """`x [rows, width]` in slot order, `[slots, width + pad]`; padding slots are zero (the
+        `pad` columns after each row repeat its last value and are not meant to be read)."""
 
         def body(source_row, _):
             k = lb.loop_index(1)
+            if pad:
+                k = arith.minui(k, lb.index_constant(width - 1))
             valid = arith.cmpi(arith.CmpIPredicate.sge, source_row, lb.index_constant(0))
             row = arith.select(valid, source_row, lb.index_constant(0))
             value = tensor.ExtractOp(x, [row, k]).result
             return arith.select(valid, value, arith.constant(element, 0.0))
 
         maps = [ir.AffineMap.get(2, 0, [ir.AffineDimExpr.get(0)]), ir.AffineMap.get_identity(2)]
-        return lb.generic([self.slot_row], lb.empty([self.slots, width], element), maps, [lb.PARALLEL] * 2, body)
+        return lb.generic([self.slot_row], lb.empty([self.slots, width + pad], element), maps, [lb.PARALLEL] * 2, body)
 
     def scatter_rows(self, ys: ir.Value, width: int) -> ir.Value:
         """Each row's result read back from its slot of `ys [slots, width]`: `[rows, width]`,
@@ -548,7 +571,8 @@ def _f32_products_per_thread(buckets: _Buckets, xs: ir.Value, weight: ir.Value, 
     f32 = lb.f32_type()
     slots, tile = buckets.slots, buckets.tile
     chunk, column_tail = (n, 0) if n <= EXPERT_COLUMNS_MAX else lb.tile_and_tail(n, EXPERT_COLUMNS_MAX, TAIL_COLUMN_MULTIPLE)
-    forall = scf.ForallOp([0], [min(threads, buckets.experts)], [1], [lb.empty([slots, n], f32)])
+    pad = ROW_PAD if threads == 1 else 0
+    forall = scf.ForallOp([0], [min(threads, buckets.experts)], [1], [lb.empty([slots, n + pad], f32)])
     with ir.InsertionPoint(forall.body):
         (w,), (shared,) = forall.induction_variables, forall.inner_iter_args
         lo, hi, first_tile, end_tile = buckets.share(w, min(threads, buckets.experts), EXPERT_STREAM_TILES)
@@ -590,11 +614,75 @@ def _f32_products_per_thread(buckets: _Buckets, xs: ir.Value, weight: ir.Value, 
 
             return _if_expert_has_rows(buckets, e, columns, products)
 
-        (result,) = lb.for_loop(lo, hi, [start], per_expert)
+        if threads == 1:
+            (result,) = lb.for_loop(lo, hi, [start], lambda e, columns: _if_expert_has_rows(
+                buckets, e, columns, lambda: [_expert_pieces(buckets, xs, weight, e, k, n, columns, first)]))
+        else:
+            (result,) = lb.for_loop(lo, hi, [start], per_expert)
         terminator = scf.InParallelOp()
         with ir.InsertionPoint(terminator.region.blocks[0]):
             tensor.ParallelInsertSliceOp(result, shared, [first], [size], [], [_DYNAMIC, 0], [_DYNAMIC, n], [1, 1])
     return forall.results[0]
+
+
+def _piece_depth(k: int, piece: int) -> tuple[int, int]:
+    """`_expert_pieces`' weight rows per block and in its tail block: at least PIECE_DEPTH and
+    enough for rlx-tile-gemv's kernel on a tile (its 32^3 multiply-adds: `8 x depth x piece`), a
+    multiple of its GEMV_ROWS rows per pass (a block of 17 rows would step 1 row at a time, which
+    rounds differently from the other paths); the largest such multiple down to half the limit
+    that divides K, else blocks of the limit and a tail of `K % limit` rows (all of K if shorter)."""
+    limit = max(PIECE_DEPTH, -(-32 ** 3 // (ROW_TILE * piece)))
+    limit = -(-limit // GEMV_ROWS) * GEMV_ROWS
+    if k <= limit:
+        return k, 0
+    for depth in range(limit, limit // 2 - 1, -GEMV_ROWS):
+        if k % depth == 0:
+            return depth, 0
+    return limit, k % limit
+
+
+def _expert_pieces(buckets: _Buckets, xs: ir.Value, weight: ir.Value, e: ir.Value, k: int, n: int,
+                   columns: ir.Value, first: ir.Value) -> ir.Value:
+    """`columns` (the worker's slots of ys, from slot `first`, `[?, n]`) plus expert `e`'s tiles of
+    `xs` times its weight, on one thread: per block of `depth` whole weight rows (PIECE_DEPTH), per
+    piece of `piece` columns (PIECE_COLUMNS), every tile of the expert (`_multiply_block`'s static
+    `[8, depth] x [depth, piece]` matmul, rlx-tile-gemv's kernel).  A piece is read from memory by
+    the expert's first tile and from L1 by the others, so the weight streams at an even pace under
+    the arithmetic.  Each sum still runs over k in order, block after block, 8 rows per kernel pass:
+    the same bits as on more threads and as the column chunks for the MoE benchmark's shapes (odd
+    shapes, cut into other blocks there, may differ in the last bit).  N or K with no divisor near the limits: a
+    last piece of `piece + N % piece` columns, a last block of `K % depth` rows (`_piece_depth`)."""
+    f32 = lb.f32_type()
+    # Whole AVX-512 vectors of columns (N is: _shares_experts), so every piece is rlx-tile-gemv's
+    # kernel: the most that divide N (N = 1040: 5 pieces of 208), else (N / 16 prime or so) full
+    # pieces and the rest added to the last one (N = 1072: 512 and 560 columns).
+    vectors = n // TAIL_COLUMN_MULTIPLE
+    most = lb.largest_divisor(vectors, PIECE_COLUMNS // TAIL_COLUMN_MULTIPLE)
+    if 4 * most < min(vectors, PIECE_COLUMNS // TAIL_COLUMN_MULTIPLE):
+        most = PIECE_COLUMNS // TAIL_COLUMN_MULTIPLE
+    piece, piece_tail = most * TAIL_COLUMN_MULTIPLE, vectors % most * TAIL_COLUMN_MULTIPLE
+    depth, depth_tail = _piece_depth(k, piece)
+    rows = tensor.DimOp(columns, lb.index_constant(0)).result
+
+    def over_piece(row: Offset, size: int, column: Offset, width: int, cols: ir.Value) -> ir.Value:
+        # The last tile's smaller heights where they stay rlx-tile-gemv's kernel (its 32^3 multiply-adds).
+        tail_rows = [r for r in TAIL_ROWS if r < buckets.tile and r * width * size >= 32 ** 3]
+        dynamic = [column] if isinstance(column, ir.Value) else []
+        static = _DYNAMIC if isinstance(column, ir.Value) else column
+        part_type = ir.RankedTensorType.get([_DYNAMIC, width], f32)
+        part = tensor.ExtractSliceOp(part_type, cols, dynamic, [rows], [], [0, static], [_DYNAMIC, width], [1, 1]).result
+        (part,) = _multiply_block(buckets, xs, weight, e, row, size, column, width, part, tail_rows, first)
+        return tensor.InsertSliceOp(part, cols, dynamic, [rows], [], [0, static], [_DYNAMIC, width], [1, 1]).result
+
+    def over_block(row: Offset, size: int, cols: ir.Value) -> ir.Value:
+        whole = n // piece - (1 if piece_tail else 0)
+        (cols,) = lb.for_loop(0, whole, [cols], lambda c, cs: [
+            over_piece(row, size, arith.muli(c, lb.index_constant(piece)), piece, cs)])
+        return over_piece(row, size, whole * piece, piece + piece_tail, cols) if piece_tail else cols
+
+    (columns,) = lb.for_loop(0, k // depth, [columns], lambda b, cs: [
+        over_block(arith.muli(b, lb.index_constant(depth)), depth, cs)])
+    return over_block(k - depth_tail, depth_tail, columns) if depth_tail else columns
 
 
 def _fewest_rows(rows: ir.Value, columns: ir.Value, sizes: Sequence[int], multiply: Callable, tile: int) -> list[ir.Value]:
@@ -614,9 +702,10 @@ def _fewest_rows(rows: ir.Value, columns: ir.Value, sizes: Sequence[int], multip
 
 
 def _shares_experts(n: int, threads: int, tile: int, experts: int) -> bool:
-    """Whether the threads share out `rlx.grouped_matmul`'s experts (`_f32_products_per_thread`)
-    rather than its columns (`_f32_expert_products`)."""
-    return threads > 1 and tile == ROW_TILE and experts >= threads and n % TAIL_COLUMN_MULTIPLE == 0
+    """Whether the threads share out `rlx.grouped_matmul`'s experts (`_f32_products_per_thread`;
+    one thread, the count known: all of them, in `_expert_pieces`' order) rather than its columns
+    (`_f32_expert_products`)."""
+    return threads >= 1 and tile == ROW_TILE and experts >= threads and n % TAIL_COLUMN_MULTIPLE == 0
 
 
 def _lower_grouped_matmul(op, threads: int = 0) -> ir.Value:
@@ -627,9 +716,10 @@ def _lower_grouped_matmul(op, threads: int = 0) -> ir.Value:
     if k == 0 or experts == 0:
         return lb.zeros([rows, n], f32)
     buckets = _Buckets(op.expert_idx, rows, experts, _row_tile(rows))
-    xs = buckets.gather_rows(op.x, k, f32)
     if _shares_experts(n, threads, buckets.tile, experts):
+        xs = buckets.gather_rows(op.x, k, f32, ROW_PAD if threads == 1 else 0)
         return buckets.scatter_rows(_f32_products_per_thread(buckets, xs, op.weight, k, n, threads), n)
+    xs = buckets.gather_rows(op.x, k, f32)
     return buckets.scatter_rows(_f32_expert_products(buckets, xs, op.weight, k, n, threads), n)
 
 

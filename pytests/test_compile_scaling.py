@@ -41,11 +41,11 @@ def reference(ops: int, x: np.ndarray, s: np.ndarray) -> np.ndarray:
     return y
 
 
-def lowered(text: str) -> str:
+def lowered(text: str, **options) -> str:
     context = make_context()
     with context, DiagnosticCollector(context) as diagnostics:
         module = driver.parse_verified(text, "<chain>", context, diagnostics)
-        run_pipeline(module.operation, list(expand(LowerToLLVM(threads=1))))
+        run_pipeline(module.operation, list(expand(LowerToLLVM(threads=1, **options))))
         return str(module)
 
 
@@ -120,15 +120,17 @@ def test_pass_that_changed_nothing_is_not_reverified(monkeypatch):
 # --- llvm.noalias on the functions split off (rlx-noalias-arguments) -----------------------
 
 
-def compile_split(text: str, entry: str):
+def compile_split(text: str, entry: str, **options):
     """`rlx_mlir.compile` with every loop nest split off into a function of its own (split-max-ops=1),
-    so that each receives its buffers (arena views, allocations, the caller's arrays) as arguments."""
+    so that each receives its buffers (arena views, allocations, the caller's arrays) as arguments;
+    `options` go to rlx-lower-to-llvm (`split_loops`, `threads`)."""
     from unittest import mock
 
     from rlx_mlir.runtime import jit
 
-    with mock.patch.object(jit, "LowerToLLVM", functools.partial(LowerToLLVM, split_max_ops=1)):
-        return rlx_mlir.compile(text, entry, cache=False)
+    threads = options.pop("threads", None)
+    with mock.patch.object(jit, "LowerToLLVM", functools.partial(LowerToLLVM, split_max_ops=1, **options)):
+        return rlx_mlir.compile(text, entry, cache=False, threads=threads)
 
 
 def test_split_parts_get_noalias_and_public_functions_do_not():
@@ -155,6 +157,60 @@ def test_random_programs_split_into_one_function_per_loop_nest_compute_the_same(
     outputs = list(outputs) if isinstance(outputs, tuple) else [outputs]
     outcome = compare(program, reference.evaluate(program), outputs, "split-max-ops=1")
     assert outcome.kind == "ok", f"{outcome.detail}\n{program.text()}"
+
+
+@pytest.mark.parametrize("seed", range(1300100, 1300112))
+def test_random_programs_with_every_loop_nest_split_off_compute_the_same(seed):
+    """split-loops on one thread: the GEMM kernels' and the other scf loop nests move into
+    functions of their own too (each a symbol for a profiler); against the fuzzer's reference."""
+    from fuzz import reference
+    from fuzz.generator import generate
+    from fuzz.runner import compare
+
+    program = generate(seed)
+    executable = compile_split(program.text(), "f", split_loops=True, threads=1)
+    outputs = executable(*[program.arrays[arg.name] for arg in program.inputs])
+    outputs = list(outputs) if isinstance(outputs, tuple) else [outputs]
+    outcome = compare(program, reference.evaluate(program), outputs, "split-max-ops=1 split-loops")
+    assert outcome.kind == "ok", f"{outcome.detail}\n{program.text()}"
+
+
+def _causal_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, heads: int) -> np.ndarray:
+    seq, width = q.shape
+    d = width // heads
+    out = np.empty((seq, width))
+    for h in range(heads):
+        cols = slice(h * d, (h + 1) * d)
+        scores = q[:, cols].astype(np.float64) @ k[:, cols].T / np.sqrt(d)
+        scores[np.triu_indices(seq, 1)] = -np.inf
+        weights = np.exp(scores - scores.max(axis=1, keepdims=True))
+        out[:, cols] = (weights / weights.sum(axis=1, keepdims=True)) @ v[:, cols]
+    return out
+
+
+def test_split_loops_gives_the_gemm_and_the_tiled_attention_functions_of_their_own():
+    """A matmul and a causal attention long enough for the tiled loop nest, on one thread: with
+    split-loops both loop nests are functions of their own (more parts than without), and the
+    results are the same bits as the unsplit code's, and numpy's within rounding."""
+    seq, width, heads = 256, 128, 2
+    t = f"tensor<1x{seq}x{width}xf32>"
+    text = (f"func.func @f(%x: {t}, %w: tensor<{width}x{width}xf32>, %k: {t}, %v: {t}) -> {t} {{\n"
+            f'  %q = "rlx.matmul"(%x, %w) : ({t}, tensor<{width}x{width}xf32>) -> {t}\n'
+            f'  %0 = "rlx.attention"(%q, %k, %v) {{num_heads = {heads} : i64, head_dim = {width // heads} : i64, '
+            f'mask_kind = "causal"}} : ({t}, {t}, {t}) -> {t}\n  return %0 : {t}\n}}\n')
+    rng = np.random.default_rng(7)
+    x, k, v = (rng.standard_normal((1, seq, width)).astype(np.float32) for _ in range(3))
+    w = (rng.standard_normal((width, width)) / np.sqrt(width)).astype(np.float32)
+
+    def parts(**options) -> int:
+        return lowered(text, split_max_ops=1, **options).count("llvm.func internal @f_part")
+
+    assert parts(split_loops=True) >= parts() + 2  # the GEMM kernel's loop nest and attention's at least
+    split = compile_split(text, "f", split_loops=True, threads=1)(x, w, k, v)
+    whole = rlx_mlir.compile(text, "f", cache=False, threads=1)(x, w, k, v)
+    assert np.array_equal(split, whole)
+    expected = _causal_attention((x[0] @ w).astype(np.float32), k[0], v[0], heads)
+    np.testing.assert_allclose(split[0], expected, rtol=1e-4, atol=1e-4)
 
 
 KV_STEP = """func.func @step(%cache: tensor<1x8x4xf32>, %x: tensor<1x1x4xf32>, %pos: tensor<i64>)

@@ -118,6 +118,10 @@ class LowerToLLVM(RlxPipeline):
         20000, "largest function left whole for LLVM (rlx-split-functions{max-ops}); 1 splits every loop nest off",
         minimum=1,
     )
+    split_loops: bool = option(
+        False, "rlx-split-functions moves scf loop nests (GEMM kernels, tiled attention) too: with split-max-ops=1, "
+        "every loop nest a function of its own, named in a profile of an ahead-of-time library",
+    )
     threads: int = option(
         AUTO_THREADS, "OpenMP threads for matmul kernels and large loops; 0 = this machine's cores", minimum=0,
         maximum=MAX_THREADS,
@@ -188,7 +192,7 @@ class LowerToLLVM(RlxPipeline):
             steps.append(ApproximateMath())
         # The functions split off receive their buffers as arguments: say which never overlap, so
         # that LLVM vectorizes their loops without run-time overlap checks and scalar copies.
-        steps += [SplitFunctions(max_ops=self.split_max_ops), NoaliasArguments()]
+        steps += [SplitFunctions(max_ops=self.split_max_ops, loops=self.split_loops), NoaliasArguments()]
         if self.vectorize_elementwise:
             # After the split (which moves linalg ops, not vector code) and on each split-off piece:
             # LLVM's loop vectorizer would otherwise analyse hundreds of tiny loops (-O3's largest cost).

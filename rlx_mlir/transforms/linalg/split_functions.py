@@ -13,6 +13,12 @@ a run reads become arguments, except constants, which are copied into it.
 The weight of a top-level op is 1 plus the ops directly in its regions (a
 linalg.generic's body), which is what a loop nest becomes; a function at or
 under `max-ops` is left alone.
+
+With `loops`, result-less `scf` loops (`scf.for`, `scf.forall`, `scf.parallel`: the GEMM
+kernels, the tiled attention, on one thread) move too, so that with `max-ops=1` every loop
+nest of a model is a function of its own, which a profiler (`perf` on an ahead-of-time
+library) names: time per loop nest in the whole model, caches as the model leaves them.  Off by
+default: code generation across those calls is not what a model runs otherwise.
 """
 
 from __future__ import annotations
@@ -30,19 +36,23 @@ def _weight(op: ir.Operation) -> int:
     return 1 + sum(len(block.operations) for region in op.regions for block in region.blocks)
 
 
-def _movable(op: ir.Operation) -> bool:
-    return len(op.results) == 0 and (op.name.startswith("linalg.") or is_op(op, memref.DeallocOp))
+LOOPS = ("scf.for", "scf.forall", "scf.parallel")
 
 
-def _runs(body: ir.Block, max_ops: int) -> list[list[ir.Operation]]:
-    """Consecutive movable top-level ops of `body`, cut so that each weighs at most `max_ops`
-    (a single heavier op is a run of its own)."""
+def _movable(op: ir.Operation, loops: bool = False) -> bool:
+    return len(op.results) == 0 and (op.name.startswith("linalg.") or is_op(op, memref.DeallocOp)
+                                     or (loops and op.name in LOOPS))
+
+
+def _runs(body: ir.Block, max_ops: int, loops: bool = False) -> list[list[ir.Operation]]:
+    """Consecutive movable top-level ops of `body` (result-less scf loops too with `loops`), cut so
+    that each weighs at most `max_ops` (a single heavier op is a run of its own)."""
     runs: list[list[ir.Operation]] = []
     current: list[ir.Operation] = []
     weight = 0
     for op in body.operations:
         op = op.operation
-        if not _movable(op):
+        if not _movable(op, loops):
             if current:
                 runs.append(current)
             current, weight = [], 0
@@ -103,6 +113,8 @@ class SplitFunctions(RlxPass):
     summary = "Move runs of a huge function's linalg ops (on buffers) into private noinline functions (LLVM is super-linear in function size)"
     creates_rlx_ops = False
     max_ops: int = option(20000, "largest function body, in ops, left whole (top-level ops plus loop bodies)", minimum=1)
+    loops: bool = option(False, "also move result-less scf loops (GEMM kernels, tiled attention): with max-ops=1, "
+                                "every loop nest a function of its own, for a profiler")
 
     def run(self, module: ir.Operation) -> bool:
         top = module.regions[0].blocks[0]
@@ -116,7 +128,7 @@ class SplitFunctions(RlxPass):
             if sum(_weight(op.operation) for op in body.operations) <= self.max_ops:
                 continue
             name = ir.StringAttr(function.attributes["sym_name"]).value
-            runs = _runs(body, self.max_ops)
+            runs = _runs(body, self.max_ops, self.loops)
             reads = _reads(body, runs)
             for index, run in enumerate(runs):
                 callee = f"{name}_part{index}"

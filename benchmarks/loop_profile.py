@@ -21,6 +21,7 @@ import argparse
 import collections
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -112,12 +113,20 @@ def main() -> None:
         run(args.child[0], int(args.child[1]), int(args.child[2]))
         return
     seqs = [int(s) for s in args.seqs.split(",")]
+    if shutil.which("perf") is None:
+        print("loop_profile: `perf` (linux-tools) is not on PATH; nothing measured")
+        return
     with tempfile.TemporaryDirectory() as directory:
         parts, times = {}, []
         for seq in seqs:
             parts.update(export(seq, args.threads, directory))
             library = os.path.join(directory, f"model{seq}.so")
-            times.append(profile(library, seq, max(1, args.tokens // seq), directory))
+            try:
+                times.append(profile(library, seq, max(1, args.tokens // seq), directory))
+            except subprocess.CalledProcessError as error:
+                print(f"loop_profile: `{' '.join(error.cmd[:2])}` failed (exit {error.returncode}; "
+                      "perf_event_paranoid may forbid sampling); nothing measured")
+                return
     names = sorted(set().union(*times), key=lambda n: -times[-1].get(n, 0.0))[:args.top]
     print(f"CPU ms per token, {args.threads} thread(s), perf at {HZ} Hz")
     print(f"{'function':58s} " + " ".join(f"{s:>8d}" for s in seqs) + "   change  first op")

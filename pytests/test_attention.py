@@ -354,7 +354,7 @@ def test_rope(shape, dtype):
     np.testing.assert_array_equal(actual[..., tail], x[..., tail])
 
 
-def _projected_attention(threads: int):
+def _projected_attention():
     """x @ w split into q, k, v (strided views of the product's arena slot) and causal attention
     over 128 tokens, one head of 64: two query blocks of 64, each with a diagonal key block."""
     from rlx_mlir import GraphModule
@@ -378,7 +378,7 @@ def test_diagonal_block_strips_are_not_copied():
 
     steps = LowerToLLVM(threads=1).elements()
     with Compilation() as compilation:
-        module = compilation.parse(str(_projected_attention(1)))
+        module = compilation.parse(str(_projected_attention()))
         compilation.run(module, steps[: steps.index(HOIST) + 1], "to buffers")
         text = str(module)
     strips = [line for line in text.splitlines() if "memref.copy" in line and "64x16xf32" in line]
@@ -390,7 +390,7 @@ def test_projected_attention_matches_numpy(threads):
     rng = rng_for("projected-attention")
     x = rng.uniform(-1.0, 1.0, (1, 128, 64)).astype(np.float32)
     w = (rng.uniform(-1.0, 1.0, (64, 192)) / 8).astype(np.float32)
-    exe = _projected_attention(threads).compile(threads=threads)
+    exe = _projected_attention().compile(threads=threads)
     actual = exe(x=x, w=w)
     qkv = x.astype(np.float64) @ w.astype(np.float64)
     expected, _ = reference_attention(qkv[..., :64], qkv[..., 64:128], qkv[..., 128:], None, num_heads=1,

@@ -1,4 +1,4 @@
-"""Accuracy of rlx-approximate-math's inline exp / log / tanh / erf, run by the JIT.
+"""Accuracy of rlx-approximate-math's inline exp / exp2 / log / tanh / erf, run by the JIT.
 
 Each function is checked on dense grids of f32 inputs (about a million points)
 and on special values, against float64 references computed by numpy (and
@@ -34,7 +34,7 @@ FLT_MIN = F32(np.finfo(F32).tiny)  # 2^-126, the smallest normal
 FLT_MAX = F32(np.finfo(F32).max)
 INF, NAN = F32(np.inf), F32(np.nan)
 LANES = 16
-SCALAR_CALLS = ("@tanhf", "@erff", "@expf", "@logf", "llvm.intr.tanh", "llvm.intr.exp", "llvm.intr.log")
+SCALAR_CALLS = ("@tanhf", "@erff", "@expf", "@exp2f", "@logf", "llvm.intr.tanh", "llvm.intr.exp", "llvm.intr.log")
 
 GENERIC = """#id = affine_map<(d0) -> (d0)>
 func.func @f(%x: tensor<{n}xf32>) -> tensor<{n}xf32> {{
@@ -180,6 +180,54 @@ def test_exp_of_nonpositive_special_values(run):
     payload_nans = np.array([0x7FC00123, 0xFFC001FF, 0x7F8001FF], np.uint32).view(F32)  # NaNs with low bits set
     x = np.concatenate([np.array([0.0, -0.0, -TINIEST, -INF, NAN, -NAN, -103.98, -1e30, -FLT_MAX], F32), payload_nans])
     assert _same(run("exp", x, NONPOSITIVE), [1.0, 1.0, 1.0, 0.0, NAN, NAN, 0.0, 0.0, 0.0, NAN, NAN, NAN])
+
+
+# --- exp2 -----------------------------------------------------------------------------
+
+
+def test_exp2_normal_results_below_one_ulp(run):
+    # Where 2^x is a normal float: -126 .. 128.
+    x = np.concatenate([_grid(-126.0, 127.99), _grid(-1.0, 1.0, 1 << 16)])
+    y = run("exp2", x)
+    assert _relative_error(y, np.exp2(x.astype(np.float64))) <= 8e-8
+
+
+def test_exp2_underflows_gradually_through_subnormals(run):
+    x = _grid(-151.0, -126.0, 1 << 18)
+    y = run("exp2", x)
+    assert _absolute_error(y, np.exp2(x.astype(np.float64))) <= float(TINIEST)
+    assert y[-1] > 0 and y[0] == 0
+
+
+def test_exp2_special_values(run):
+    x = np.array([0.0, -0.0, 1.0, 3.0, -149.0, -150.49, 127.99, 128.0, INF, -INF, NAN, FLT_MAX, -FLT_MAX], F32)
+    y = run("exp2", x)
+    near_max = F32(np.exp2(np.float64(F32(127.99))))
+    assert _same(y, [1.0, 1.0, 2.0, 8.0, TINIEST, 0.0, near_max, INF, INF, 0.0, NAN, INF, 0.0])
+
+
+def test_exp2_of_nonpositive_within_one_ulp_and_underflows_gradually(run):
+    normal = _grid(-126.0, 0.0)
+    y = run("exp2", normal, NONPOSITIVE)
+    assert _relative_error(y, np.exp2(normal.astype(np.float64))) <= 8e-8
+    subnormal = _grid(-151.0, -126.0, 1 << 18)
+    y = run("exp2", subnormal, NONPOSITIVE)
+    assert _absolute_error(y, np.exp2(subnormal.astype(np.float64))) <= float(TINIEST)
+    assert y[-1] > 0 and y[0] == 0
+
+
+def test_exp2_of_nonpositive_is_the_exp2_bit_for_bit(run):
+    # Half-integers too: both round x + magic the same way, so n and r agree at the ties.
+    x = np.concatenate([_grid(-160.0, 0.0), -np.geomspace(1e-30, 1.0, 1 << 12).astype(F32),
+                        np.arange(-152.0, 0.5, 0.5, dtype=F32)])
+    assert _same(run("exp2", x, NONPOSITIVE), run("exp2", x))
+
+
+def test_exp2_of_nonpositive_special_values(run):
+    payload_nans = np.array([0x7FC00123, 0xFFC001FF, 0x7F8001FF], np.uint32).view(F32)  # NaNs with low bits set
+    x = np.concatenate([np.array([0.0, -0.0, -TINIEST, -1.0, -149.0, -INF, NAN, -NAN, -150.49, -1e30, -FLT_MAX], F32),
+                        payload_nans])
+    assert _same(run("exp2", x, NONPOSITIVE), [1.0, 1.0, 1.0, 0.5, TINIEST, 0.0, NAN, NAN, 0.0, 0.0, 0.0, NAN, NAN, NAN])
 
 
 # --- log ------------------------------------------------------------------------------

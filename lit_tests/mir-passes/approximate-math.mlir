@@ -1,4 +1,4 @@
-// rlx-approximate-math replaces f32 math.exp / math.log / math.tanh / math.erf,
+// rlx-approximate-math replaces f32 math.exp / math.exp2 / math.log / math.tanh / math.erf,
 // scalar or vector, by arith + math.fma code (no calls); other types stay.
 // RUN: rlx-opt %s --split-input-file --rlx-approximate-math | FileCheck %s --implicit-check-not=math.tanh --implicit-check-not=math.erf --implicit-check-not=math.log --implicit-check-not=math.exp
 
@@ -49,6 +49,53 @@ func.func @exp_scalar(%x: f32) -> f32 {
 // CHECK: return %[[Y]] : vector<16xf32>
 func.func @exp_of_nonpositive(%x: vector<16xf32>) -> vector<16xf32> {
   %0 = math.exp %x {rlx.nonpositive} : vector<16xf32>
+  return %0 : vector<16xf32>
+}
+
+// -----
+
+// exp2: clamp, n = round(x) by the magic sum (which also holds n + 191 in its low bits),
+// r = x - n exactly (one subf, no ln2), Horner down to the constant 1, 2^n as two factors, NaN
+// passed through.
+// CHECK-LABEL: func.func @exp2_scalar(
+// CHECK-SAME: %[[X:[^:]*]]: f32)
+// CHECK: %[[LO:.*]] = arith.maximumf %[[X]], %{{.*}} : f32
+// CHECK: %[[C:.*]] = arith.minimumf %[[LO]], %{{.*}} : f32
+// CHECK: %[[T:.*]] = arith.addf %[[C]], %{{.*}} : f32
+// CHECK: %[[N:.*]] = arith.subf %[[T]], %{{.*}} : f32
+// CHECK: %[[R:.*]] = arith.subf %[[C]], %[[N]] : f32
+// CHECK-COUNT-6: math.fma %{{.*}}, %[[R]], %{{.*}} : f32
+// CHECK: arith.shrsi
+// CHECK: arith.cmpf uno, %[[X]], %[[X]] : f32
+// CHECK: return
+func.func @exp2_scalar(%x: f32) -> f32 {
+  %0 = math.exp2 %x : f32
+  return %0 : f32
+}
+
+// -----
+
+// exp2 marked rlx.nonpositive (the tiled attention's weights, log2 units): the lower clamp as a
+// select passing NaN, the polynomial's coefficients scaled by 2^-64, and 2^(n + 64) straight
+// from the magic sum's bits shifted by 23: one multiply, 12 ops in all.
+// CHECK-LABEL: func.func @exp2_of_nonpositive(
+// CHECK-SAME: %[[X:[^:]*]]: vector<16xf32>)
+// CHECK-NOT: arith.minimumf
+// CHECK: %[[BELOW:.*]] = arith.cmpf olt, %[[X]], %[[LOW:.*]] : vector<16xf32>
+// CHECK: %[[C:.*]] = arith.select %[[BELOW]], %[[LOW]], %[[X]] : vector<16xi1>, vector<16xf32>
+// CHECK: %[[T:.*]] = arith.addf %[[C]], %{{.*}} : vector<16xf32>
+// CHECK: %[[N:.*]] = arith.subf %[[T]], %{{.*}} : vector<16xf32>
+// CHECK: %[[R:.*]] = arith.subf %[[C]], %[[N]] : vector<16xf32>
+// CHECK-COUNT-6: math.fma %{{.*}}, %[[R]], %{{.*}} : vector<16xf32>
+// CHECK: %[[BITS:.*]] = arith.bitcast %[[T]] : vector<16xf32> to vector<16xi32>
+// CHECK: %[[FIELD:.*]] = arith.shli %[[BITS]], %{{.*}} : vector<16xi32>
+// CHECK: %[[POWER:.*]] = arith.bitcast %[[FIELD]] : vector<16xi32> to vector<16xf32>
+// CHECK: %[[Y:.*]] = arith.mulf %{{.*}}, %[[POWER]] : vector<16xf32>
+// CHECK-NOT: arith.cmpf uno
+// CHECK-NOT: arith.addi
+// CHECK: return %[[Y]] : vector<16xf32>
+func.func @exp2_of_nonpositive(%x: vector<16xf32>) -> vector<16xf32> {
+  %0 = math.exp2 %x {rlx.nonpositive} : vector<16xf32>
   return %0 : vector<16xf32>
 }
 

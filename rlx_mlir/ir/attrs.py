@@ -48,6 +48,6 @@ GEMV_ROWS_ATTR = "rlx.gemv_rows"
 VECTORIZE_ATTR = "rlx.vectorize"  # linalg.generic: transient tag while rlx-vectorize-elementwise vectorizes it
 TRANSPOSE_BLOCKS_ATTR = "rlx.transpose_blocks"  # linalg.transpose: transient tag (its rank) while rlx-vectorize-transposes blocks it
 PARALLEL_ID = "rlx.parallel_id"  # linalg op: transient tag while rlx-parallelize-linalg tiles it
-# math.exp: its operand is <= 0 or NaN (a softmax's `x - max`): rlx-approximate-math expands it
+# math.exp / math.exp2: its operand is <= 0 or NaN (a softmax's `x - max`): rlx-approximate-math expands it
 # without the overflow path (unit)
 NONPOSITIVE_ATTR = "rlx.nonpositive"

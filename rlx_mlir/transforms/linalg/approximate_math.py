@@ -1,7 +1,7 @@
 """rlx-approximate-math: f32 transcendental `math` ops as inline polynomial code.
 
 Rewrites, anywhere in the module (linalg.generic bodies included), every
-`math.exp`, `math.log`, `math.tanh` and `math.erf` on `f32` or on a fixed-size
+`math.exp`, `math.exp2`, `math.log`, `math.tanh` and `math.erf` on `f32` or on a fixed-size
 `vector<...xf32>` into `arith` ops and `math.fma`.  Without it the LLVM
 lowering turns `math.erf` into libm calls (`erff`) and `math.tanh`,
 `math.exp`, `math.log` into `llvm.intr.tanh/exp/log`, which LLVM expands to
@@ -30,6 +30,16 @@ Accuracy, measured against float64 references over dense grids of f32 inputs
   A `math.exp` marked `rlx.nonpositive` (its operand is <= 0 or NaN: a
   softmax's `x - max`) gives the same bits there with no overflow path
   (18 ops instead of 25); for x > 0 its result is unspecified.
+- exp2: relative error <= 8e-8 (below 1 ulp) for x in [-126, 128) (the
+  normal results), gradual underflow below (error <= 1 subnormal ulp), +0
+  below -150.5 and for -inf, +inf from 128 on, NaN for NaN.  x = n + r with
+  n = round(x) and r = x - n exact (no ln 2 to split), Cephes' exp2f
+  polynomial (degree 6, Horner down to its constant 1), 2^n as for exp.
+  Marked `rlx.nonpositive` (a softmax's `x - max` in log2 units: the tiled
+  attention folds log2(e) into its score scale), the same bits in 12 ops: the
+  polynomial's coefficients carry the factor 2^-64 (exact: powers of two), so
+  2^(n + 64), its exponent field shifted straight out of the rounding sum,
+  is the one multiply that rounds.
 - log: relative error <= 1.2e-7 (about 1 ulp) for positive normal and
   subnormal x, log(1) = +0; -inf for +-0, NaN for x < 0 (including -inf) and
   NaN, +inf for +inf.  Cephes' logf: x = m 2^e with m in [sqrt(1/2), sqrt(2)),
@@ -179,6 +189,51 @@ def _exp_of_nonpositive(e: _Emitter, x: ir.Value) -> ir.Value:
     return arith.mulf(arith.mulf(p, e.from_bits(biased)), e.const(2.0**-_POWER_BIAS))
 
 
+_EXP2_LOW = -151.0  # below -150.5 every result rounds to +0
+_EXP2_HIGH = 129.0  # from 128 on every result overflows to +inf
+# x + _EXP2_MAGIC rounds x to an integer n held in the low bits as n + 191 (127 + _POWER_BIAS): for
+# n in [-151, 129] that is in [40, 320], 9 bits, which a shift by 23 moves into the exponent field.
+_EXP2_MAGIC = _ROUND_MAGIC + 127 + _POWER_BIAS
+_EXP2_MAGIC_BITS = _ROUND_MAGIC_BITS + 127 + _POWER_BIAS
+# Cephes exp2f: 2^r ~ 1 + r P(r) on |r| <= 1/2, as a polynomial of degree 6 down to its constant.
+_EXP2_POLY = (1.535336188319500e-4, 1.339887440266574e-3, 9.618437357674640e-3, 5.550332471162809e-2,
+              2.402264791363012e-1, 6.931472028550421e-1, 1.0)
+
+
+def _exp2_reduced(e: _Emitter, clamped: ir.Value, scale: float = 1.0) -> tuple[ir.Value, ir.Value]:
+    """(`2^r * scale` with r = x - round(x), the rounding sum `x + _EXP2_MAGIC`); `scale` a power
+    of two that keeps every Horner step a normal float (each step then rounds as unscaled)."""
+    shifted = arith.addf(clamped, e.const(_EXP2_MAGIC))
+    r = arith.subf(clamped, arith.subf(shifted, e.const(_EXP2_MAGIC)))  # exact: |r| <= 1/2
+    return e.polynomial(r, [c * scale for c in _EXP2_POLY]), shifted
+
+
+def _exp2(e: _Emitter, x: ir.Value) -> ir.Value:
+    p, shifted = _exp2_reduced(e, e.clamp(x, _EXP2_LOW, _EXP2_HIGH))
+    # n in [-151, 129]; 2^n = 2^a * 2^b as in `_exp` (normal factors, the second product rounds once).
+    n = arith.subi(e.bits(shifted), e.int_const(_EXP2_MAGIC_BITS))
+    a = arith.shrsi(n, e.int_const(1))
+    b = arith.subi(n, a)
+
+    def power_of_two(k: ir.Value) -> ir.Value:
+        return e.from_bits(arith.shli(arith.addi(k, e.int_const(127)), e.int_const(23)))
+
+    return e.if_nan(x, arith.mulf(arith.mulf(p, power_of_two(a)), power_of_two(b)))
+
+
+def _exp2_of_nonpositive(e: _Emitter, x: ir.Value) -> ir.Value:
+    """`_exp2` where x <= 0, -inf or NaN (`NONPOSITIVE_ATTR`), bit for bit, in 12 ops: the lower
+    clamp alone, as a select that passes NaN through (NaN then stays NaN down the chain); the
+    polynomial scaled by 2^-64 (exact); times 2^(n + 64), n in [-151, 0], a normal float whose
+    exponent field is the rounding sum's low bits shifted by 23 (the magic's own bits leave the
+    word): that product rounds once, to a subnormal or +0 below 2^-126.  For x > 0 the result is
+    unspecified (beyond 63, not 2^x)."""
+    low = e.const(_EXP2_LOW)
+    clamped = arith.select(e.fcmp("OLT", x, low), low, x)
+    p, shifted = _exp2_reduced(e, clamped, 2.0**-_POWER_BIAS)
+    return arith.mulf(p, e.from_bits(arith.shli(e.bits(shifted), e.int_const(23))))
+
+
 # --- log ----------------------------------------------------------------------------------
 
 _SQRT_HALF = 0.7071067811865476
@@ -279,11 +334,17 @@ def _erf(e: _Emitter, x: ir.Value) -> ir.Value:
 
 APPROXIMATIONS: dict[type, Callable[[_Emitter, ir.Value], ir.Value]] = {
     mmath.ExpOp: _exp,
+    mmath.Exp2Op: _exp2,
     mmath.LogOp: _log,
     mmath.TanhOp: _tanh,
     mmath.ErfOp: _erf,
 }
 _APPROXIMATED = tuple(APPROXIMATIONS)
+# Marked `rlx.nonpositive` (the operand is <= 0 or NaN): the shorter expansions.
+NONPOSITIVE: dict[type, Callable[[_Emitter, ir.Value], ir.Value]] = {
+    mmath.ExpOp: _exp_of_nonpositive,
+    mmath.Exp2Op: _exp2_of_nonpositive,
+}
 
 
 def _is_f32_or_fixed_f32_vector(type_: ir.Type) -> bool:
@@ -339,7 +400,7 @@ def _function_of(op: ir.Operation) -> Optional[ir.Operation]:
 @dataclasses.dataclass(frozen=True)
 class ApproximateMath(RlxPass):
     name = "rlx-approximate-math"
-    summary = "Replace f32 math.exp/log/tanh/erf by inline polynomial code (arith + math.fma) that vectorizes"
+    summary = "Replace f32 math.exp/exp2/log/tanh/erf by inline polynomial code (arith + math.fma) that vectorizes"
     creates_rlx_ops = False
 
     def run(self, module: ir.Operation) -> bool:
@@ -350,8 +411,8 @@ class ApproximateMath(RlxPass):
         for op in approximable:
             view = op.opview
             approximation = next(f for op_class, f in APPROXIMATIONS.items() if isinstance(view, op_class))
-            if isinstance(view, mmath.ExpOp) and NONPOSITIVE_ATTR in op.attributes:
-                approximation = _exp_of_nonpositive
+            if NONPOSITIVE_ATTR in op.attributes and type(view) in NONPOSITIVE:
+                approximation = NONPOSITIVE[type(view)]
             function = _function_of(op)
             shared = None
             if function is not None:

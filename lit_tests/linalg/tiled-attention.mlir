@@ -35,7 +35,9 @@
 // CHECK: %[[QB:.*]] = arith.select %[[ODD]], %[[FROM_END]], %[[HALF]] : index
 // CHECK: %[[Q0:.*]] = arith.muli %[[QB]], %{{.*}} : index
 // CHECK: tensor.extract_slice %{{.*}}[%[[B]], %[[Q0]], %[[H]], 0] [1, 64, 1, 16] [1, 1, 1, 1] : tensor<1x128x2x16xf32> to tensor<64x16xf32>
-// The scaled queries transposed in registers: [16, 64], one query per column.
+// The queries scaled by 1/sqrt(16) * log2(e) (the scores in log2 units, for exp2), then transposed
+// in registers: [16, 64], one query per column.
+// CHECK: arith.constant 0.360673755 : f32
 // CHECK: %[[QT:.*]] = scf.for {{.*}} -> (tensor<16x64xf32>)
 // CHECK: vector.shuffle
 // Grouped-query heads: kv head h floordiv 2.
@@ -64,12 +66,19 @@
 // CHECK-NEXT: arith.cmpf ogt, %[[TILE]]#0, %{{.*}} : vector<16xf32>
 // CHECK: vector.insert_strided_slice %[[SCORES]]#4, %{{.*}} {offsets = [48], strides = [1]} : vector<16xf32> into vector<64xf32>
 // CHECK-NOT: scf.for {{.*}} -> (vector<64xf32>)
-// The correction exp(m - m') and the weights' exp(s - m') are of x <= 0: marked so, for
-// rlx-approximate-math's shorter expansion.
-// CHECK: math.exp %{{.*}} {rlx.nonpositive} : vector<64xf32>
+// The correction exp2(m - m') and the weights' exp2(s - m') are of x <= 0: marked so, for
+// rlx-approximate-math's shorter expansion.  The weights are 2^(s - m'), with m' taken as 0 where
+// a query has seen no key (its logits are all -inf: weights 0), selected once per block, not per weight.
+// CHECK: %[[UNSEEN:.*]] = arith.cmpf oeq, %[[NEW_PEAK:[^,]*]], %{{.*}} : vector<64xf32>
+// CHECK: math.exp2 %{{.*}} {rlx.nonpositive} : vector<64xf32>
+// CHECK: %[[REFERENCE:.*]] = arith.select %[[UNSEEN]], %{{.*}}, %[[NEW_PEAK]] : vector<64xi1>, vector<64xf32>
 // The weights (written row by row) and their sum (a vector).
 // CHECK: %[[PROBS:.*]]:2 = scf.for {{.*}} -> (tensor<64x64xf32>, vector<64xf32>)
-// CHECK: math.exp %{{.*}} {rlx.nonpositive} : vector<64xf32>
+// CHECK: %[[ROW:.*]] = vector.transfer_read
+// CHECK-NEXT: %[[SHIFTED:.*]] = arith.subf %[[ROW]], %[[REFERENCE]] : vector<64xf32>
+// CHECK-NEXT: %[[WEIGHT:.*]] = math.exp2 %[[SHIFTED]] {rlx.nonpositive} : vector<64xf32>
+// CHECK-NOT: arith.select
+// CHECK: vector.transfer_write %[[WEIGHT]]
 // CHECK: %[[VALUES:.*]] = tensor.extract_slice %[[PACKED]]#1[%[[B]], %[[KVH]], %[[KB]], 0, 0] [1, 1, 1, 16, 64] [1, 1, 1, 1, 1] : tensor<1x1x2x16x64xf32> to tensor<16x64xf32>
 // The output's product: each register tile of the accumulator read and rescaled (its prologue,
 // no pass of its own), then the weights' rows loaded and the value elements broadcast down the keys.

@@ -14,7 +14,8 @@ blends, a serial chain of ~50 instructions per row (a fifth of the time at 2048 
     scf.forall (b, h, query block qb)                    threads share the (b, h, qb) tiles out; the
                                                          blocks of a head from both ends in turn
                                                          (`_from_both_ends`: equal work per thread)
-      qt = (q[b, qb*Bq : +Bq, h, :] * scale)^T           [D, Bq] f32
+      qt = (q[b, qb*Bq : +Bq, h, :] * scale log2 e)^T    [D, Bq] f32: the scores in log2 units, the
+                                                         softmax's weights 2^(s - m) (exp2: no ln 2 reduction)
       m = -inf, l = 0, acc = 0                           [Bq], [Bq], [D, Bq]
       scf.for kb in [first visible, first masked)        blocks every query of qb sees whole: no mask
       scf.for kb in [first masked, last + 1)             the diagonal (and window) blocks: masked; an aligned
@@ -22,8 +23,8 @@ blends, a serial chain of ~50 instructions per row (a fifth of the time at 2048 
                                                          `Bk`) skips the 16-wide strips of only hidden pairs
         s   = k'[b, h // G, kb*Bk : +Bk] @ qt            [Bk, Bq], register tiles from zero (`_product`)
         s   = softcap, mask (-inf where hidden, from the absolute positions; causal: per row, in registers)
-        m'  = max(m, max over rows of s);  c = exp(m - m')   (c = 1 while both are -inf)
-        p   = exp(s - m'), row by row                    (0 in a column that has seen no key)
+        m'  = max(m, max over rows of s);  c = exp2(m - m')  (c = 1 while both are -inf)
+        p   = exp2(s - m'), row by row                   (0 in a column that has seen no key)
         l   = l * c + sum over rows of p
         acc = acc * c + vt[b, h // G, kb] @ p            register tiles of acc, rescaled as they are loaded
       out[b, qb*Bq : +Bq, h, :] = (acc / l)^T            (0 where l = 0), rounded once
@@ -169,13 +170,13 @@ class _Attention:
 
         def body(score, *rest):
             value = score
-            if self.softcap is not None:
-                cap = lb.f32_constant(self.softcap)
+            if self.softcap is not None:  # cap tanh(s / cap) in log2 units: the cap times log2(e)
+                cap = lb.f32_constant(self.softcap * LOG2E)
                 value = arith.mulf(cap, mmath.tanh(arith.divf(value, cap)))
             if not masked:
                 return value
-            if self.mask_kind == "bias":
-                return arith.addf(value, lb.widen(rest[0]))
+            if self.mask_kind == "bias":  # in log2 units, as the scores
+                return mmath.fma(lb.widen(rest[0]), lb.f32_constant(LOG2E), value)
             if self.mask_kind == "custom":
                 visible = arith.cmpf(arith.CmpFPredicate.UNE, lb.widen(rest[0]), lb.f32_constant(0.0))
             elif self.mask_kind in ("causal", "sliding_window"):
@@ -279,10 +280,13 @@ class _Attention:
         old_peak = lanes.read(peak, [lb.index_constant(0)])
         new_peak = arith.maximumf(old_peak, block_peak)
         unseen = arith.cmpf(arith.CmpFPredicate.OEQ, new_peak, lanes.splat(F32_NEG_INF))  # no key seen yet
-        correction = lanes.select(unseen, lanes.splat(1.0), _exp_of_nonpositive(arith.subf(old_peak, new_peak)))
+        correction = lanes.select(unseen, lanes.splat(1.0), _exp2_of_nonpositive(arith.subf(old_peak, new_peak)))
+        # The weights 2^(s - m'); where a column has seen no key, 2^(s - 0): its logits are all -inf
+        # (hidden), so its weights are 0 with no select (nor its mask) per element.
+        reference = lanes.select(unseen, lanes.splat(0.0), new_peak)
 
         def weigh(j, tile, block_total):  # row j of the logits read, then its weights written over it
-            weight = lanes.select(unseen, lanes.splat(0.0), _exp_of_nonpositive(arith.subf(row_of(tile, j), new_peak)))
+            weight = _exp2_of_nonpositive(arith.subf(row_of(tile, j), reference))
             return [lanes.write(weight, tile, [j, lb.index_constant(0)]), arith.addf(block_total, weight)]
 
         f32 = lb.f32_type()
@@ -313,7 +317,7 @@ class _Attention:
         f32 = lb.f32_type()
         i, d = _dims(2)
         queries = lb.extract_slice(self.q, [b, q0, h, 0], [1, self.bq, 1, self.d], [self.bq, self.d])
-        scale = lb.f32_constant(self.scale)
+        scale = lb.f32_constant(self.scale * LOG2E)  # the scores in log2 units: exp2 weighs them
         # The scaled queries transposed, `[D, Bq]`: the scores' GEMM `B` operand, one query per column.
         # Scaled into a compact tile first (rows read whole), then transposed from it: gathered straight
         # from `q`, whose rows lie `H * D` floats apart, a column's reads would fall in a few cache sets.
@@ -412,10 +416,14 @@ class _Lanes:
         return arith.select(mask, if_true, if_false)
 
 
-def _exp_of_nonpositive(x: ir.Value) -> ir.Value:
-    """`math.exp` of `x - max` (<= 0, -inf where a key is hidden, or NaN), marked so: the
-    approximation expands it without the overflow path (`NONPOSITIVE_ATTR`, rlx-approximate-math)."""
-    exp = mmath.ExpOp(x)
+LOG2E = 1.4426950408889634  # 2^(x log2 e) = e^x: the scores scaled by it are in log2 units, weighed by exp2
+
+
+def _exp2_of_nonpositive(x: ir.Value) -> ir.Value:
+    """`math.exp2` of `x - max` (<= 0, -inf where a key is hidden, or NaN; log2 units), marked so:
+    the approximation expands it without the overflow path (`NONPOSITIVE_ATTR`,
+    rlx-approximate-math: 12 ops, where exp's needs 18 for its ln 2 reduction)."""
+    exp = mmath.Exp2Op(x)
     exp.operation.attributes[NONPOSITIVE_ATTR] = ir.UnitAttr.get()
     return exp.result
 

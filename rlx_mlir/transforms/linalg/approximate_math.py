@@ -191,8 +191,9 @@ def _exp_of_nonpositive(e: _Emitter, x: ir.Value) -> ir.Value:
 
 _EXP2_LOW = -151.0  # below -150.5 every result rounds to +0
 _EXP2_HIGH = 129.0  # from 128 on every result overflows to +inf
-# x + _EXP2_MAGIC rounds x to an integer n held in the low bits as n + 191 (127 + _POWER_BIAS): for
-# n in [-151, 129] that is in [40, 320], 9 bits, which a shift by 23 moves into the exponent field.
+# x + _EXP2_MAGIC rounds x to an integer n (|x| < 2^22) held in the low bits as n + 191 (127 +
+# _POWER_BIAS): for n in [-151, 0] that is in [40, 191], which a shift by 23 moves into the exponent
+# field of 2^(n + 64) (the magic's own bits leave the word), what the nonpositive form multiplies by.
 _EXP2_MAGIC = _ROUND_MAGIC + 127 + _POWER_BIAS
 _EXP2_MAGIC_BITS = _ROUND_MAGIC_BITS + 127 + _POWER_BIAS
 # Cephes exp2f: 2^r ~ 1 + r P(r) on |r| <= 1/2, as a polynomial of degree 6 down to its constant.

@@ -69,7 +69,7 @@ from ...dialects.rlx.quant import GGUF_SCHEMES
 from ...ir.attrs import GEMV_ROWS_ATTR
 from ...ir.shapes import shape_of
 from . import builders as lb
-from . import quant
+from . import quant, register_tile
 
 # Rows per GEMM tile: the GEMM kernel's register block (rlx-pack-matmul's MR); an expert's last
 # tile is padded to it.
@@ -143,6 +143,10 @@ EXPERT_COLUMNS_MAX = 4096
 # computes 268 slot rows instead of 280 for its 256 rows; its down matmul 0.94-0.98x the CPU time of
 # 8-row tiles throughout, 1 thread, median of per-round ratios over 31 interleaved rounds, load 5).
 TAIL_ROWS = (4,)
+# rlx.grouped_matmul (f32): 8-row tiles of whole AVX-512 vectors multiply with
+# `register_tile.accumulate` (C's tile in registers down the whole block) instead of rlx-tile-gemv,
+# and prefetch the next block of the weight as they go (`_next_window`).
+REGISTER_TILE = True
 
 Offset = lb.Offset
 _DYNAMIC = ir.ShapedType.get_dynamic_size()
@@ -427,9 +431,29 @@ def _column_chunk(n: int, threads: int) -> tuple[int, int]:
     return lb.tile_and_tail(n, min(COLUMN_CHUNK, max(n // MIN_CHUNKS, ROW_TILE)), TAIL_COLUMN_MULTIPLE)
 
 
+def _next_window(weight: ir.Value, e: ir.Value, row: Offset, size: int, column: Offset) -> list[Offset]:
+    """The origin `[e', row', column]` of the weight window after `[e, row, column]` (`size` rows):
+    the next `size` rows of the same columns, else (past K) the next expert's first (the last
+    expert's stand for those past the end), clamped so the window lies inside the weight."""
+    experts, k, _ = shape_of(weight.type)
+    following = arith.addi(lb.index_value(row), lb.index_constant(size))
+    past = arith.cmpi(arith.CmpIPredicate.uge, following, lb.index_constant(k))
+    one, zero = lb.index_constant(1), lb.index_constant(0)
+    e_next = arith.minui(arith.addi(e, arith.select(past, one, zero)), lb.index_constant(experts - 1))
+    row_next = arith.minui(arith.select(past, arith.subi(following, lb.index_constant(k)), following),
+                           lb.index_constant(max(k - size, 0)))
+    return [e_next, row_next, column]
+
+
+def _register_tiled(tile: int, width: int) -> bool:
+    """Whether `_multiply_block` multiplies with `register_tile.accumulate` (8-row tiles, whole
+    AVX-512 vectors of columns) rather than a `linalg.matmul` for rlx-tile-gemv."""
+    return REGISTER_TILE and tile == ROW_TILE and width % register_tile.LANES == 0
+
+
 def _multiply_block(buckets: _Buckets, xs: ir.Value, weight: ir.Value, e: ir.Value, row: Offset, size: int,
                     column: Offset, width: int, columns: ir.Value, tail_rows: Sequence[int],
-                    first: ir.Value | None = None) -> list[ir.Value]:
+                    first: ir.Value | None = None, c_column: Offset = 0) -> list[ir.Value]:
     """`columns` (a slice of ys: the columns `column .. column + width` of the slots from `first`,
     or of all slots) plus, for each tile of expert `e`, the tile's rows of `xs [slots, k]` times the
     expert's weight rows `row .. row + size` (a static size) in those columns: one static
@@ -437,11 +461,20 @@ def _multiply_block(buckets: _Buckets, xs: ir.Value, weight: ir.Value, e: ir.Val
     expert's last tile may take, see `_fewest_rows`).  The loop over the tiles is tagged
     `rlx.gemv_rows` for 8-row tiles (fewer rows: a decode step's, streamed from memory as any GEMV)."""
     tile = buckets.tile
-    block = lb.extract_slice(weight, [e, row, column], [1, size, width], [size, width])
+    registers = first is not None and _register_tiled(tile, width)
+    if registers:
+        tail_rows = [r for r in TAIL_ROWS if r < tile]
+        prefetch = (register_tile.prefetchable(weight), _next_window(weight, e, row, size, column))
+    else:
+        assert c_column == 0, "a strip of columns for rlx-tile-gemv is its own slice"
+        block = lb.extract_slice(weight, [e, row, column], [1, size, width], [size, width])
 
     def multiply_tile(slot, rows: int, columns):
         """Rows `slot .. slot + rows` of ys += those of xs times the block."""
         local = slot if first is None else arith.subi(slot, first)
+        if registers:
+            return [register_tile.accumulate(columns, [local, c_column], xs, [slot, row], weight, [e, row, column],
+                                             rows, size, width, prefetch)]
         partial = lb.extract_slice(columns, [local, 0], [rows, width])
         product = linalg.matmul(lb.extract_slice(xs, [slot, row], [rows, size]), block, outs=[partial])
         return [_insert(product, columns, [local, 0], [rows, width])]
@@ -454,7 +487,7 @@ def _multiply_block(buckets: _Buckets, xs: ir.Value, weight: ir.Value, e: ir.Val
         return _fewest_rows(arith.subi(end, slot), columns, tail_rows, lambda rows: multiply_tile(slot, rows, columns), tile)
 
     tiles = buckets.over_tiles(e, [columns], per_tile)
-    if tile == ROW_TILE:
+    if tile == ROW_TILE and not registers:
         tiles[0].owner.attributes[GEMV_ROWS_ATTR] = ir.IntegerAttr.get(lb.i64_type(), GEMV_ROWS)
     return tiles
 
@@ -667,6 +700,10 @@ def _expert_pieces(buckets: _Buckets, xs: ir.Value, weight: ir.Value, e: ir.Valu
     def over_piece(row: Offset, size: int, column: Offset, width: int, cols: ir.Value) -> ir.Value:
         # The last tile's smaller heights where they stay rlx-tile-gemv's kernel (its 32^3 multiply-adds).
         tail_rows = [r for r in TAIL_ROWS if r < buckets.tile and r * width * size >= 32 ** 3]
+        if _register_tiled(buckets.tile, width):
+            (cols,) = _multiply_block(buckets, xs, weight, e, row, size, column, width, cols, tail_rows, first,
+                                      c_column=column)
+            return cols
         dynamic = [column] if isinstance(column, ir.Value) else []
         static = _DYNAMIC if isinstance(column, ir.Value) else column
         part_type = ir.RankedTensorType.get([_DYNAMIC, width], f32)

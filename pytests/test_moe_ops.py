@@ -404,3 +404,40 @@ def test_dequant_grouped_matmul_prime_n_takes_full_blocks_and_a_tail(scheme, thr
         idx = rng.choice([0, 1, 3], m).astype(np.int64)
         idx[m // 2] = 7 if m > 1 else idx[0]
         check_close(*_dequant_grouped_and_reference(packed, decoded, x, idx, scheme, threads), k)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("k,n", [(200, 1024), (64, 1040), (1000, 1072), (203, 48)])
+def test_grouped_matmul_register_tiles_same_bits_as_the_gemv_kernel(monkeypatch, threads, k, n):
+    """With the thread count known, 8-row tiles multiply with `register_tile.accumulate` (C's tile
+    in registers down the whole block of weight rows, the next block prefetched) instead of
+    rlx-tile-gemv's kernel on a `linalg.matmul` (C loaded and stored every 8 rows).  Both sum each
+    output over k in order with one fma per k into the partial sum, so the results are bit for bit
+    equal: K = 200 (blocks of 32 rows and a tail of 8), K = 1000 on 2 and 3 threads (blocks of 25
+    rows: k steps not unrolled), N = 1040 and 1072 (pieces of 208, of 512 and 560 columns); last
+    tiles of 4 and 8 rows, an expert without rows, two rows out of range.  K = 203 with N = 48
+    (3 vectors: groups of 1 vector, tail blocks of 11 or 27 rows) only against the reference: its
+    blocks are below rlx-tile-gemv's 32^3 multiply-adds, so the old path gave them to
+    rlx-pack-matmul's kernel, whose sums round differently.  All against the float64 per-row
+    reference."""
+    from rlx_mlir.conversion.mir_to_linalg import routing
+
+    rng = np.random.default_rng(7 * k + n + threads)
+    m, e = 45, 5
+    x = rng.standard_normal((m, k)).astype(np.float32)
+    w = rng.standard_normal((e, k, n)).astype(np.float32)
+    idx = np.repeat([0, 1, 3, 4], [12, 4, 17, 10]).astype(np.int64)
+    idx = np.concatenate([idx, [5, -1]])
+    rng.shuffle(idx)
+    g = GraphModule("grouped")
+    xv, wv, iv = g.input("x", (m, k)), g.input("w", (e, k, n)), g.input("idx", (m,), "i64")
+    g.set_outputs(g.grouped_matmul(xv, wv, iv))
+    registers = g.compile(threads=threads, cache=False)(x=x, w=w, idx=idx)
+    monkeypatch.setattr(routing, "REGISTER_TILE", False)
+    gemv = g.compile(threads=threads, cache=False)(x=x, w=w, idx=idx)
+    check_close(registers, grouped_reference(x, w, idx), k)
+    assert not registers[(idx < 0) | (idx >= e)].any()
+    if (k, n) == (203, 48):
+        check_close(gemv, grouped_reference(x, w, idx), k)
+    else:
+        assert np.array_equal(registers, gemv)

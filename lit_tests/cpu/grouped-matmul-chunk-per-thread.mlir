@@ -29,7 +29,8 @@
 // of columns: blocks of 32 whole weight rows in pieces of 512 columns.
 // ONE-LABEL: func.func @grouped
 // ONE: scf.forall (%{{.*}}) in (1) shared_outs(%{{.*}}) -> (tensor<64x528xf32>)
-// ONE: tensor<1x64x512xf32> to tensor<32x512xf32>
+// ONE: scf.for %{{.*}} = %c0{{.*}} to %c8{{.*}} step %{{.*}} iter_args({{.*}}) -> (vector<16xf32>,
+// ONE: vector.transfer_read %arg1{{.*}} : tensor<1x64x512xf32>, vector<16xf32>
 func.func @grouped(%x: tensor<64x64xf32>, %w: tensor<1x64x512xf32>, %idx: tensor<64xi64>) -> tensor<64x512xf32> {
   %0 = "rlx.grouped_matmul"(%x, %w, %idx) : (tensor<64x64xf32>, tensor<1x64x512xf32>, tensor<64xi64>) -> tensor<64x512xf32>
   return %0 : tensor<64x512xf32>
@@ -50,7 +51,9 @@ func.func @grouped(%x: tensor<64x64xf32>, %w: tensor<1x64x512xf32>, %idx: tensor
 // SHORT: tensor<1x32x3072xf32> to tensor<32x768xf32>
 // ONE-LABEL: func.func @wide
 // ONE: scf.forall (%{{.*}}) in (1) shared_outs(%{{.*}}) -> (tensor<16x3088xf32>)
-// ONE: tensor<1x32x3072xf32> to tensor<32x512xf32>
+// ONE: scf.for %{{.*}} = %c0{{.*}} to %c6{{.*}} step
+// ONE: scf.for %{{.*}} = %c0{{.*}} to %c8{{.*}} step %{{.*}} iter_args({{.*}}) -> (vector<16xf32>,
+// ONE: vector.transfer_read %arg1{{.*}} : tensor<1x32x3072xf32>, vector<16xf32>
 func.func @wide(%x: tensor<16x32xf32>, %w: tensor<1x32x3072xf32>, %idx: tensor<16xi64>) -> tensor<16x3072xf32> {
   %0 = "rlx.grouped_matmul"(%x, %w, %idx) : (tensor<16x32xf32>, tensor<1x32x3072xf32>, tensor<16xi64>) -> tensor<16x3072xf32>
   return %0 : tensor<16x3072xf32>

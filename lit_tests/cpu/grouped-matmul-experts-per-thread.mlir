@@ -32,12 +32,50 @@
 // CHECK: %[[ZEROED:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[PART]] : tensor<?x512xf32>)
 // CHECK: %[[OUT:.*]] = scf.for %[[E:.*]] = %[[SHARE]]#1 to %[[SHARE]]#2 step %{{.*}} iter_args(%{{.*}} = %[[ZEROED]])
 // CHECK: scf.if
-// CHECK: scf.for
-// CHECK: tensor.extract_slice %{{.*}}[%[[E]], %{{.*}}, 0] [1, 64, 512] [1, 1, 1] : tensor<4x256x512xf32> to tensor<64x512xf32>
-// CHECK: scf.for
-// CHECK: arith.subi %{{.*}}, %[[FIRST]] : index
-// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<8x64xf32>, tensor<64x512xf32>)
-// CHECK: } {rlx.gemv_rows = 8 : i64}
+// CHECK: scf.for %[[B:.*]] = %c0{{.*}} to %c4{{.*}} step
+// CHECK: %[[ROW:.*]] = arith.muli %[[B]], %c64
+// Each tile's product is register_tile.accumulate's, reading the block of the weight in place and
+// prefetching the next block (the next 64 rows, or past K = 256 the next expert's first 64; the
+// last expert, 3, stands for those past the end).
+// CHECK: %[[WEIGHT:.*]] = bufferization.to_buffer %arg1 read_only
+// CHECK: %[[FOLLOWING:.*]] = arith.addi %[[ROW]], %c64
+// CHECK: %[[PAST:.*]] = arith.cmpi uge, %[[FOLLOWING]], %c256
+// CHECK: %[[STEP:.*]] = arith.select %[[PAST]], %c1{{.*}}, %c0{{.*}} : index
+// CHECK: %[[AFTER:.*]] = arith.addi %[[E]], %[[STEP]] : index
+// CHECK: %[[NEXT_E:.*]] = arith.minui %[[AFTER]], %c3
+// CHECK: %[[WRAPPED:.*]] = arith.subi %[[FOLLOWING]], %c256
+// CHECK: %[[SELECTED:.*]] = arith.select %[[PAST]], %[[WRAPPED]], %[[FOLLOWING]] : index
+// CHECK: %[[NEXT_ROW:.*]] = arith.minui %[[SELECTED]], %c192
+// CHECK: scf.for %[[T:[^ ]+]] =
+// CHECK: %[[SLOT:.*]] = arith.muli %[[T]], %c8
+// CHECK: scf.if
+// CHECK: arith.subi %[[SLOT]], %[[FIRST]] : index
+// An expert's last tile with at most 4 rows: 4 rows x 4 vectors, 8 groups of 64 columns.  C's
+// tile is loaded once, stays in registers down all 64 rows of the block (16 steps of 4 rows: no
+// read or write of ys inside), and is stored once.
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c8{{.*}} step
+// CHECK-COUNT-16: vector.transfer_read %{{.*}} : tensor<?x512xf32>, vector<16xf32>
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c16{{.*}} step %{{.*}} iter_args({{.*}}) -> (vector<16xf32>,
+// CHECK-NOT: tensor<?x512xf32>
+// CHECK: vector.transfer_read %arg1[%[[E]], %{{.*}}, %{{.*}}]{{.*}} : tensor<4x256x512xf32>, vector<16xf32>
+// CHECK-NOT: tensor<?x512xf32>
+// CHECK: memref.prefetch %[[WEIGHT]][%[[NEXT_E]], %{{.*}}, %{{.*}}], read, locality<2>, data
+// CHECK-NOT: tensor<?x512xf32>
+// CHECK: vector.fma
+// CHECK-NOT: tensor<?x512xf32>
+// CHECK: scf.yield
+// CHECK-COUNT-16: vector.transfer_write %{{.*}} : vector<16xf32>, tensor<?x512xf32>
+// A whole tile: 8 rows x 2 vectors, 16 groups of 32 columns, the same loop down the block.
+// CHECK: } else {
+// CHECK: arith.subi %[[SLOT]], %[[FIRST]] : index
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c16{{.*}} step
+// CHECK-COUNT-16: vector.transfer_read %{{.*}} : tensor<?x512xf32>, vector<16xf32>
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c16{{.*}} step %{{.*}} iter_args({{.*}}) -> (vector<16xf32>,
+// CHECK-NOT: tensor<?x512xf32>
+// CHECK: scf.yield
+// CHECK-COUNT-16: vector.transfer_write %{{.*}} : vector<16xf32>, tensor<?x512xf32>
+// CHECK-NOT: linalg.matmul
+// CHECK-NOT: rlx.gemv_rows
 // CHECK: scf.forall.in_parallel
 // CHECK-NEXT: tensor.parallel_insert_slice %[[OUT]] into %[[YS]][%[[FIRST]], 0] [%[[SIZE]], 512] [1, 1] : tensor<?x512xf32> into tensor<88x512xf32>
 // One thread: the same path on one worker, its loops reordered (`_expert_pieces`): per block of
@@ -54,12 +92,18 @@
 // ONE: %[[ROW:.*]] = arith.muli %[[B]], %c32
 // ONE: scf.for %[[C:.*]] = %c0{{.*}} to %c1{{.*}} step
 // ONE: %[[COLUMN:.*]] = arith.muli %[[C]], %c512
-// ONE: tensor.extract_slice %{{.*}}[0, %[[COLUMN]]] [%{{.*}}, 512] [1, 1] : tensor<?x512xf32> to tensor<?x512xf32>
-// ONE: tensor.extract_slice %{{.*}}[%[[E]], %[[ROW]], %[[COLUMN]]] [1, 32, 512] [1, 1, 1] : tensor<4x256x512xf32> to tensor<32x512xf32>
+// ONE: bufferization.to_buffer %arg1 read_only
 // ONE: scf.for
-// ONE: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<4x32xf32>, tensor<32x512xf32>)
-// ONE: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<8x32xf32>, tensor<32x512xf32>)
-// ONE: } {rlx.gemv_rows = 8 : i64}
+// ONE: vector.transfer_read %{{.*}}[%{{.*}}, %{{.*}}]{{.*}} : tensor<?x512xf32>, vector<16xf32>
+// ONE: scf.for %{{.*}} = %c0{{.*}} to %c8{{.*}} step %{{.*}} iter_args({{.*}}) -> (vector<16xf32>,
+// ONE-NOT: tensor<?x512xf32>
+// ONE: vector.transfer_read %arg1[%[[E]], %{{.*}}, %{{.*}}]{{.*}} : tensor<4x256x512xf32>, vector<16xf32>
+// ONE-NOT: tensor<?x512xf32>
+// ONE: memref.prefetch
+// ONE-NOT: tensor<?x512xf32>
+// ONE: scf.yield
+// ONE: vector.transfer_write %{{.*}} : vector<16xf32>, tensor<?x512xf32>
+// ONE-NOT: linalg.matmul
 // ONE: scf.forall.in_parallel
 // ONE-NEXT: tensor.parallel_insert_slice %{{.*}} into %[[YS]][%{{.*}}, 0] [%{{.*}}, 512] [1, 1] : tensor<?x512xf32> into tensor<88x528xf32>
 // ONE: linalg.generic {{.*}} outs(%{{.*}} : tensor<64x512xf32>)
@@ -71,7 +115,7 @@ func.func @grouped(%x: tensor<64x256xf32>, %w: tensor<4x256x512xf32>, %idx: tens
 // -----
 
 // N = 8192, past 4096 columns: each expert in chunks of 4096 columns (16 KiB of every weight row),
-// blocks of 8 rows (128 KiB).
+// blocks of 8 rows (128 KiB), each chunk a slice of the worker's ys that the kernel adds into.
 // CHECK-LABEL: func.func @wide
 // CHECK: scf.forall (%{{.*}}) in (2) shared_outs(%{{.*}}) -> (tensor<24x8192xf32>)
 // CHECK: tensor.extract_slice %{{.*}} : tensor<24x8192xf32> to tensor<?x8192xf32>
@@ -79,8 +123,9 @@ func.func @grouped(%x: tensor<64x256xf32>, %w: tensor<4x256x512xf32>, %idx: tens
 // CHECK: scf.for %[[C:[^ ]+]] = %c0{{[^ ]*}} to %c2{{[^ ]*}} step
 // CHECK: %[[COLUMN:.*]] = arith.muli %[[C]], %c4096
 // CHECK: tensor.extract_slice %{{.*}}[0, %[[COLUMN]]] [%{{.*}}, 4096] [1, 1] : tensor<?x8192xf32> to tensor<?x4096xf32>
-// CHECK: tensor.extract_slice %{{.*}}[%{{.*}}, %{{.*}}, %[[COLUMN]]] [1, 8, 4096] [1, 1, 1] : tensor<2x64x8192xf32> to tensor<8x4096xf32>
-// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<8x8xf32>, tensor<8x4096xf32>)
+// CHECK: vector.transfer_read %{{.*}} : tensor<?x4096xf32>, vector<16xf32>
+// CHECK: vector.transfer_read %arg1[%{{.*}}, %{{.*}}, %{{.*}}]{{.*}} : tensor<2x64x8192xf32>, vector<16xf32>
+// CHECK: vector.transfer_write %{{.*}} : vector<16xf32>, tensor<?x4096xf32>
 // CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, %[[COLUMN]]] [%{{.*}}, 4096] [1, 1] : tensor<?x4096xf32> into tensor<?x8192xf32>
 func.func @wide(%x: tensor<16x64xf32>, %w: tensor<2x64x8192xf32>, %idx: tensor<16xi64>) -> tensor<16x8192xf32> {
   %0 = "rlx.grouped_matmul"(%x, %w, %idx) : (tensor<16x64xf32>, tensor<2x64x8192xf32>, tensor<16xi64>) -> tensor<16x8192xf32>

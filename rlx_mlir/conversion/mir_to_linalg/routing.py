@@ -41,6 +41,13 @@ sort, so each expert's weight multiplies only its own rows:
    tile of the expert, so each piece is read from memory once and from L1 by the expert's other
    tiles, and the weights stream at an even pace under the arithmetic (xs and ys rows padded by
    `ROW_PAD` floats against 4 KiB strides); without a thread count, the column chunks above.
+   On this experts path a tile's product is not a `linalg.matmul` but `register_tile.accumulate`
+   (`REGISTER_TILE`): C's tile in registers down the whole block of weight rows (loaded and stored
+   once per block, not every 8 rows as rlx-tile-gemv's kernel does), read and written in place in
+   the worker's slice of ys, and each k step prefetching the same columns of the next block of the
+   weight (`_next_window`: the next rows, or the next expert's first), so the weight streams into
+   L2 under the arithmetic of the block before.  The same sums bit for bit as rlx-tile-gemv's
+   kernel (k in order, one fma per k from the partial sum).
    Quantised (`rlx.dequant_grouped_matmul`): one `scf.forall` over blocks of `COLUMN_BLOCK` slab
    rows (output columns), per expert with rows, per tile: `rlx.dequant_matmul`'s lowering
    (`quant.packed_matmul`: blocks decoded inside the product) on the tile and the expert's block;
@@ -69,7 +76,7 @@ from ...dialects.rlx.quant import GGUF_SCHEMES
 from ...ir.attrs import GEMV_ROWS_ATTR
 from ...ir.shapes import shape_of
 from . import builders as lb
-from . import quant
+from . import quant, register_tile
 
 # Rows per GEMM tile: the GEMM kernel's register block (rlx-pack-matmul's MR); an expert's last
 # tile is padded to it.
@@ -101,7 +108,8 @@ WEIGHT_BLOCK_BYTES = 256 * 1024
 # rlx.grouped_matmul (f32): where N has no divisor near the chunk limit, full chunks are a multiple
 # of this many columns (one AVX-512 vector) and the rest a tail chunk (`lb.tile_and_tail`).
 TAIL_COLUMN_MULTIPLE = 16
-# rlx.grouped_matmul (f32): rows of the weight block per pass of rlx-tile-gemv's kernel over a tile
+# rlx.grouped_matmul (f32), the column chunks (no thread count, or fewer experts than threads):
+# rows of the weight block per pass of rlx-tile-gemv's kernel over a tile
 # (`rlx.gemv_rows` on the loop over an expert's tiles; the block is in L2 for all but the first
 # tile, so C's 8-row tile is loaded and stored once per 8 rows of B rather than per 4).
 GEMV_ROWS = 8
@@ -118,7 +126,13 @@ STAGGER = True
 # at most that many columns per expert).  On 2 threads each thread streamed its own memory instead
 # of the two reading 2.8 KB runs of the same weight rows side by side: benchmarks/moe.py's routed
 # block 0.84-0.90x the time (median over 40 interleaved calls in one process, load 6-9; blocks of
-# 128 KiB against 64 and 256 KiB: 0.95-0.96x of those).
+# 128 KiB against 64 and 256 KiB: 0.95-0.96x of those, with rlx-tile-gemv's kernel).  With the
+# register kernel and its prefetch of the next block (REGISTER_TILE), 256 KiB (gate / up of
+# benchmarks/moe.py, N = 2816: C's tile stored every 16 weight rows instead of 8) was faster only
+# while another process held about one core (benchmarks/moe.py, 2 threads, alternating runs, routed
+# ms best: 52.6, 52.5, 49.7 against 59.7, 57.0, 57.8 at load 2.3-2.6) and slower on a quiet machine
+# (30.9, 30.3 against 28.8, 28.2 at load 0.6-1.2); 512 KiB (32 rows) made the gate matmul 34 ms
+# against 22 under load (benchmarks/moe_breakdown.py --threads 2).  128 KiB kept.
 EXPERT_BLOCK_BYTES = 128 * 1024
 # rlx.grouped_matmul (f32) on one thread (the count known, 8-row tiles, N whole AVX-512 vectors):
 # the same experts path on one worker, its loops reordered (`_expert_pieces`): per block of
@@ -143,6 +157,22 @@ EXPERT_COLUMNS_MAX = 4096
 # computes 268 slot rows instead of 280 for its 256 rows; its down matmul 0.94-0.98x the CPU time of
 # 8-row tiles throughout, 1 thread, median of per-round ratios over 31 interleaved rounds, load 5).
 TAIL_ROWS = (4,)
+# rlx.grouped_matmul (f32), the experts path (`_shares_experts`: the thread count known): 8-row
+# tiles of whole AVX-512 vectors multiply with `register_tile.accumulate` (C's tile in registers
+# down the whole block of weight rows) instead of rlx-tile-gemv's kernel (C loaded and stored every
+# GEMV_ROWS rows), and each k step prefetches the same columns of the next block (`_next_window`,
+# prefetcht1), so the weight streams into L2 under the arithmetic of the block before.  The kernel
+# alone changed little (1 thread, benchmarks/moe_breakdown.py, CPU ms best: gate 24.0 against
+# 23.9, down 21.6 against 21.1; the gate with every row on one cached expert already ran at 95
+# GFLOP/s, 81% of the FMA peak); with the prefetch gate 17.0, down 16.7 (with rlx-tile-gemv's
+# kernel, earlier sessions found prefetch 5-12% slower).  benchmarks/moe.py against the previous
+# code, alternating runs (16:28-16:35 UTC, load 2.3-2.6), 1 thread CPU ms best: routed 53.4, 52.7,
+# 51.3 against 66.8, 67.0, 67.9 (dense-masked 3.86-4.20x routed's time, previously 3.11-3.28x).
+# Quiet (16:52-16:56 UTC, load 0.6-1.2, wall ms best): 1 thread 50.8, 51.9 against 66.7, 68.1
+# (dense-masked 4.05x, 3.97x routed's time, previously 3.05x, 3.18x); 2 threads 28.8, 28.2 against
+# 33.6, 33.3, the one GEMM of the same FLOPs 24.2, 24.9 in the same runs: routed 1.19x, 1.13x its
+# time (previously 1.33x, 1.33x).
+REGISTER_TILE = True
 
 Offset = lb.Offset
 _DYNAMIC = ir.ShapedType.get_dynamic_size()
@@ -427,21 +457,54 @@ def _column_chunk(n: int, threads: int) -> tuple[int, int]:
     return lb.tile_and_tail(n, min(COLUMN_CHUNK, max(n // MIN_CHUNKS, ROW_TILE)), TAIL_COLUMN_MULTIPLE)
 
 
+def _next_window(weight: ir.Value, e: ir.Value, row: Offset, size: int, column: Offset) -> list[Offset]:
+    """The origin `[e', row', column]` of the weight window after `[e, row, column]` (`size` rows):
+    the next `size` rows of the same columns, else (past K) the next expert's first (the last
+    expert's stand for those past the end), clamped so the window lies inside the weight."""
+    experts, k, _ = shape_of(weight.type)
+    following = arith.addi(lb.index_value(row), lb.index_constant(size))
+    past = arith.cmpi(arith.CmpIPredicate.uge, following, lb.index_constant(k))
+    one, zero = lb.index_constant(1), lb.index_constant(0)
+    e_next = arith.minui(arith.addi(e, arith.select(past, one, zero)), lb.index_constant(experts - 1))
+    row_next = arith.minui(arith.select(past, arith.subi(following, lb.index_constant(k)), following),
+                           lb.index_constant(max(k - size, 0)))
+    return [e_next, row_next, column]
+
+
+def _register_tiled(tile: int, width: int) -> bool:
+    """Whether `_multiply_block` multiplies with `register_tile.accumulate` (8-row tiles, whole
+    AVX-512 vectors of columns) rather than a `linalg.matmul` for rlx-tile-gemv."""
+    return REGISTER_TILE and tile == ROW_TILE and width % register_tile.LANES == 0
+
+
 def _multiply_block(buckets: _Buckets, xs: ir.Value, weight: ir.Value, e: ir.Value, row: Offset, size: int,
                     column: Offset, width: int, columns: ir.Value, tail_rows: Sequence[int],
-                    first: ir.Value | None = None) -> list[ir.Value]:
-    """`columns` (a slice of ys: the columns `column .. column + width` of the slots from `first`,
-    or of all slots) plus, for each tile of expert `e`, the tile's rows of `xs [slots, k]` times the
-    expert's weight rows `row .. row + size` (a static size) in those columns: one static
-    `[tile, size] x [size, width]` `linalg.matmul` per tile (`tail_rows`: the smaller heights an
-    expert's last tile may take, see `_fewest_rows`).  The loop over the tiles is tagged
-    `rlx.gemv_rows` for 8-row tiles (fewer rows: a decode step's, streamed from memory as any GEMV)."""
+                    first: ir.Value | None = None, c_column: Offset = 0) -> list[ir.Value]:
+    """`columns` (a slice of ys: the slots from `first`, or all slots; its columns `c_column ..
+    c_column + width` are the weight's `column ..`) plus, for each tile of expert `e`, the tile's
+    rows of `xs [slots, k]` times the expert's weight rows `row .. row + size` (a static size) in
+    those columns (`tail_rows`: the smaller heights an expert's last tile may take, see
+    `_fewest_rows`).  On the experts path (`first` given) with 8-row tiles of whole vectors
+    (`_register_tiled`): `register_tile.accumulate` per tile, in place in `columns`, prefetching
+    the next window of the weight (`_next_window`), its last tile 4 rows where they hold its rows.
+    Else one static `[tile, size] x [size, width]` `linalg.matmul` per tile (`c_column` 0), the
+    loop over the tiles tagged `rlx.gemv_rows` for 8-row tiles (fewer rows: a decode step's,
+    streamed from memory as any GEMV)."""
     tile = buckets.tile
-    block = lb.extract_slice(weight, [e, row, column], [1, size, width], [size, width])
+    registers = first is not None and _register_tiled(tile, width)
+    if registers:
+        tail_rows = [r for r in TAIL_ROWS if r < tile]
+        prefetch = (register_tile.prefetchable(weight), _next_window(weight, e, row, size, column))
+    else:
+        assert c_column == 0, "a strip of columns for rlx-tile-gemv is its own slice"
+        block = lb.extract_slice(weight, [e, row, column], [1, size, width], [size, width])
 
     def multiply_tile(slot, rows: int, columns):
         """Rows `slot .. slot + rows` of ys += those of xs times the block."""
         local = slot if first is None else arith.subi(slot, first)
+        if registers:
+            return [register_tile.accumulate(columns, [local, c_column], xs, [slot, row], weight, [e, row, column],
+                                             rows, size, width, prefetch)]
         partial = lb.extract_slice(columns, [local, 0], [rows, width])
         product = linalg.matmul(lb.extract_slice(xs, [slot, row], [rows, size]), block, outs=[partial])
         return [_insert(product, columns, [local, 0], [rows, width])]
@@ -454,7 +517,7 @@ def _multiply_block(buckets: _Buckets, xs: ir.Value, weight: ir.Value, e: ir.Val
         return _fewest_rows(arith.subi(end, slot), columns, tail_rows, lambda rows: multiply_tile(slot, rows, columns), tile)
 
     tiles = buckets.over_tiles(e, [columns], per_tile)
-    if tile == ROW_TILE:
+    if tile == ROW_TILE and not registers:
         tiles[0].owner.attributes[GEMV_ROWS_ATTR] = ir.IntegerAttr.get(lb.i64_type(), GEMV_ROWS)
     return tiles
 
@@ -559,13 +622,13 @@ def _f32_products_per_thread(buckets: _Buckets, xs: ir.Value, weight: ir.Value, 
     (`scf.if`), per chunk of columns (all n where n <= EXPERT_COLUMNS_MAX: one chunk), per block
     of `depth` weight rows (`[depth, chunk]`, at most EXPERT_BLOCK_BYTES; whole rows of the
     weight, one contiguous run of memory, where the chunk is all n), per tile:
-    `_multiply_block`'s static matmul adding into the tile's rows.  Each thread reads only its
+    `_multiply_block`'s product (`register_tile.accumulate`) adding into the tile's rows.  Each thread reads only its
     own experts' weights, in long runs, while the other thread streams other experts (sharing out
     the columns, both threads read short runs of the same weight rows at once).  The sums run over
-    k in order, block after block, as in `_f32_expert_products` and with the same kernels (whole
-    AVX-512 vectors of columns: rlx-tile-gemv's, no column split off to rlx-pack-matmul), so the
-    results are the same bit for bit where both paths' blocks step at least 2 weight rows per
-    kernel pass (a block of 17 rows steps 1 at a time, and those sums round differently: K = 136
+    k in order, block after block, as in `_f32_expert_products` and with the same fma per k as its
+    kernel (whole AVX-512 vectors of columns: rlx-tile-gemv's, no column split off to
+    rlx-pack-matmul), so the results are the same bit for bit where both paths' blocks step at
+    least 2 weight rows per kernel pass and are rlx-tile-gemv's (its 32^3 multiply-adds) there (a block of 17 rows steps 1 at a time, and those sums round differently: K = 136
     cut into blocks of 34 and the column chunks' staggered half blocks of 17 differ in the last
     bit, as the staggered and aligned chunks of one thread already do)."""
     f32 = lb.f32_type()
@@ -645,8 +708,8 @@ def _expert_pieces(buckets: _Buckets, xs: ir.Value, weight: ir.Value, e: ir.Valu
                    columns: ir.Value, first: ir.Value) -> ir.Value:
     """`columns` (the worker's slots of ys, from slot `first`, `[?, n]`) plus expert `e`'s tiles of
     `xs` times its weight, on one thread: per block of `depth` whole weight rows (PIECE_DEPTH), per
-    piece of `piece` columns (PIECE_COLUMNS), every tile of the expert (`_multiply_block`'s static
-    `[8, depth] x [depth, piece]` matmul, rlx-tile-gemv's kernel).  A piece is read from memory by
+    piece of `piece` columns (PIECE_COLUMNS), every tile of the expert (`_multiply_block`'s
+    `[8, depth] x [depth, piece]` product, `register_tile.accumulate` in place in `columns`).  A piece is read from memory by
     the expert's first tile and from L1 by the others, so the weight streams at an even pace under
     the arithmetic.  Each sum still runs over k in order, block after block, 8 rows per kernel pass:
     the same bits as on more threads and as the column chunks for the MoE benchmark's shapes (odd
@@ -665,8 +728,13 @@ def _expert_pieces(buckets: _Buckets, xs: ir.Value, weight: ir.Value, e: ir.Valu
     rows = tensor.DimOp(columns, lb.index_constant(0)).result
 
     def over_piece(row: Offset, size: int, column: Offset, width: int, cols: ir.Value) -> ir.Value:
-        # The last tile's smaller heights where they stay rlx-tile-gemv's kernel (its 32^3 multiply-adds).
+        # The last tile's smaller heights where they stay rlx-tile-gemv's kernel (its 32^3 multiply-adds;
+        # the register kernel, whole vectors of columns, takes them all: `_multiply_block`).
         tail_rows = [r for r in TAIL_ROWS if r < buckets.tile and r * width * size >= 32 ** 3]
+        if _register_tiled(buckets.tile, width):
+            (cols,) = _multiply_block(buckets, xs, weight, e, row, size, column, width, cols, tail_rows, first,
+                                      c_column=column)
+            return cols
         dynamic = [column] if isinstance(column, ir.Value) else []
         static = _DYNAMIC if isinstance(column, ir.Value) else column
         part_type = ir.RankedTensorType.get([_DYNAMIC, width], f32)

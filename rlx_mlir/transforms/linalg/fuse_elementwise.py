@@ -13,8 +13,9 @@ A `linalg.generic` P is fused into the `linalg.generic` C that reads its result 
   also yields P's value, written where P wrote it, and the store moves after it. A
   parameter update and the state updates it reads (AdamW's m, v, then p) are one pass.
   P then runs in C's loop, later than where the LIR plan saw it read its inputs (a returned
-  value is no `fused` value): when an arena slot P's tree reads may be written from P on, up
-  to C's own results (the plan let them share bytes), no stored producer fuses into C;
+  value is no `fused` value): when an arena slot P's tree reads (as an operand, or by name in
+  its body: a gather's table) may be written from P on, up to C's own results (the plan let
+  them share bytes), no stored producer fuses into C;
 - C reads it through a permutation of all of C's loops, so P's body runs exactly once per
   element, as before (no recomputation under broadcasts or reductions); through the identity
   when P's body reads loop indices (`linalg.index`), which name P's own loops;
@@ -198,6 +199,23 @@ def _overlap(a: tuple, b: tuple) -> bool:
     return a[1] < b[2] and b[1] < a[2]
 
 
+def _captured_tensors(op) -> list[ir.Value]:
+    """The ranked tensors that `op`'s body uses but does not define (not its operands: a gather's
+    table, read by `tensor.extract` at computed indices)."""
+    defined, used = set(_body(op).arguments), []
+
+    def visit(inner) -> ir.WalkResult:
+        inner = inner.operation if isinstance(inner, ir.OpView) else inner
+        defined.update(argument for region in inner.regions for block in region.blocks for argument in block.arguments)
+        defined.update(inner.results)
+        used.extend(inner.operands)
+        return ir.WalkResult.ADVANCE
+
+    for inner in _body(op).operations:
+        inner.operation.walk(visit)
+    return list(dict.fromkeys(v for v in used if v not in defined and isinstance(v.type, ir.RankedTensorType)))
+
+
 def _ops_between(first, last):
     """The ops of their block after `first`, up to `last` included."""
     inside = False
@@ -302,7 +320,10 @@ class _FusionPlan:
         stored = [entry.producer for entry in self.fused if entry.store is not None]
         if not stored:
             return False
-        reads = [_tensor_arena_bytes(entry.value) for entry in self.inputs if entry.producer is None]
+        read_values = [entry.value for entry in self.inputs if entry.producer is None]
+        for entry in self.fused:  # and what their bodies read by name (a gather's table: tensor.extract)
+            read_values += _captured_tensors(entry.producer)
+        reads = [_tensor_arena_bytes(value) for value in read_values]
         reads = [read for read in reads if read is not None]
         if not reads:
             return False

@@ -42,7 +42,11 @@ CONTENDERS = ("numpy base", "numpy lora", "rlx base", "rlx lora")
 
 
 def pause() -> None:
-    time.sleep(0.05)  # let the previous contender's worker threads go to sleep
+    # Let the previous contender's worker threads go to sleep: numpy's OpenBLAS workers spin for
+    # 2**28 cycles (its default OPENBLAS_THREAD_TIMEOUT, ~0.1 s) after a call.  With 0.05 s the
+    # "rlx base" row, which follows "numpy lora", ran on two threads beside a spinning worker:
+    # 62 ms against 34 ms alone, and "rlx lora" (after rlx base) looked 0.56x of it.
+    time.sleep(0.3)
 
 
 def _tensor(*shape) -> str:

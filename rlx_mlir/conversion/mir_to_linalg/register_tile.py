@@ -104,11 +104,12 @@ def accumulate(c: ir.Value, c_origin: Sequence[Offset], a: ir.Value, a_origin: S
                 if prefetch is not None:
                     buffer, (*p_lead, p_row, p_column) = prefetch
                     for v in range(vectors):
-                        indices = [lb.index_value(i) for i in (*p_lead, _add(p_row, k), _add(_add(p_column, offset), v * LANES))]
-                        memref.PrefetchOp(buffer, indices, False, PREFETCH_LOCALITY, True)
+                        p_origin = (*p_lead, _add(p_row, k), _add(_add(p_column, offset), v * LANES))
+                        memref.PrefetchOp(buffer, [lb.index_value(i) for i in p_origin], False, PREFETCH_LOCALITY, True)
                 a_k = _add(a_column, k)
                 for r, row in enumerate(a_rows):
-                    element = vector.BroadcastOp(lanes, tensor.ExtractOp(a, [lb.index_value(row), lb.index_value(a_k)]).result).result
+                    scalar = tensor.ExtractOp(a, [lb.index_value(row), lb.index_value(a_k)]).result
+                    element = vector.BroadcastOp(lanes, scalar).result
                     for v in range(vectors):
                         tile[r * vectors + v] = vector.fma(element, b_vectors[v], tile[r * vectors + v])
             return tile

@@ -622,15 +622,16 @@ def _f32_products_per_thread(buckets: _Buckets, xs: ir.Value, weight: ir.Value, 
     (`scf.if`), per chunk of columns (all n where n <= EXPERT_COLUMNS_MAX: one chunk), per block
     of `depth` weight rows (`[depth, chunk]`, at most EXPERT_BLOCK_BYTES; whole rows of the
     weight, one contiguous run of memory, where the chunk is all n), per tile:
-    `_multiply_block`'s product (`register_tile.accumulate`) adding into the tile's rows.  Each thread reads only its
-    own experts' weights, in long runs, while the other thread streams other experts (sharing out
-    the columns, both threads read short runs of the same weight rows at once).  The sums run over
-    k in order, block after block, as in `_f32_expert_products` and with the same fma per k as its
-    kernel (whole AVX-512 vectors of columns: rlx-tile-gemv's, no column split off to
-    rlx-pack-matmul), so the results are the same bit for bit where both paths' blocks step at
-    least 2 weight rows per kernel pass and are rlx-tile-gemv's (its 32^3 multiply-adds) there (a block of 17 rows steps 1 at a time, and those sums round differently: K = 136
-    cut into blocks of 34 and the column chunks' staggered half blocks of 17 differ in the last
-    bit, as the staggered and aligned chunks of one thread already do)."""
+    `_multiply_block`'s product (`register_tile.accumulate`) adding into the tile's rows.  Each
+    thread reads only its own experts' weights, in long runs, while the other thread streams other
+    experts (sharing out the columns, both threads read short runs of the same weight rows at
+    once).  The sums run over k in order, block after block, as in `_f32_expert_products` and
+    with the same fma per k as its kernel (whole AVX-512 vectors of columns: rlx-tile-gemv's, no
+    column split off to rlx-pack-matmul), so the results are the same bit for bit where both
+    paths' blocks step at least 2 weight rows per kernel pass and are rlx-tile-gemv's (its 32^3
+    multiply-adds) there (a block of 17 rows steps 1 at a time, and those sums round differently:
+    K = 136 cut into blocks of 34 and the column chunks' staggered half blocks of 17 differ in the
+    last bit, as the staggered and aligned chunks of one thread already do)."""
     f32 = lb.f32_type()
     slots, tile = buckets.slots, buckets.tile
     chunk, column_tail = (n, 0) if n <= EXPERT_COLUMNS_MAX else lb.tile_and_tail(n, EXPERT_COLUMNS_MAX, TAIL_COLUMN_MULTIPLE)
@@ -709,9 +710,9 @@ def _expert_pieces(buckets: _Buckets, xs: ir.Value, weight: ir.Value, e: ir.Valu
     """`columns` (the worker's slots of ys, from slot `first`, `[?, n]`) plus expert `e`'s tiles of
     `xs` times its weight, on one thread: per block of `depth` whole weight rows (PIECE_DEPTH), per
     piece of `piece` columns (PIECE_COLUMNS), every tile of the expert (`_multiply_block`'s
-    `[8, depth] x [depth, piece]` product, `register_tile.accumulate` in place in `columns`).  A piece is read from memory by
-    the expert's first tile and from L1 by the others, so the weight streams at an even pace under
-    the arithmetic.  Each sum still runs over k in order, block after block, 8 rows per kernel pass:
+    `[8, depth] x [depth, piece]` product, `register_tile.accumulate` in place in `columns`).  A
+    piece is read from memory by the expert's first tile and from L1 by the others, so the weight
+    streams at an even pace under the arithmetic.  Each sum still runs over k in order, block after block, 8 rows per kernel pass:
     the same bits as on more threads and as the column chunks for the MoE benchmark's shapes (odd
     shapes, cut into other blocks there, may differ in the last bit).  N or K with no divisor near the limits: a
     last piece of `piece + N % piece` columns, a last block of `K % depth` rows (`_piece_depth`)."""

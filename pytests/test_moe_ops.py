@@ -16,11 +16,27 @@ from rlx_mlir import GraphModule
 from rlx_mlir.frontend.builder import BuildError
 
 
-def compile_grouped(m, k, n, e):
+def grouped_graph(m, k, n, e) -> GraphModule:
+    """`rlx.grouped_matmul` of x [m, k], w [e, k, n] and idx i64 [m], not compiled."""
     g = GraphModule("grouped")
     x, w, idx = g.input("x", (m, k)), g.input("w", (e, k, n)), g.input("idx", (m,), "i64")
     g.set_outputs(g.grouped_matmul(x, w, idx))
-    return g.compile()
+    return g
+
+
+def compile_grouped(m, k, n, e):
+    return grouped_graph(m, k, n, e).compile()
+
+
+def routed_with_gaps(k: int, n: int, counts, seed: int):
+    """x [m, k] and w [5, k, n] (random) and idx [m]: `counts` rows for experts 0, 1, 3 and 4
+    (expert 2 gets none), then one row for expert 5 and one for -1 (both out of range), shuffled."""
+    rng = np.random.default_rng(seed)
+    idx = np.concatenate([np.repeat([0, 1, 3, 4], counts), [5, -1]]).astype(np.int64)
+    rng.shuffle(idx)
+    x = rng.standard_normal((len(idx), k)).astype(np.float32)
+    w = rng.standard_normal((5, k, n)).astype(np.float32)
+    return x, w, idx
 
 
 def grouped_reference(x, w, idx):
@@ -281,16 +297,9 @@ def test_grouped_matmul_one_thread_pieces(k, n):
     53 rows over 5 experts: expert 2 empty, last tiles of 4 and 8 rows, two rows out
     of range.  Against the per-row reference, and bit for bit the 2- and 3-thread results (each sum
     over k in order, 8 weight rows per kernel pass)."""
-    rng = np.random.default_rng(k + n)
-    m, e = 53, 5
-    x = rng.standard_normal((m, k)).astype(np.float32)
-    w = rng.standard_normal((e, k, n)).astype(np.float32)
-    idx = np.repeat([0, 1, 3, 4], [9, 14, 19, 9]).astype(np.int64)
-    idx = np.concatenate([idx, [5, -1]])
-    rng.shuffle(idx)
-    g = GraphModule("grouped")
-    xv, wv, iv = g.input("x", (m, k)), g.input("w", (e, k, n)), g.input("idx", (m,), "i64")
-    g.set_outputs(g.grouped_matmul(xv, wv, iv))
+    x, w, idx = routed_with_gaps(k, n, [9, 14, 19, 9], seed=k + n)
+    e = w.shape[0]
+    g = grouped_graph(len(idx), k, n, e)
     one, two, three = (g.compile(threads=t, cache=False)(x=x, w=w, idx=idx) for t in (1, 2, 3))
     check_close(one, grouped_reference(x, w, idx), k)
     assert not one[(idx < 0) | (idx >= e)].any()
@@ -422,16 +431,9 @@ def test_grouped_matmul_register_tiles_same_bits_as_the_gemv_kernel(monkeypatch,
     reference."""
     from rlx_mlir.conversion.mir_to_linalg import routing
 
-    rng = np.random.default_rng(7 * k + n + threads)
-    m, e = 45, 5
-    x = rng.standard_normal((m, k)).astype(np.float32)
-    w = rng.standard_normal((e, k, n)).astype(np.float32)
-    idx = np.repeat([0, 1, 3, 4], [12, 4, 17, 10]).astype(np.int64)
-    idx = np.concatenate([idx, [5, -1]])
-    rng.shuffle(idx)
-    g = GraphModule("grouped")
-    xv, wv, iv = g.input("x", (m, k)), g.input("w", (e, k, n)), g.input("idx", (m,), "i64")
-    g.set_outputs(g.grouped_matmul(xv, wv, iv))
+    x, w, idx = routed_with_gaps(k, n, [12, 4, 17, 10], seed=7 * k + n + threads)
+    e = w.shape[0]
+    g = grouped_graph(len(idx), k, n, e)
     registers = g.compile(threads=threads, cache=False)(x=x, w=w, idx=idx)
     monkeypatch.setattr(routing, "REGISTER_TILE", False)
     gemv = g.compile(threads=threads, cache=False)(x=x, w=w, idx=idx)
